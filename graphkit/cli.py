@@ -1,0 +1,64 @@
+"""The ``graphkit`` console script: one subcommand per problem.
+
+Each solver module contributes an ``_add_<name>(subparsers)`` function below that
+registers its subcommand with ``set_defaults(run=...)``; ``COMMANDS`` lists them.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+import numpy as np
+
+
+def _add_stats(sub):
+    p = sub.add_parser("stats", help="print statistics of a graph file (n, m, degrees, components)")
+    p.add_argument("file", help="graph file (DIMACS, PACE .gr, METIS, edge list, Matrix Market; .gz/.xz/.bz2)")
+    p.add_argument("--format", default=None, help="file format (guessed from extension and header)")
+    p.set_defaults(run=_run_stats)
+
+
+def _run_stats(args) -> int:
+    from scipy.sparse.csgraph import connected_components
+
+    from .io import read_graph
+
+    G = read_graph(args.file, format=args.format)
+    deg = G.degrees
+    n_comp, labels = connected_components(G.to_scipy(), directed=False)
+    sizes = np.bincount(labels) if G.n else np.zeros(0, dtype=int)
+    rows = [
+        ("vertices", G.n),
+        ("edges", G.m),
+        ("min degree", int(deg.min()) if G.n else 0),
+        ("max degree", int(deg.max()) if G.n else 0),
+        ("mean degree", f"{deg.mean():.3f}" if G.n else "0"),
+        ("isolated vertices", int((deg == 0).sum())),
+        ("components", n_comp),
+        ("largest component", int(sizes.max()) if G.n else 0),
+        ("density", f"{2 * G.m / (G.n * (G.n - 1)):.6f}" if G.n > 1 else "0"),
+    ]
+    width = max(len(k) for k, _ in rows)
+    for key, value in rows:
+        print(f"{key:<{width}}  {value}")
+    return 0
+
+
+COMMANDS = [_add_stats]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="graphkit", description="GPU/CPU graph solvers.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for add in COMMANDS:
+        add(sub)
+    args = parser.parse_args(argv)
+    try:
+        return args.run(args)
+    except (ValueError, OSError, RuntimeError) as exc:
+        print(f"graphkit {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,282 @@
+"""The graph type every graphkit solver takes: CSR, simple, undirected."""
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from kernels.backend import is_device_array, to_host
+
+__all__ = ["Graph", "as_graph"]
+
+_INT32_MAX = np.iinfo(np.int32).max
+
+
+def _index_dtype(n: int, nnz: int):
+    return np.int32 if max(n, nnz) <= _INT32_MAX else np.int64
+
+
+class Graph:
+    """Simple undirected graph in CSR form with sorted neighbour lists.
+
+    Vertices are ``0 .. n-1``; each undirected edge appears in both rows. Indices are
+    int32 when ``n`` and ``2m`` fit, else int64. Optional ``weights`` are float64 and
+    aligned with ``indices`` (the same value in both directions).
+
+    Construct with :meth:`from_edges`, :meth:`from_scipy`, :meth:`from_networkx`,
+    :func:`as_graph` or :func:`graphkit.read_graph`. The constructor itself trusts its
+    CSR input (symmetric, sorted, no self-loops, no duplicates).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> G = Graph.from_edges(4, np.array([0, 1, 2]), np.array([1, 2, 3]))
+    >>> G
+    Graph(n=4, m=3)
+    >>> G.neighbors(1)
+    array([0, 2], dtype=int32)
+    """
+
+    def __init__(self, indptr, indices, weights=None, labels=None):
+        indptr = np.asarray(indptr)
+        indices = np.asarray(indices)
+        n = len(indptr) - 1
+        if n < 0:
+            raise ValueError("indptr must have at least one entry")
+        itype = _index_dtype(n, len(indices))
+        self.indptr = indptr.astype(itype, copy=False)
+        self.indices = indices.astype(itype, copy=False)
+        self.weights = None if weights is None else np.asarray(weights, dtype=np.float64)
+        if self.weights is not None and len(self.weights) != len(self.indices):
+            raise ValueError("weights must be aligned with indices")
+        self.labels = labels
+        self._device = None
+
+    # ----------------------------------------------------------------- basics
+    @property
+    def n(self) -> int:
+        """Number of vertices."""
+        return len(self.indptr) - 1
+
+    @property
+    def m(self) -> int:
+        """Number of undirected edges."""
+        return len(self.indices) // 2
+
+    @property
+    def degrees(self) -> np.ndarray:
+        """Vertex degrees."""
+        return np.diff(self.indptr)
+
+    @property
+    def weighted(self) -> bool:
+        return self.weights is not None
+
+    def neighbors(self, v: int) -> np.ndarray:
+        """Sorted neighbours of vertex ``v``."""
+        return self.indices[self.indptr[v]:self.indptr[v + 1]]
+
+    def __repr__(self) -> str:
+        w = ", weighted" if self.weighted else ""
+        return f"Graph(n={self.n}, m={self.m}{w})"
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, Graph):
+            return NotImplemented
+        return (
+            np.array_equal(self.indptr, other.indptr)
+            and np.array_equal(self.indices, other.indices)
+            and (self.weights is None) == (other.weights is None)
+            and (self.weights is None or np.array_equal(self.weights, other.weights))
+        )
+
+    __hash__ = None
+
+    def edges(self):
+        """Edge list ``(u, v)`` with ``u < v``, sorted; plus weights if weighted."""
+        rows = np.repeat(np.arange(self.n, dtype=self.indices.dtype), self.degrees)
+        upper = rows < self.indices
+        if self.weighted:
+            return rows[upper], self.indices[upper], self.weights[upper]
+        return rows[upper], self.indices[upper]
+
+    # ----------------------------------------------------------- constructors
+    @classmethod
+    def from_edges(cls, n, u, v, weights=None, *, warn=True, labels=None):
+        """Build from edge endpoint arrays (0-based). Symmetrizes.
+
+        Self-loops and duplicate edges are dropped (with a warning when ``warn``);
+        of duplicate weighted edges the one of largest absolute weight is kept.
+        """
+        n = int(n)
+        if n < 0:
+            raise ValueError(f"number of vertices must be >= 0, got {n}")
+        u = np.asarray(u).ravel()
+        v = np.asarray(v).ravel()
+        if u.shape != v.shape:
+            raise ValueError("edge endpoint arrays must have the same length")
+        if u.size and (not np.issubdtype(u.dtype, np.integer) or not np.issubdtype(v.dtype, np.integer)):
+            raise TypeError("edge endpoints must be integers")
+        u = u.astype(np.int64, copy=False)
+        v = v.astype(np.int64, copy=False)
+        if u.size and (min(u.min(), v.min()) < 0 or max(u.max(), v.max()) >= n):
+            raise ValueError(f"edge endpoint out of range 0..{n - 1}")
+        w = None
+        if weights is not None:
+            w = np.asarray(weights, dtype=np.float64).ravel()
+            if w.shape != u.shape:
+                raise ValueError("weights must have one entry per edge")
+            if not np.all(np.isfinite(w)):
+                raise ValueError("edge weights must be finite")
+        loops = u == v
+        if loops.any():
+            if warn:
+                warnings.warn(f"dropped {int(loops.sum())} self-loop(s)", stacklevel=2)
+            keep = ~loops
+            u, v = u[keep], v[keep]
+            w = None if w is None else w[keep]
+        lo, hi = np.minimum(u, v), np.maximum(u, v)
+        key = lo * n + hi
+        if w is None:
+            uniq = np.unique(key)
+        else:
+            # sort by key, then by decreasing |w|: the first of each key has largest |w|
+            order = np.lexsort((-np.abs(w), key))
+            key_sorted = key[order]
+            first = np.ones(len(key_sorted), dtype=bool)
+            first[1:] = key_sorted[1:] != key_sorted[:-1]
+            uniq = key_sorted[first]
+            w = w[order][first]
+        if warn and len(uniq) < len(key):
+            warnings.warn(f"dropped {len(key) - len(uniq)} duplicate edge(s)", stacklevel=2)
+        lo, hi = np.divmod(uniq, max(n, 1))
+        return cls._from_unique_pairs(n, lo, hi, w, labels)
+
+    @classmethod
+    def _from_unique_pairs(cls, n, lo, hi, w, labels=None):
+        """CSR from unique undirected pairs ``lo < hi`` (both directions emitted)."""
+        rows = np.concatenate([lo, hi])
+        cols = np.concatenate([hi, lo])
+        order = np.lexsort((cols, rows))
+        rows, cols = rows[order], cols[order]
+        indptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
+        weights = None if w is None else np.concatenate([w, w])[order]
+        return cls(indptr, cols, weights, labels)
+
+    @classmethod
+    def from_scipy(cls, A, *, weighted=True):
+        """Graph of a square sparse matrix (SciPy or cupyx): edge {i,j} when a_ij or a_ji != 0.
+
+        The diagonal is ignored (a matrix's graph has no self-loops). With ``weighted``,
+        weights are those of :func:`kernels.graph.abs_graph` (``|a_ij|`` for a symmetric
+        matrix, ``|a_ij| + |a_ji|`` otherwise).
+        """
+        import scipy.sparse as sp
+
+        from kernels.graph import abs_graph
+
+        A = to_host(A) if is_device_array(A) else A
+        if not sp.issparse(A):
+            A = sp.csr_matrix(np.asarray(A))
+        if A.shape[0] != A.shape[1]:
+            raise ValueError(f"adjacency matrix must be square, got shape {A.shape}")
+        W = abs_graph(sp.csr_matrix(A))
+        W.sort_indices()
+        return cls(W.indptr, W.indices, W.data.astype(np.float64) if weighted else None)
+
+    @classmethod
+    def from_networkx(cls, G, weight="weight"):
+        """Graph of a networkx graph; nodes are numbered in ``G.nodes`` order.
+
+        Directed graphs are symmetrized; the original node names are kept in ``labels``.
+        Edge attribute ``weight`` (if every edge has it) becomes the weights.
+        """
+        nodes = list(G.nodes)
+        index = {v: i for i, v in enumerate(nodes)}
+        edges = list(G.edges(data=True))
+        u = np.fromiter((index[a] for a, _, _ in edges), dtype=np.int64, count=len(edges))
+        v = np.fromiter((index[b] for _, b, _ in edges), dtype=np.int64, count=len(edges))
+        w = None
+        if weight is not None and edges and all(weight in d for _, _, d in edges):
+            w = np.array([d[weight] for _, _, d in edges], dtype=np.float64)
+        labels = None if nodes == list(range(len(nodes))) else nodes
+        directed = G.is_directed()
+        return cls.from_edges(len(nodes), u, v, w, warn=not directed, labels=labels)
+
+    # ------------------------------------------------------------ conversions
+    def to_scipy(self, dtype=np.float64):
+        """Symmetric adjacency matrix as ``scipy.sparse.csr_matrix`` (weights or ones)."""
+        import scipy.sparse as sp
+
+        data = self.weights if self.weighted else np.ones(len(self.indices))
+        return sp.csr_matrix((data.astype(dtype), self.indices, self.indptr), shape=(self.n, self.n))
+
+    def to_networkx(self):
+        """A ``networkx.Graph`` with nodes ``0..n-1`` (or ``labels``) and edge weights."""
+        import networkx as nx
+
+        G = nx.Graph()
+        names = self.labels if self.labels is not None else range(self.n)
+        G.add_nodes_from(names)
+        e = self.edges()
+        if self.labels is not None:
+            lab = list(self.labels)
+            pairs = ((lab[a], lab[b]) for a, b in zip(e[0].tolist(), e[1].tolist()))
+        else:
+            pairs = zip(e[0].tolist(), e[1].tolist())
+        if self.weighted:
+            G.add_weighted_edges_from((a, b, w) for (a, b), w in zip(pairs, e[2].tolist()))
+        else:
+            G.add_edges_from(pairs)
+        return G
+
+    def device_arrays(self):
+        """Cached CuPy copies ``(indptr, indices, weights)`` (weights may be None)."""
+        if self._device is None:
+            import cupy
+
+            w = None if self.weights is None else cupy.asarray(self.weights)
+            self._device = (cupy.asarray(self.indptr), cupy.asarray(self.indices), w)
+        return self._device
+
+    # ------------------------------------------------------------- derived graphs
+    def subgraph(self, vertices):
+        """Induced subgraph on ``vertices`` (renumbered in the given order)."""
+        vertices = np.asarray(vertices, dtype=np.int64)
+        new_id = np.full(self.n, -1, dtype=np.int64)
+        new_id[vertices] = np.arange(len(vertices))
+        rows = np.repeat(np.arange(self.n), self.degrees)
+        keep = (new_id[rows] >= 0) & (new_id[self.indices] >= 0)
+        a, b = new_id[rows[keep]], new_id[self.indices[keep]]
+        upper = a < b
+        w = None if self.weights is None else self.weights[keep][upper]
+        return Graph.from_edges(len(vertices), a[upper], b[upper], w, warn=False)
+
+    def complement(self):
+        """Complement graph (unweighted); uses a dense n x n mask, so n must be moderate."""
+        if self.n > 40000:
+            raise ValueError(f"complement of a graph with {self.n} vertices would be too dense")
+        dense = np.ones((self.n, self.n), dtype=bool)
+        rows = np.repeat(np.arange(self.n), self.degrees)
+        dense[rows, self.indices] = False
+        np.fill_diagonal(dense, False)
+        lo, hi = np.nonzero(np.triu(dense, 1))
+        return Graph._from_unique_pairs(self.n, lo, hi, None, self.labels)
+
+
+def as_graph(obj) -> Graph:
+    """Coerce a Graph, sparse matrix (SciPy/cupyx), networkx graph, dense array or path."""
+    if isinstance(obj, Graph):
+        return obj
+    if isinstance(obj, (str, Path)):
+        from .io import read_graph
+
+        return read_graph(obj)
+    mod = type(obj).__module__
+    if mod.startswith("networkx"):
+        return Graph.from_networkx(obj)
+    if mod.startswith(("scipy.sparse", "cupyx")) or is_device_array(obj) or isinstance(obj, np.ndarray):
+        return Graph.from_scipy(obj, weighted=False)
+    raise TypeError(f"cannot make a graph from {type(obj).__name__}")

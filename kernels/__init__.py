@@ -1,0 +1,26 @@
+"""kernels: the compute layer shared by ``precond`` and ``graphkit``.
+
+Backend dispatch (NumPy/SciPy vs CuPy/cupyx), the CUDA source loader, and the CPU
+(NumPy/Numba) and GPU (CUDA) implementations of every algorithm.
+"""
+from .backend import (
+    get_array_module,
+    gpu_available,
+    is_device_array,
+    resolve_device,
+    sparse_linalg_module,
+    sparse_module,
+    to_device,
+    to_host,
+)
+
+__all__ = [
+    "gpu_available",
+    "is_device_array",
+    "get_array_module",
+    "resolve_device",
+    "sparse_module",
+    "sparse_linalg_module",
+    "to_device",
+    "to_host",
+]

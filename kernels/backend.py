@@ -1,0 +1,123 @@
+"""Array-backend dispatch between NumPy/SciPy (CPU) and CuPy/cupyx (GPU).
+
+Nothing here imports CuPy at module level or touches a device on import: a machine
+without CUDA libraries can have an importable ``cupy`` whose first allocation raises.
+:func:`gpu_available` decides once, catching every exception.
+"""
+from __future__ import annotations
+
+import functools
+import importlib
+
+import numpy as np
+
+__all__ = [
+    "gpu_available",
+    "is_device_array",
+    "get_array_module",
+    "resolve_device",
+    "sparse_module",
+    "sparse_linalg_module",
+    "to_device",
+    "to_host",
+]
+
+
+@functools.lru_cache(maxsize=None)
+def gpu_available() -> bool:
+    """Return True when CuPy is installed and a CUDA device can allocate and run.
+
+    The answer is cached for the life of the process. Every failure (missing package,
+    missing CUDA libraries, no device, driver too old, ``CUDA_VISIBLE_DEVICES=""``)
+    counts as "no GPU".
+    """
+    try:
+        import cupy
+
+        if cupy.cuda.runtime.getDeviceCount() < 1:
+            return False
+        x = cupy.arange(4, dtype=cupy.float32)
+        float((x * 2).sum())
+        importlib.import_module("cupyx.scipy.sparse")
+        return True
+    except Exception:  # noqa: BLE001 - any failure means the GPU is not usable
+        return False
+
+
+def is_device_array(x) -> bool:
+    """True for CuPy arrays and cupyx sparse matrices (checked without importing CuPy)."""
+    return type(x).__module__.split(".")[0] in ("cupy", "cupyx")
+
+
+def get_array_module(*arrays):
+    """Return ``cupy`` if any argument lives on the GPU, else ``numpy``."""
+    if any(is_device_array(a) for a in arrays):
+        import cupy
+
+        return cupy
+    return np
+
+
+def resolve_device(device: str = "auto") -> str:
+    """Map a ``device`` argument to ``"cpu"`` or ``"gpu"``.
+
+    ``"auto"`` picks the GPU when one is usable. ``"gpu"`` (or ``"cuda"``) without a
+    usable GPU raises ``RuntimeError`` rather than silently falling back.
+    """
+    if not isinstance(device, str):
+        raise TypeError(f"device must be 'auto', 'cpu' or 'gpu', got {device!r}")
+    d = device.lower()
+    if d == "auto":
+        return "gpu" if gpu_available() else "cpu"
+    if d == "cpu":
+        return "cpu"
+    if d in ("gpu", "cuda"):
+        if not gpu_available():
+            raise RuntimeError(
+                "device='gpu' was requested but no usable CUDA GPU was found "
+                "(CuPy missing, no device, or CUDA libraries unavailable)"
+            )
+        return "gpu"
+    raise ValueError(f"device must be 'auto', 'cpu' or 'gpu', got {device!r}")
+
+
+def sparse_module(xp):
+    """``scipy.sparse`` for NumPy, ``cupyx.scipy.sparse`` for CuPy (imported lazily)."""
+    if xp is np:
+        return importlib.import_module("scipy.sparse")
+    return importlib.import_module("cupyx.scipy.sparse")
+
+
+def sparse_linalg_module(xp):
+    """``scipy.sparse.linalg`` for NumPy, ``cupyx.scipy.sparse.linalg`` for CuPy."""
+    if xp is np:
+        return importlib.import_module("scipy.sparse.linalg")
+    return importlib.import_module("cupyx.scipy.sparse.linalg")
+
+
+def _is_scipy_sparse(x) -> bool:
+    return type(x).__module__.startswith("scipy.sparse")
+
+
+def to_device(x):
+    """Copy a NumPy array or SciPy sparse matrix to the GPU (no-op if already there).
+
+    Sparse matrices keep their format (CSR, CSC or COO; others become CSR).
+    """
+    if is_device_array(x):
+        return x
+    import cupy
+
+    if _is_scipy_sparse(x):
+        csp = sparse_module(cupy)
+        fmt = x.format if x.format in ("csr", "csc", "coo") else "csr"
+        cls = {"csr": csp.csr_matrix, "csc": csp.csc_matrix, "coo": csp.coo_matrix}[fmt]
+        return cls(x.asformat(fmt))
+    return cupy.asarray(x)
+
+
+def to_host(x):
+    """Copy a CuPy array or cupyx sparse matrix to the host (no-op for host data)."""
+    if is_device_array(x):
+        return x.get()
+    return x

@@ -1,0 +1,109 @@
+"""Loader for the CUDA sources in ``kernels/cuda``: NVRTC through ``cupy.RawModule``.
+
+Each ``.cu`` file declares its templated kernels on a line such as::
+
+    // templates: propose<V,I>, confirm<I>
+
+where ``V`` expands to ``float, double`` and ``I`` to ``int, long long``. The loader
+compiles every instantiation as a name expression, once per file and device, with a
+``#line`` prefix so compiler errors name the file. Kernels that are not templates are
+declared ``extern "C"`` and fetched by their plain name.
+"""
+from __future__ import annotations
+
+import functools
+import itertools
+import re
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["CUDA_DIR", "cuda_sources", "template_declarations", "name_expressions", "get_kernel"]
+
+CUDA_DIR = Path(__file__).resolve().parent / "cuda"
+
+#: Template parameter letters and the C types they expand to.
+TEMPLATE_TYPES = {"V": ("float", "double"), "I": ("int", "long long")}
+
+_C_TYPES = {
+    np.dtype(np.float32): "float",
+    np.dtype(np.float64): "double",
+    np.dtype(np.int32): "int",
+    np.dtype(np.int64): "long long",
+    np.dtype(np.uint32): "unsigned int",
+    np.dtype(np.uint64): "unsigned long long",
+}
+
+_DECL = re.compile(r"^\s*//\s*templates:\s*(.*)$", re.MULTILINE)
+_ITEM = re.compile(r"(\w+)\s*<\s*([A-Z](?:\s*,\s*[A-Z])*)\s*>")
+
+
+def cuda_sources() -> list[Path]:
+    """All ``.cu`` files shipped in ``kernels/cuda``."""
+    return sorted(CUDA_DIR.glob("*.cu"))
+
+
+def template_declarations(source: str) -> dict[str, tuple[str, ...]]:
+    """Parse the ``// templates:`` lines of a source into ``{kernel: (params...)}``."""
+    decls: dict[str, tuple[str, ...]] = {}
+    for line in _DECL.findall(source):
+        for name, params in _ITEM.findall(line):
+            letters = tuple(p.strip() for p in params.split(","))
+            unknown = [p for p in letters if p not in TEMPLATE_TYPES]
+            if unknown:
+                raise ValueError(f"kernel {name}: unknown template parameter(s) {unknown}")
+            decls[name] = letters
+    return decls
+
+
+def name_expressions(source: str) -> list[str]:
+    """Every instantiation (``"propose<float,int>"``...) declared in ``source``."""
+    exprs = []
+    for name, letters in template_declarations(source).items():
+        for combo in itertools.product(*(TEMPLATE_TYPES[p] for p in letters)):
+            exprs.append(f"{name}<{','.join(combo)}>")
+    return exprs
+
+
+def c_type(dtype) -> str:
+    """C spelling of a NumPy dtype used as a template argument."""
+    try:
+        return _C_TYPES[np.dtype(dtype)]
+    except KeyError:
+        raise TypeError(f"no CUDA template instantiation for dtype {np.dtype(dtype)}") from None
+
+
+@functools.lru_cache(maxsize=None)
+def _module(stem: str, device_id: int):
+    import cupy
+
+    path = CUDA_DIR / f"{stem}.cu"
+    if not path.exists():
+        raise FileNotFoundError(f"no CUDA source {path}")
+    source = path.read_text()
+    code = f'#line 1 "{path}"\n{source}'
+    return cupy.RawModule(
+        code=code,
+        options=("-std=c++17", f"-I{CUDA_DIR}"),
+        name_expressions=name_expressions(source) or None,
+    )
+
+
+def get_kernel(stem: str, name: str, *types):
+    """Return the compiled kernel ``name`` of ``kernels/cuda/<stem>.cu``.
+
+    Parameters
+    ----------
+    stem : str
+        File name without ``.cu``.
+    name : str
+        Kernel name.
+    *types : numpy dtypes
+        Template arguments in declaration order; none for ``extern "C"`` kernels.
+    """
+    import cupy
+
+    module = _module(stem, cupy.cuda.runtime.getDevice())
+    if types:
+        name = f"{name}<{','.join(c_type(t) for t in types)}>"
+    return module.get_function(name)

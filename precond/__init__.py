@@ -1,0 +1,7 @@
+"""precond: algebraic (block) tridiagonal preconditioners from linear forests.
+
+Setup once, apply many; usable as ``M=`` in ``scipy.sparse.linalg.bicgstab`` (CPU) and
+``cupyx.scipy.sparse.linalg.bicgstab`` (GPU).
+"""
+
+__all__: list[str] = []

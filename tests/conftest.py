@@ -1,0 +1,34 @@
+"""Shared fixtures and markers: `gpu` tests skip without a usable GPU; `slow` is opt-in."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kernels.backend import gpu_available
+
+SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+def pytest_collection_modifyitems(config, items):
+    if gpu_available():
+        return
+    skip = pytest.mark.skip(reason="no usable CUDA GPU")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    """Path of ``../shared/data`` beside the repository; skips when it is absent."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip("shared data folder ../shared/data is not available")
+    return SHARED_DATA
+
+
+@pytest.fixture
+def rng():
+    """A seeded NumPy generator (tests never use global random state)."""
+    return np.random.default_rng(12345)

@@ -1,0 +1,98 @@
+"""|A| - diag(A) weight graph, CPU and GPU, and the shared hash."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from kernels.graph import abs_graph, is_symmetric, offdiag_abs
+from kernels.hashing import hash32, hash32_array
+
+
+def _random_matrix(rng, n=60, density=0.1, symmetric=False, dtype=np.float64):
+    A = sp.random(n, n, density=density, random_state=int(rng.integers(1 << 30)), format="csr")
+    A.data -= 0.5
+    if symmetric:
+        A = A + A.T
+    return (A + sp.eye(n) * 3).tocsr().astype(dtype)
+
+
+def test_offdiag_abs_drops_diagonal_and_zeros():
+    # row 0 stores an explicit zero at column 2
+    A = sp.csr_matrix(
+        (np.array([5.0, -2.0, 0.0, -1.0, 3.0, 4.0, 7.0]), np.array([0, 1, 2, 1, 2, 0, 2]), np.array([0, 3, 5, 7])),
+        shape=(3, 3),
+    )
+    W = offdiag_abs(A)
+    np.testing.assert_array_equal(W.toarray(), [[0, 2, 0], [0, 0, 3], [4, 0, 0]])
+    assert W.has_sorted_indices
+
+
+def test_abs_graph_symmetrizes_unsymmetric(rng):
+    A = _random_matrix(rng)
+    W = abs_graph(A)
+    dense = np.abs(A.toarray())
+    np.fill_diagonal(dense, 0)
+    np.testing.assert_allclose(W.toarray(), dense + dense.T)
+    assert is_symmetric(W)
+
+
+def test_abs_graph_keeps_symmetric(rng):
+    A = _random_matrix(rng, symmetric=True)
+    dense = np.abs(A.toarray())
+    np.fill_diagonal(dense, 0)
+    np.testing.assert_allclose(abs_graph(A).toarray(), dense)
+
+
+def test_abs_graph_complex_and_dtype():
+    A = sp.csr_matrix(np.array([[1, 3 + 4j], [3 + 4j, 1]], dtype=np.complex128))
+    W = abs_graph(A)
+    assert W.dtype == np.float64
+    np.testing.assert_allclose(W.toarray(), [[0, 5], [5, 0]])
+    assert abs_graph(sp.csr_matrix(np.eye(2, dtype=np.float32))).dtype == np.float32
+
+
+def test_abs_graph_rejects_nonsquare():
+    with pytest.raises(ValueError, match="square"):
+        abs_graph(sp.csr_matrix(np.ones((2, 3))))
+
+
+def test_hash_scalar_matches_vectorized():
+    ids = np.arange(1000)
+    vec = hash32_array(ids, 7, 3)
+    assert all(int(vec[i]) == int(hash32(i, 7, 3)) for i in range(0, 1000, 37))
+    assert vec.max() < 2**32
+    # roughly uniform low bit
+    assert 400 < int((vec & 1).sum()) < 600
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("symmetric", [True, False])
+def test_abs_graph_gpu_equals_cpu(rng, dtype, symmetric):
+    from kernels.backend import to_device
+
+    A = _random_matrix(rng, n=500, density=0.02, symmetric=symmetric, dtype=dtype)
+    W_cpu = abs_graph(A)
+    W_gpu = abs_graph(to_device(A)).get()
+    assert W_gpu.dtype == dtype
+    np.testing.assert_array_equal(W_gpu.indptr, W_cpu.indptr)
+    np.testing.assert_array_equal(W_gpu.indices, W_cpu.indices)
+    np.testing.assert_array_equal(W_gpu.data, W_cpu.data)
+
+
+@pytest.mark.gpu
+def test_hash_gpu_equals_cpu():
+    import cupy
+
+    kernel = cupy.RawKernel(
+        r'''
+        #include "hashing.cuh"
+        extern "C" __global__ void h(unsigned int* out, int n) {
+            int i = blockIdx.x * blockDim.x + threadIdx.x;
+            if (i < n) out[i] = hash32(i, 7u, 3u);
+        }''',
+        "h",
+        options=(f"-I{__import__('kernels.cuda', fromlist=['CUDA_DIR']).CUDA_DIR}",),
+    )
+    out = cupy.empty(4096, dtype=cupy.uint32)
+    kernel((16,), (256,), (out, np.int32(4096)))
+    np.testing.assert_array_equal(out.get(), hash32_array(np.arange(4096), 7, 3).astype(np.uint32))
