@@ -1,6 +1,7 @@
 """Shared fixtures and markers: `gpu` tests skip without a usable GPU; `slow` is opt-in."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -8,7 +9,10 @@ import pytest
 
 from kernels.backend import gpu_available
 
-SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+#: ``../shared/data`` beside the repository, or the folder named by $GPUFOREST_SHARED_DATA.
+SHARED_DATA = Path(
+    os.environ.get("GPUFOREST_SHARED_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data")
+)
 
 
 def pytest_collection_modifyitems(config, items):
