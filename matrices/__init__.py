@@ -1,0 +1,62 @@
+"""matrices: test-matrix generators, Matrix Market reading and the SuiteSparse loader."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from . import suitesparse
+from .generators import (
+    aniso1,
+    aniso2,
+    aniso3,
+    convection_diffusion3d,
+    elasticity2d,
+    poisson2d,
+    poisson3d,
+    random_diffusion2d,
+    rotated_anisotropic2d,
+    stencil_matrix_2d,
+)
+from .mmio import read_matrix
+
+#: Generators addressable by name in :func:`get`, with the grid size they take.
+GENERATORS = {
+    "aniso1": aniso1,
+    "aniso2": aniso2,
+    "aniso3": aniso3,
+    "poisson2d": poisson2d,
+    "poisson3d": poisson3d,
+    "convection_diffusion3d": convection_diffusion3d,
+    "random_diffusion2d": random_diffusion2d,
+    "rotated_anisotropic2d": rotated_anisotropic2d,
+    "elasticity2d": elasticity2d,
+}
+
+__all__ = [
+    "GENERATORS",
+    "get",
+    "read_matrix",
+    "suitesparse",
+    *GENERATORS,
+    "stencil_matrix_2d",
+]
+
+
+def get(spec: str, n: int | None = None, dtype=np.float64):
+    """Resolve a matrix by generator name (grid size ``n``), ``.mtx`` path or SuiteSparse name.
+
+    Examples
+    --------
+    >>> import matrices
+    >>> matrices.get("aniso2", n=8).shape
+    (64, 64)
+    """
+    key = spec.lower()
+    if key in GENERATORS:
+        if n is None:
+            raise ValueError(f"generator {spec!r} needs a grid size n")
+        return GENERATORS[key](n, dtype=dtype)
+    if ".mtx" in key or Path(spec).is_file():
+        return read_matrix(spec, dtype=dtype)
+    return suitesparse.load(spec, dtype=dtype)

@@ -1,0 +1,196 @@
+"""SuiteSparse Matrix Collection loader with a local cache, and the paper's matrices.
+
+``load("group/name")`` (or ``load("name")`` for registered names) looks in local folders
+first (``../shared/data/matrices`` and ``$GPUFOREST_MATRIX_DIRS``), then in the cache
+(``$GPUFOREST_CACHE`` or ``$XDG_CACHE_HOME/gpuforest/suitesparse``), and otherwise
+downloads the collection's Matrix Market archive ``<base>/MM/<group>/<name>.tar.gz``
+with a progress bar, writing atomically.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import tarfile
+import tempfile
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from .mmio import read_matrix
+
+__all__ = ["MatrixInfo", "PAPER_MATRICES", "LOCAL_MATRICES", "REGISTRY", "cache_dir", "fetch", "load"]
+
+DEFAULT_URL = "https://sparse.tamu.edu"
+
+
+@dataclass(frozen=True)
+class MatrixInfo:
+    """A registry entry: collection group and name, size, stored nonzeros, symmetry."""
+
+    name: str
+    group: str
+    n: int
+    nnz: int
+    symmetric: bool
+
+    @property
+    def path(self) -> str:
+        return f"{self.group}/{self.name}"
+
+
+#: Table 3 of paper 001 (the SuiteSparse matrices; ANISO1/2/3 are generated).
+PAPER_MATRICES = [
+    MatrixInfo("af_shell8", "Schenk_AFE", 504855, 17588875, True),
+    MatrixInfo("atmosmodd", "Bourchtein", 1270432, 8814880, False),
+    MatrixInfo("atmosmodj", "Bourchtein", 1270432, 8814880, False),
+    MatrixInfo("atmosmodl", "Bourchtein", 1489752, 10319760, False),
+    MatrixInfo("atmosmodm", "Bourchtein", 1489752, 10319760, False),
+    MatrixInfo("Bump_2911", "Janna", 2911419, 127729899, True),
+    MatrixInfo("Cube_Coup_dt0", "Janna", 2164760, 127206144, True),
+    MatrixInfo("CurlCurl_3", "Bodendiek", 1219574, 13544618, True),
+    MatrixInfo("CurlCurl_4", "Bodendiek", 2380515, 26515867, True),
+    MatrixInfo("ecology1", "McRae", 1000000, 4996000, True),
+    MatrixInfo("ecology2", "McRae", 999999, 4995991, True),
+    MatrixInfo("G3_circuit", "AMD", 1585478, 7660826, True),
+    MatrixInfo("Geo_1438", "Janna", 1437960, 63156690, True),
+    MatrixInfo("Hook_1498", "Janna", 1498023, 60917445, True),
+    MatrixInfo("Long_Coup_dt0", "Janna", 1470152, 87088992, True),
+    MatrixInfo("ML_Geer", "Janna", 1504002, 110879972, False),
+    MatrixInfo("StocF-1465", "Janna", 1465137, 21005389, True),
+    MatrixInfo("thermal2", "Schmid", 1228045, 8580313, True),
+    MatrixInfo("Transport", "Janna", 1602111, 23500731, False),
+]
+
+#: The real matrices shipped in ``../shared/data/matrices`` (nnz as stored).
+LOCAL_MATRICES = [
+    MatrixInfo("Trefethen_2000", "JGD_Trefethen", 2000, 41906, True),
+    MatrixInfo("add20", "Hamm", 2395, 17319, False),
+    MatrixInfo("bcsstk21", "HB", 3600, 26600, True),
+    MatrixInfo("bcsstk25", "HB", 15439, 252241, True),
+    MatrixInfo("cage9", "vanHeukelum", 3534, 41594, False),
+    MatrixInfo("ex29", "FIDAP", 2870, 23754, False),
+    MatrixInfo("memplus", "Hamm", 17758, 126150, False),
+    MatrixInfo("orsreg_1", "HB", 2205, 14133, False),
+    MatrixInfo("pde2961", "Bai", 2961, 14585, False),
+    MatrixInfo("swang1", "Wang", 3169, 20841, False),
+    MatrixInfo("wang1", "Wang", 2903, 19093, False),
+    MatrixInfo("watt_1", "HB", 1856, 11360, False),
+]
+
+REGISTRY = {m.name.lower(): m for m in PAPER_MATRICES + LOCAL_MATRICES}
+
+
+def cache_dir() -> Path:
+    """Download cache: ``$GPUFOREST_CACHE``, else ``$XDG_CACHE_HOME/gpuforest/suitesparse``."""
+    if os.environ.get("GPUFOREST_CACHE"):
+        return Path(os.environ["GPUFOREST_CACHE"])
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "gpuforest" / "suitesparse"
+
+
+def _local_dirs(extra) -> list[Path]:
+    dirs = [Path(d) for d in (extra or [])]
+    env = os.environ.get("GPUFOREST_MATRIX_DIRS")
+    if env:
+        dirs += [Path(d) for d in env.split(os.pathsep) if d]
+    repo_shared = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "matrices"
+    dirs += [Path.cwd() / ".." / "shared" / "data" / "matrices", repo_shared]
+    return dirs
+
+
+def _split(spec: str) -> tuple[str | None, str]:
+    spec = spec.strip().strip("/")
+    if not spec:
+        raise ValueError("empty matrix name")
+    if "/" in spec:
+        group, name = spec.split("/", 1)
+        return group, name
+    info = REGISTRY.get(spec.lower())
+    return (info.group, info.name) if info else (None, spec)
+
+
+def _find_file(folder: Path, name: str) -> Path | None:
+    for suffix in (".mtx", ".mtx.gz", ".mtx.bz2", ".mtx.xz"):
+        p = folder / f"{name}{suffix}"
+        if p.is_file():
+            return p
+    return None
+
+
+def fetch(spec: str, *, cache: str | Path | None = None, url: str | None = None, local_dirs=None,
+          progress: bool = True, timeout: float = 30.0) -> Path:
+    """Return the path of the ``.mtx`` file of a collection matrix, downloading if needed.
+
+    Parameters
+    ----------
+    spec : str
+        ``"group/name"``, or a registered ``"name"`` (see :data:`REGISTRY`).
+    cache : path, optional
+        Cache folder (default :func:`cache_dir`).
+    url : str, optional
+        Base URL of the collection (default ``$SUITESPARSE_URL`` or the public site).
+    local_dirs : list of paths, optional
+        Folders searched for ``<name>.mtx`` before the cache.
+    """
+    group, name = _split(spec)
+    for folder in _local_dirs(local_dirs):
+        found = _find_file(folder, name)
+        if found:
+            return found
+    root = Path(cache) if cache is not None else cache_dir()
+    if group is None:
+        raise ValueError(
+            f"matrix {name!r} is not in the registry and not found locally: give it as 'group/name'"
+        )
+    target = root / group / f"{name}.mtx"
+    if target.is_file():
+        return target
+    base = (url or os.environ.get("SUITESPARSE_URL") or DEFAULT_URL).rstrip("/")
+    _download_and_extract(f"{base}/MM/{group}/{name}.tar.gz", name, target, progress, timeout)
+    return target
+
+
+def _download_and_extract(address: str, name: str, target: Path, progress: bool, timeout: float):
+    from tqdm.auto import tqdm
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
+        archive = Path(tmp) / f"{name}.tar.gz"
+        try:
+            with urllib.request.urlopen(address, timeout=timeout) as response, open(archive, "wb") as out:
+                total = int(response.headers.get("Content-Length") or 0) or None
+                with tqdm(total=total, unit="B", unit_scale=True, desc=f"download {name}", disable=not progress) as bar:
+                    while chunk := response.read(1 << 20):
+                        out.write(chunk)
+                        bar.update(len(chunk))
+        except urllib.error.HTTPError as exc:
+            raise FileNotFoundError(f"could not download {address}: HTTP {exc.code}") from exc
+        except (urllib.error.URLError, TimeoutError, OSError) as exc:
+            raise ConnectionError(
+                f"could not download {address} ({exc}); are you offline? Put {name}.mtx in a local "
+                f"folder (GPUFOREST_MATRIX_DIRS) or the cache {target.parent}"
+            ) from exc
+        try:
+            with tarfile.open(archive, "r:gz") as tar:
+                member = next((m for m in tar.getmembers() if m.isfile() and Path(m.name).name == f"{name}.mtx"), None)
+                if member is None:
+                    raise ValueError(f"archive {address} has no {name}.mtx")
+                src = tar.extractfile(member)
+                partial = Path(tmp) / f"{name}.mtx.part"
+                with open(partial, "wb") as out:
+                    shutil.copyfileobj(src, out)
+        except tarfile.TarError as exc:
+            raise ValueError(f"archive {address} is not a valid tar.gz: {exc}") from exc
+        os.replace(partial, target)
+
+
+def load(spec: str, dtype=None, **kwargs):
+    """Load a SuiteSparse collection matrix as CSR (see :func:`fetch` for the lookup).
+
+    Examples
+    --------
+    >>> from matrices import suitesparse
+    >>> A = suitesparse.load("add20")   # found in ../shared/data/matrices, no download  # doctest: +SKIP
+    """
+    return read_matrix(fetch(spec, **kwargs), dtype=dtype)
