@@ -4,5 +4,24 @@ Maximal independent set (ECL-MIS), exact vertex cover, exact treewidth, maximal 
 maximum cliques, [0,n]-factors / matchings / linear forests, on :class:`Graph`.
 """
 from .graph import Graph, as_graph
+from .io import (
+    TreeDecomposition,
+    read_graph,
+    read_tree_decomposition,
+    read_vertex_cover,
+    write_graph,
+    write_tree_decomposition,
+    write_vertex_cover,
+)
 
-__all__ = ["Graph", "as_graph"]
+__all__ = [
+    "Graph",
+    "as_graph",
+    "read_graph",
+    "write_graph",
+    "TreeDecomposition",
+    "read_tree_decomposition",
+    "write_tree_decomposition",
+    "read_vertex_cover",
+    "write_vertex_cover",
+]
