@@ -184,7 +184,7 @@ def _read_metis(path: Path) -> Graph:
     body = [(i + 1, line.strip()) for i, line in enumerate(raw) if not line.lstrip().startswith("%")]
     start = next(k for k, (ln, _) in enumerate(body) if ln == hdr_line) + 1
     body = body[start:]
-    while body and not body[-1][1]:
+    while len(body) > n and not body[-1][1]:
         body.pop()
     if len(body) != n:
         raise lines.error(hdr_line, f"header states {n} vertices but the file has {len(body)} adjacency lines")
