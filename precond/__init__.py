@@ -5,3 +5,8 @@ Setup once, apply many; usable as ``M=`` in ``scipy.sparse.linalg.bicgstab`` (CP
 """
 
 __all__: list[str] = []
+
+from .krylov import SolveResult, bicgstab, solve
+from .preconditioners import Preconditioner, jacobi
+
+__all__ += ["Preconditioner", "jacobi", "bicgstab", "solve", "SolveResult"]

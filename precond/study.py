@@ -1,0 +1,249 @@
+"""Convergence study (the main job): BiCGStab with several preconditioners on several
+matrices, with the paper's right-hand side ``b = A x_t``, ``x_t[i] = sin(16 pi i / N)``.
+
+Prints a table (iterations, final relative residual, forward relative error, setup and
+solve time), writes JSON and a plot of relative residual and forward relative error
+against iteration (one panel per matrix, like Figure 4 of paper 001).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+import matrices
+
+from kernels.backend import resolve_device, to_device
+
+from .krylov import solve
+
+__all__ = ["PRECONDITIONERS", "true_solution", "run_case", "run_study", "main"]
+
+
+def _none(A):
+    return None
+
+
+def _peer_pyamg(A):
+    import pyamg
+
+    from kernels.backend import is_device_array
+
+    if is_device_array(A):
+        raise ValueError("pyamg runs on the CPU only")
+    ml = pyamg.smoothed_aggregation_solver(A.tocsr())
+    return ml.aspreconditioner(cycle="V")
+
+
+def _peer_ilu0(A):
+    from kernels.backend import is_device_array, sparse_linalg_module
+
+    if is_device_array(A):
+        import cupyx.scipy.sparse.linalg as cspla
+
+        ilu = cspla.spilu(A.tocsr(), fill_factor=1)
+        return cspla.LinearOperator(A.shape, matvec=ilu.solve, dtype=A.dtype)
+    spla = sparse_linalg_module(np)
+    ilu = spla.spilu(A.tocsc(), fill_factor=1, drop_tol=0)
+    return spla.LinearOperator(A.shape, matvec=ilu.solve, dtype=A.dtype)
+
+
+def _registry():
+    from . import preconditioners as pc
+
+    table = {"none": _none, "jacobi": pc.jacobi}
+    for name in ("tridiagonal", "algebraic_tridiagonal", "algebraic_block_tridiagonal"):
+        if hasattr(pc, name):
+            table[name] = getattr(pc, name)
+    table["pyamg"] = _peer_pyamg
+    table["ilu0"] = _peer_ilu0
+    return table
+
+
+#: Short names accepted on the command line.
+PRECONDITIONERS = ("none", "jacobi", "tridiagonal", "algebraic_tridiagonal", "algebraic_block_tridiagonal", "pyamg", "ilu0")
+ALIASES = {"triscal": "tridiagonal", "algtriscal": "algebraic_tridiagonal", "algtriblock": "algebraic_block_tridiagonal",
+           "ilu": "ilu0", "amg": "pyamg"}
+
+
+def true_solution(n, dtype=np.float64, xp=np):
+    """The paper's true solution ``x_t[i] = sin(16 pi i / N)``."""
+    return xp.sin(16 * math.pi * xp.arange(n, dtype=np.float64) / n).astype(dtype)
+
+
+def run_case(A, name, precond_name, *, rtol=1e-8, maxiter=5000, method="bicgstab"):
+    """Set up one preconditioner on ``A`` and solve; returns a result dict with histories."""
+    from kernels.backend import get_array_module
+
+    xp = get_array_module(A)
+    factory = _registry().get(precond_name)
+    if factory is None:
+        raise ValueError(f"unknown preconditioner {precond_name!r}; choose from {PRECONDITIONERS}")
+    N = A.shape[0]
+    xt = true_solution(N, A.dtype, xp)
+    b = A @ xt
+    sync = (lambda: xp.cuda.Device().synchronize()) if xp is not np else (lambda: None)
+    sync()
+    t0 = time.perf_counter()
+    M = factory(A)
+    sync()
+    setup = time.perf_counter() - t0
+    errors = []
+    xt_norm = float(xp.linalg.norm(xt))
+    timed = solve(A, b, M, method=method, rtol=rtol, maxiter=maxiter)
+    traced = solve(A, b, M, method=method, rtol=rtol, maxiter=maxiter,
+                   callback=lambda xk: errors.append(float(xp.linalg.norm(xk - xt)) / xt_norm))
+    x = timed.x
+    final_res = float(xp.linalg.norm(b - A @ x)) / float(xp.linalg.norm(b))
+    fre = float(xp.linalg.norm(x - xt)) / xt_norm
+    row = {
+        "matrix": name,
+        "n": int(N),
+        "nnz": int(A.nnz),
+        "preconditioner": precond_name,
+        "iterations": timed.iterations,
+        "info": timed.info,
+        "converged": timed.converged,
+        "relative_residual": final_res,
+        "forward_error": fre,
+        "setup_time": setup,
+        "solve_time": timed.time,
+        "time_to_solution": setup + timed.time,
+        "residual_history": traced.residuals.tolist(),
+        "error_history": [1.0] + errors,
+    }
+    for attr in ("weight_coverage", "n_paths"):
+        if hasattr(M, attr):
+            row[attr] = float(getattr(M, attr))
+    return row
+
+
+def run_study(matrix_specs, precond_names, *, n=None, dtype=np.float64, device="auto", rtol=1e-8,
+              maxiter=5000, method="bicgstab", progress=True):
+    """Run every (matrix, preconditioner) pair; returns the list of result rows."""
+    from tqdm.auto import tqdm
+
+    dev = resolve_device(device)
+    names = [ALIASES.get(p.lower(), p.lower()) for p in precond_names]
+    for p in names:
+        if p not in PRECONDITIONERS:
+            raise ValueError(f"unknown preconditioner {p!r}; choose from {PRECONDITIONERS}")
+    rows = []
+    with tqdm(total=len(matrix_specs) * len(names), desc="convergence", disable=not progress, leave=False) as bar:
+        for spec in matrix_specs:
+            A = matrices.get(spec, n=n, dtype=dtype)
+            label = Path(spec).stem if spec.endswith((".mtx", ".gz")) else spec
+            if dev == "gpu":
+                A = to_device(A)
+            for p in names:
+                bar.set_postfix_str(f"{label} / {p}")
+                try:
+                    rows.append(run_case(A, label, p, rtol=rtol, maxiter=maxiter, method=method))
+                except (ValueError, RuntimeError, ArithmeticError) as exc:  # report and go on
+                    rows.append({"matrix": label, "n": int(A.shape[0]), "preconditioner": p, "error": str(exc)})
+                bar.update()
+    return rows
+
+
+def format_table(rows) -> str:
+    head = f"{'matrix':<16} {'preconditioner':<28} {'iters':>6} {'rel.res':>9} {'FRE':>9} {'setup s':>8} {'solve s':>8} {'total s':>8} {'cover':>6}"
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        if "error" in r:
+            lines.append(f"{r['matrix']:<16} {r['preconditioner']:<28} failed: {r['error']}")
+            continue
+        it = f"{r['iterations']}" + ("" if r["converged"] else "*")
+        cover = f"{r['weight_coverage']:.2f}" if "weight_coverage" in r else ""
+        lines.append(
+            f"{r['matrix']:<16} {r['preconditioner']:<28} {it:>6} {r['relative_residual']:>9.1e} "
+            f"{r['forward_error']:>9.1e} {r['setup_time']:>8.3f} {r['solve_time']:>8.3f} {r['time_to_solution']:>8.3f} {cover:>6}"
+        )
+    lines.append("(* = not converged within maxiter)")
+    return "\n".join(lines)
+
+
+def plot(rows, path) -> None:
+    """Relative residual (solid) and forward relative error (dashed) against iteration."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    mats = list(dict.fromkeys(r["matrix"] for r in rows if "error" not in r))
+    if not mats:
+        return
+    cols = min(3, len(mats))
+    nrows = math.ceil(len(mats) / cols)
+    fig, axes = plt.subplots(nrows, cols, figsize=(5 * cols, 3.8 * nrows), squeeze=False)
+    colors = {}
+    for ax, mat in zip(axes.flat, mats):
+        for r in (r for r in rows if r.get("matrix") == mat and "error" not in r):
+            c = colors.setdefault(r["preconditioner"], f"C{len(colors)}")
+            ax.semilogy(r["residual_history"], color=c, label=f"{r['preconditioner']}")
+            ax.semilogy(r["error_history"], color=c, linestyle="--", linewidth=0.9)
+        ax.set_title(f"{mat} (N={next(r['n'] for r in rows if r['matrix'] == mat)})")
+        ax.set_xlabel("iteration")
+        ax.set_ylabel("relative residual (—), FRE (--)")
+        ax.grid(True, which="major", alpha=0.3)
+    for ax in list(axes.flat)[len(mats):]:
+        ax.axis("off")
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 6), frameon=False)
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+DEMO = {"matrices": ["aniso1", "aniso2", "aniso3", "add20", "watt_1", "memplus"], "n": 128}
+
+
+def build_parser(prog="precond convergence"):
+    p = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
+    p.add_argument("--matrix", nargs="+", default=["aniso1", "aniso2", "aniso3"],
+                   help="generator names (aniso1, poisson2d, ...), SuiteSparse names or .mtx paths")
+    p.add_argument("--n", type=int, default=256, help="grid size for generated matrices (default 256)")
+    p.add_argument("--precond", nargs="+", default=["none", "jacobi", "triscal", "algtriscal", "algtriblock", "pyamg", "ilu0"],
+                   help=f"preconditioners: {', '.join(PRECONDITIONERS)} (aliases {', '.join(ALIASES)})")
+    p.add_argument("--dtype", choices=["float32", "float64"], default="float64")
+    p.add_argument("--device", choices=["auto", "cpu", "gpu"], default="auto")
+    p.add_argument("--rtol", type=float, default=1e-8)
+    p.add_argument("--maxiter", type=int, default=5000)
+    p.add_argument("--method", default="bicgstab", help="bicgstab (ours), scipy-bicgstab (SciPy/cupyx), cg, gmres")
+    p.add_argument("--out", default="bench_results", help="folder for convergence.json and convergence.png")
+    p.add_argument("--no-plot", action="store_true")
+    p.add_argument("--demo", action="store_true", help=f"CPU-friendly demo: {DEMO['matrices']} at n={DEMO['n']}")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    return p
+
+
+def main(argv=None, prog="precond convergence") -> int:
+    args = build_parser(prog).parse_args(argv)
+    if args.demo:
+        args.matrix, args.n = DEMO["matrices"], DEMO["n"]
+    available = set(_registry())
+    wanted = [ALIASES.get(p.lower(), p.lower()) for p in args.precond]
+    skipped = [p for p in wanted if p in PRECONDITIONERS and p not in available]
+    wanted = [p for p in wanted if p not in skipped]
+    if skipped:
+        print(f"note: not available in this version: {', '.join(skipped)}", file=sys.stderr)
+    rows = run_study(args.matrix, wanted, n=args.n, dtype=np.dtype(args.dtype), device=args.device,
+                     rtol=args.rtol, maxiter=args.maxiter, method=args.method, progress=not args.quiet)
+    print(f"BiCGStab ({args.method}), rtol={args.rtol:g}, {args.dtype}, device={resolve_device(args.device)}, "
+          f"b = A x_t with x_t[i] = sin(16 pi i / N)")
+    print(format_table(rows))
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "convergence.json").write_text(json.dumps(rows, indent=1))
+    if not args.no_plot:
+        try:
+            plot(rows, out / "convergence.png")
+            print(f"plot: {out / 'convergence.png'}")
+        except ImportError:
+            print("matplotlib not installed: no plot (pip install '.[plot]')", file=sys.stderr)
+    print(f"results: {out / 'convergence.json'}")
+    return 0

@@ -1,0 +1,105 @@
+"""Our BiCGStab against SciPy's, info codes, solve() and the Jacobi preconditioner."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+import matrices
+import precond
+from precond.study import true_solution
+
+
+@pytest.mark.parametrize("dtype, tol", [(np.float64, 1e-8), (np.float32, 1e-4)])
+def test_bicgstab_converges_like_scipy(dtype, tol):
+    A = matrices.aniso2(24, dtype=dtype)
+    xt = true_solution(A.shape[0], dtype)
+    b = A @ xt
+    x, info = precond.bicgstab(A, b, rtol=tol, maxiter=2000)
+    assert info == 0 and x.dtype == dtype
+    assert np.linalg.norm(b - A @ x) <= 1.01 * tol * np.linalg.norm(b)
+    x_ref, info_ref = spla.bicgstab(A, b, rtol=tol, maxiter=2000)
+    assert info_ref == 0
+    assert np.linalg.norm(x - x_ref) / np.linalg.norm(xt) < 1e3 * tol
+
+
+def test_maxiter_info_and_history():
+    A = matrices.poisson2d(30)
+    b = A @ np.ones(A.shape[0])
+    hist = []
+    x, info = precond.bicgstab(A, b, rtol=1e-14, maxiter=3, residuals=hist)
+    assert info == 3 and len(hist) == 4
+    assert hist[0] == pytest.approx(np.linalg.norm(b))
+
+
+def test_zero_rhs_and_exact_start():
+    A = matrices.poisson2d(5)
+    x, info = precond.bicgstab(A, np.zeros(25))
+    assert info == 0 and not x.any()
+    x, info = precond.bicgstab(A, A @ np.ones(25), x0=np.ones(25))
+    assert info == 0
+
+
+def test_preconditioner_reduces_iterations_and_m_forms():
+    A = matrices.random_diffusion2d(24, contrast=3.0, seed=1)
+    b = A @ true_solution(A.shape[0])
+    plain = precond.solve(A, b, None, rtol=1e-8, maxiter=5000)
+    M = precond.jacobi(A)
+    pre = precond.solve(A, b, M, rtol=1e-8, maxiter=5000)
+    assert plain.converged and pre.converged
+    assert pre.iterations < plain.iterations
+    for form in (M.aslinearoperator(), sp.diags(1 / A.diagonal())):
+        res = precond.solve(A, b, form, rtol=1e-8, maxiter=5000)
+        assert res.iterations == pre.iterations
+    # M= works unchanged in SciPy's own solvers
+    for solver in (spla.bicgstab, spla.cg, spla.gmres):
+        x, info = solver(A, b, rtol=1e-8, maxiter=5000, M=M.aslinearoperator())
+        assert info == 0
+    for method in ("scipy-bicgstab", "cg", "gmres"):
+        res = precond.solve(A, b, M, method=method, rtol=1e-8, maxiter=5000)
+        assert res.converged and res.residuals[-1] < 1e-7
+
+
+def test_jacobi_apply_does_not_mutate_and_checks():
+    A = matrices.poisson2d(6)
+    M = precond.jacobi(A)
+    x = np.arange(36.0)
+    y = M.matvec(x)
+    assert y is not x and np.array_equal(x, np.arange(36.0))
+    np.testing.assert_allclose(y, x / 4)
+    assert "JacobiPrecond 36x36 float64 on cpu" in repr(M)
+    with pytest.raises(ValueError):
+        M.matvec(np.ones(5))
+    with pytest.raises(ValueError, match="square"):
+        precond.jacobi(sp.csr_matrix(np.ones((2, 3))))
+    with pytest.raises(ValueError, match="NaN"):
+        precond.jacobi(sp.csr_matrix(np.array([[1.0, np.nan], [0, 1]])))
+    with pytest.warns(UserWarning, match="zero diagonal"):
+        precond.jacobi(sp.csr_matrix(np.array([[0.0, 1.0], [1.0, 2.0]])))
+
+
+def test_solve_rejects_bad_input():
+    A = matrices.poisson2d(4)
+    with pytest.raises(TypeError, match="dtype mismatch"):
+        precond.solve(A, np.ones(16, dtype=np.float32))
+    with pytest.raises(ValueError, match="does not match"):
+        precond.solve(A, np.ones(3))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_bicgstab_gpu_matches_cpu(dtype):
+    import cupy
+
+    from kernels.backend import to_device
+
+    A = matrices.aniso1(40, dtype=dtype)
+    b = A @ true_solution(A.shape[0], dtype)
+    x_cpu, info_cpu = precond.bicgstab(A, b, rtol=1e-6, M=precond.jacobi(A))
+    Ad = to_device(A)
+    x_gpu, info_gpu = precond.bicgstab(Ad, cupy.asarray(b), rtol=1e-6, M=precond.jacobi(Ad))
+    assert info_cpu == 0 and info_gpu == 0
+    assert isinstance(x_gpu, cupy.ndarray)
+    tol = 1e-3 if dtype == np.float32 else 1e-8
+    assert np.linalg.norm(x_gpu.get() - x_cpu) / np.linalg.norm(x_cpu) < tol
+    res = precond.solve(Ad, cupy.asarray(b), precond.jacobi(Ad), method="scipy-bicgstab", rtol=1e-6)
+    assert res.converged

@@ -1,0 +1,40 @@
+"""The convergence study (main job) and the precond console script."""
+import json
+
+import numpy as np
+import pytest
+
+from precond import cli
+from precond.study import run_study, true_solution
+
+
+def test_true_solution_is_papers():
+    x = true_solution(8)
+    np.testing.assert_allclose(x, np.sin(16 * np.pi * np.arange(8) / 8), atol=1e-15)
+
+
+def test_run_study_rows():
+    rows = run_study(["aniso2"], ["none", "jacobi"], n=16, progress=False)
+    assert [r["preconditioner"] for r in rows] == ["none", "jacobi"]
+    for r in rows:
+        assert r["converged"] and r["relative_residual"] < 1e-8
+        assert len(r["residual_history"]) == r["iterations"] + 1
+    with pytest.raises(ValueError, match="unknown preconditioner"):
+        run_study(["aniso2"], ["magic"], n=8, progress=False)
+
+
+def test_cli_writes_table_json_plot(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    code = cli.main(["convergence", "--matrix", "aniso1", "poisson2d", "--n", "12", "--precond", "none", "jacobi",
+                     "--out", str(tmp_path), "--quiet"])
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "aniso1" in out and "jacobi" in out
+    rows = json.loads((tmp_path / "convergence.json").read_text())
+    assert len(rows) == 4
+    assert (tmp_path / "convergence.png").stat().st_size > 10_000
+
+
+def test_cli_rejects_unknown_command():
+    with pytest.raises(SystemExit):
+        cli.main(["frobnicate"])
