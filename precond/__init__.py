@@ -10,3 +10,7 @@ from .krylov import SolveResult, bicgstab, solve
 from .preconditioners import Preconditioner, jacobi
 
 __all__ += ["Preconditioner", "jacobi", "bicgstab", "solve", "SolveResult"]
+
+from .factor import Factor, LinearForest, factor, greedy_factor, identity_coverage, linear_forest, weight_coverage
+
+__all__ += ["Factor", "LinearForest", "factor", "greedy_factor", "weight_coverage", "identity_coverage", "linear_forest"]

@@ -1,0 +1,80 @@
+// Parallel [0,n]-factor (paper 001, Algorithm 2), n <= 4.
+// propose: one thread per row; the generalized SpMV keeps the n best admissible
+//          (weight, -column) pairs of the row in a small sorted register accumulator.
+// confirm: keep mutual proposals.
+// templates: propose<V,I>, confirm<V,I>
+#include "hashing.cuh"
+
+#define MAX_N 4
+
+template <typename V, typename I>
+__global__ void propose(const I n_rows, const I* __restrict__ indptr, const I* __restrict__ indices,
+                        const V* __restrict__ data, const I* __restrict__ partners,
+                        const int* __restrict__ count, I* __restrict__ prop, V* __restrict__ prop_w,
+                        const int n, const unsigned int k, const unsigned int seed, const int charging,
+                        const unsigned long long threshold) {
+    for (I v = blockIdx.x * (I)blockDim.x + threadIdx.x; v < n_rows; v += (I)gridDim.x * blockDim.x) {
+        const int c = count[v];
+        const int room = n - c;
+        V acc_w[MAX_N];
+        I acc_j[MAX_N];
+        int filled = 0;
+        if (room > 0) {
+            const bool qv = (unsigned long long)hash32((unsigned int)v, k, seed) < threshold;
+            I mine[MAX_N];
+            for (int s = 0; s < MAX_N; ++s) mine[s] = s < c ? partners[(size_t)v * n + s] : (I)-1;
+            for (I e = indptr[v]; e < indptr[v + 1]; ++e) {
+                const I j = indices[e];
+                if (j == v || count[j] >= n) continue;
+                if (charging && (((unsigned long long)hash32((unsigned int)j, k, seed) < threshold) == qv)) continue;
+                bool already = false;
+                for (int s = 0; s < MAX_N; ++s) already |= (mine[s] == j);
+                if (already) continue;
+                const V w = data[e];
+                int pos;
+                if (filled < room) {
+                    pos = filled++;
+                } else if (w > acc_w[room - 1] || (w == acc_w[room - 1] && j < acc_j[room - 1])) {
+                    pos = room - 1;
+                } else {
+                    continue;
+                }
+                while (pos > 0 && (w > acc_w[pos - 1] || (w == acc_w[pos - 1] && j < acc_j[pos - 1]))) {
+                    acc_w[pos] = acc_w[pos - 1];
+                    acc_j[pos] = acc_j[pos - 1];
+                    --pos;
+                }
+                acc_w[pos] = w;
+                acc_j[pos] = j;
+            }
+        }
+        for (int s = 0; s < n; ++s) {
+            prop[(size_t)v * n + s] = s < filled ? acc_j[s] : (I)-1;
+            prop_w[(size_t)v * n + s] = s < filled ? acc_w[s] : V(0);
+        }
+    }
+}
+
+template <typename V, typename I>
+__global__ void confirm(const I n_rows, const I* __restrict__ prop, const V* __restrict__ prop_w,
+                        I* __restrict__ partners, V* __restrict__ weights, int* __restrict__ count,
+                        const int n, unsigned long long* __restrict__ proposed, const int count_proposals) {
+    for (I v = blockIdx.x * (I)blockDim.x + threadIdx.x; v < n_rows; v += (I)gridDim.x * blockDim.x) {
+        int c = count[v];
+        int made = 0;
+        for (int s = 0; s < n; ++s) {
+            const I w = prop[(size_t)v * n + s];
+            if (w < 0) continue;
+            ++made;
+            bool mutual = false;
+            for (int t = 0; t < n; ++t) mutual |= (prop[(size_t)w * n + t] == v);
+            if (mutual) {
+                partners[(size_t)v * n + c] = w;
+                weights[(size_t)v * n + c] = prop_w[(size_t)v * n + s];
+                ++c;
+            }
+        }
+        count[v] = c;
+        if (count_proposals && made) atomicAdd(proposed, (unsigned long long)made);
+    }
+}

@@ -1,0 +1,221 @@
+"""[0,n]-factors of a weighted graph (paper 001, Algorithms 1 and 2).
+
+The graph is a symmetric CSR weight matrix ``W`` with no diagonal (from
+:func:`kernels.graph.abs_graph`). A factor is stored as ``partners`` (``N x n`` int,
+-1 for empty slots) and ``weights`` (``N x n``, the edge weights, 0 for empty slots).
+
+* :func:`greedy_factor` - Algorithm 1, sequential greedy by decreasing weight (Numba).
+* :func:`parallel_factor` - Algorithm 2: in each iteration every unsaturated vertex
+  proposes its best admissible edges (a generalized SpMV keeping the n largest
+  ``(weight, -column)`` pairs per row), then non-mutual proposals are dropped. Vertex
+  charges come from :func:`kernels.hashing.hash32` of (vertex, iteration, seed). The CPU
+  (Numba, parallel over rows) and GPU (``kernels/cuda/factor.cu``) versions give the
+  identical factor.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from .backend import is_device_array
+from .hashing import hash32
+
+__all__ = ["greedy_factor", "parallel_factor", "charge_threshold", "is_maximal"]
+
+MAX_N = 4
+
+
+def charge_threshold(p: float) -> int:
+    """Hash values below this threshold are charged positive (probability ``p``)."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"charge probability p must be in [0, 1], got {p}")
+    return min(int(round(p * 2.0**32)), 2**32)
+
+
+@njit(cache=True)
+def _greedy(indptr, indices, data, n_max):
+    N = len(indptr) - 1
+    rows = np.empty(len(indices), dtype=np.int64)
+    for i in range(N):
+        for k in range(indptr[i], indptr[i + 1]):
+            rows[k] = i
+    upper = np.flatnonzero(rows < indices)
+    # decreasing weight; ties by (row, col) increasing: stable sort of the row-major list
+    order = upper[np.argsort(-data[upper], kind="mergesort")]
+    partners = -np.ones((N, n_max), dtype=np.int64)
+    weights = np.zeros((N, n_max), dtype=data.dtype)
+    count = np.zeros(N, dtype=np.int64)
+    for k in order:
+        u, v = rows[k], indices[k]
+        if count[u] < n_max and count[v] < n_max:
+            partners[u, count[u]] = v
+            weights[u, count[u]] = data[k]
+            count[u] += 1
+            partners[v, count[v]] = u
+            weights[v, count[v]] = data[k]
+            count[v] += 1
+    return partners, weights
+
+
+def greedy_factor(W, n):
+    """Algorithm 1: edges by decreasing weight, added while both ends have < n partners.
+
+    Ties between equal weights are broken by the edge's (row, column), smallest first.
+    Returns ``(partners, weights)`` as NumPy arrays.
+    """
+    return _greedy(W.indptr.astype(np.int64), W.indices.astype(np.int64), W.data, int(n))
+
+
+@njit(cache=True, parallel=True)
+def _propose(indptr, indices, data, partners, count, prop, prop_w, n_max, k, seed, charging, threshold):
+    """Each unsaturated row keeps its best admissible columns in a small sorted accumulator."""
+    N = len(indptr) - 1
+    for v in prange(N):
+        for s in range(n_max):
+            prop[v, s] = -1
+            prop_w[v, s] = 0
+        room = n_max - count[v]
+        if room <= 0:
+            continue
+        qv = hash32(v, k, seed) < threshold
+        acc_w = np.zeros(MAX_N, dtype=data.dtype)
+        acc_j = -np.ones(MAX_N, dtype=np.int64)
+        filled = 0
+        for e in range(indptr[v], indptr[v + 1]):
+            j = indices[e]
+            if j == v or count[j] >= n_max:
+                continue
+            if charging and (hash32(j, k, seed) < threshold) == qv:
+                continue
+            already = False
+            for s in range(count[v]):
+                if partners[v, s] == j:
+                    already = True
+            if already:
+                continue
+            w = data[e]
+            # insert (w, j) if better than the current worst; better = larger w, then smaller j
+            if filled < room:
+                pos = filled
+                filled += 1
+            elif w > acc_w[room - 1] or (w == acc_w[room - 1] and j < acc_j[room - 1]):
+                pos = room - 1
+            else:
+                continue
+            while pos > 0 and (w > acc_w[pos - 1] or (w == acc_w[pos - 1] and j < acc_j[pos - 1])):
+                acc_w[pos] = acc_w[pos - 1]
+                acc_j[pos] = acc_j[pos - 1]
+                pos -= 1
+            acc_w[pos] = w
+            acc_j[pos] = j
+        for s in range(filled):
+            prop[v, s] = acc_j[s]
+            prop_w[v, s] = acc_w[s]
+
+
+@njit(cache=True, parallel=True)
+def _confirm(prop, prop_w, partners, weights, count, n_max):
+    """Keep mutual proposals; returns the number of proposals made (before confirmation)."""
+    N = prop.shape[0]
+    proposed = 0
+    for v in prange(N):
+        c = count[v]
+        for s in range(n_max):
+            w = prop[v, s]
+            if w < 0:
+                continue
+            proposed += 1
+            mutual = False
+            for t in range(n_max):
+                if prop[w, t] == v:
+                    mutual = True
+            if mutual:
+                partners[v, c] = w
+                weights[v, c] = prop_w[v, s]
+                c += 1
+        count[v] = c
+    return proposed
+
+
+def _cpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold):
+    indptr = W.indptr.astype(np.int64)
+    indices = W.indices.astype(np.int64)
+    data = W.data
+    N = W.shape[0]
+    partners = -np.ones((N, n), dtype=np.int64)
+    weights = np.zeros((N, n), dtype=data.dtype)
+    count = np.zeros(N, dtype=np.int64)
+    prop = np.empty((N, n), dtype=np.int64)
+    prop_w = np.empty((N, n), dtype=data.dtype)
+    used = iterations
+    for k in range(iterations):
+        charging = (k % m) != k_m
+        _propose(indptr, indices, data, partners, count, prop, prop_w, n, k, seed, charging, threshold)
+        proposed = _confirm(prop, prop_w, partners, weights, count, n)
+        if proposed == 0 and not charging:
+            used = k + 1
+            break
+    return partners, weights, used
+
+
+def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold):
+    import cupy
+
+    from .cuda import get_kernel
+
+    N = W.shape[0]
+    itype = W.indices.dtype
+    vtype = W.data.dtype
+    partners = cupy.full((N, n), -1, dtype=itype)
+    weights = cupy.zeros((N, n), dtype=vtype)
+    count = cupy.zeros(N, dtype=np.int32)
+    prop = cupy.empty((N, n), dtype=itype)
+    prop_w = cupy.empty((N, n), dtype=vtype)
+    proposed = cupy.zeros(1, dtype=np.uint64)
+    propose = get_kernel("factor", "propose", vtype, itype)
+    confirm = get_kernel("factor", "confirm", vtype, itype)
+    threads = 128
+    blocks = (N + threads - 1) // threads
+    used = iterations
+    n32, N_ = np.int32(n), itype.type(N)
+    for k in range(iterations):
+        charging = (k % m) != k_m
+        propose((blocks,), (threads,), (N_, W.indptr, W.indices, W.data, partners, count, prop, prop_w, n32,
+                                        np.uint32(k), np.uint32(seed), np.int32(charging), np.uint64(threshold)))
+        if not charging:
+            proposed.fill(0)
+        confirm((blocks,), (threads,), (N_, prop, prop_w, partners, weights, count, n32, proposed, np.int32(not charging)))
+        if not charging and int(proposed[0]) == 0:  # the only host synchronization, on uncharged steps
+            used = k + 1
+            break
+    return partners, weights, used
+
+
+def parallel_factor(W, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0):
+    """Algorithm 2 on a symmetric weight graph ``W`` (SciPy or cupyx CSR).
+
+    Returns ``(partners, weights, used_iterations)`` on the backend of ``W``. Charging is
+    disabled in iterations with ``k % m == k_m``; an uncharged iteration without any
+    proposal proves the factor maximal and ends the loop (``used = k + 1``).
+    """
+    threshold = charge_threshold(p)
+    if is_device_array(W):
+        return _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold)
+    return _cpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold)
+
+
+def is_maximal(W, partners) -> bool:
+    """True when no edge of ``W`` joins two unsaturated vertices that are not yet partners."""
+    from .backend import get_array_module
+
+    xp = get_array_module(W)
+    n = partners.shape[1]
+    count = (partners >= 0).sum(axis=1)
+    rows = xp.repeat(xp.arange(W.shape[0]), xp.diff(W.indptr).astype(np.int64))
+    cols = W.indices
+    free = (count[rows] < n) & (count[cols] < n) & (rows != cols)
+    if not bool(free.any()):
+        return True
+    r, c = rows[free], cols[free]
+    linked = (partners[r] == c[:, None]).any(axis=1)
+    return bool(linked.all())

@@ -1,0 +1,218 @@
+"""[0,n]-factors, linear forests and weight coverage of sparse matrices (paper 001).
+
+The factor is computed on the weight graph ``A' = |A| - diag(A)`` (``A' + A'^T`` when
+``A'`` is not symmetric); coverage is measured against the original ``A'``. Everything
+follows the backend of ``A``: SciPy in, NumPy results; cupyx in, CuPy results.
+"""
+from __future__ import annotations
+
+import numbers
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kernels.backend import get_array_module, is_device_array, sparse_module
+from kernels.factor import greedy_factor as _greedy
+from kernels.factor import is_maximal, parallel_factor
+from kernels.forest import linear_forest_arrays
+from kernels.graph import abs_graph, offdiag_abs
+
+__all__ = ["Factor", "LinearForest", "factor", "greedy_factor", "weight_coverage", "identity_coverage", "linear_forest"]
+
+
+@dataclass
+class Factor:
+    """A [0,n]-factor: ``neighbors`` (N x n, -1 for empty), edge ``weights`` (N x n),
+    ``iterations`` used (M_max), whether it is ``maximal``, and setup ``time`` (s)."""
+
+    neighbors: object = field(repr=False)
+    weights: object = field(repr=False)
+    n: int
+    iterations: int
+    maximal: bool
+    time: float = 0.0
+
+    @property
+    def n_edges(self) -> int:
+        return int((self.neighbors >= 0).sum()) // 2
+
+
+@dataclass
+class LinearForest:
+    """Vertex-disjoint paths: ``path_id`` (smaller end id), ``position`` (0 at that end),
+    ``permutation`` (new -> old; the forest is tridiagonal in this order), ``path_start``
+    (offsets of the paths in the new order, length ``n_paths + 1``), ``removed_edges``
+    (``k x 2``, the cycle edges dropped) and ``neighbors`` (N x 2 forest partners)."""
+
+    path_id: object = field(repr=False)
+    position: object = field(repr=False)
+    permutation: object = field(repr=False)
+    path_start: object = field(repr=False)
+    removed_edges: object = field(repr=False)
+    neighbors: object = field(repr=False)
+    n_paths: int = 0
+    time: float = 0.0
+
+
+def _check_square(A):
+    xp = get_array_module(A)
+    if not sparse_module(xp).issparse(A):
+        raise TypeError(f"expected a scipy.sparse or cupyx.scipy.sparse matrix, got {type(A).__name__}")
+    if A.shape[0] != A.shape[1]:
+        raise ValueError(f"matrix must be square, got shape {A.shape}")
+    if A.shape[0] == 0:
+        raise ValueError("matrix is empty")
+    if np.dtype(A.dtype).kind not in "fcbiu":
+        raise TypeError(f"unsupported matrix dtype {A.dtype}")
+    if A.nnz and not bool(xp.isfinite(A.data).all()):
+        raise ValueError("matrix has NaN or infinite entries")
+
+
+def _check_int(name, value, lo, hi=None):
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < lo or (hi is not None and value > hi):
+        rng = f"{lo}..{hi}" if hi is not None else f">= {lo}"
+        raise ValueError(f"{name} must be an integer in {rng}, got {value!r}")
+    return int(value)
+
+
+def _sync(xp):
+    if xp is not np:
+        xp.cuda.Device().synchronize()
+
+
+def factor(A, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, *, symmetric=None) -> Factor:
+    """Parallel [0,n]-factor of the matrix graph (Algorithm 2 of paper 001).
+
+    Parameters
+    ----------
+    A : scipy.sparse or cupyx.scipy.sparse matrix, square
+    n : int, 1..4
+        Maximum partners per vertex (n=1: a matching; n=2: paths and cycles).
+    iterations : int
+        Maximum proposal rounds M (the loop stops early once the factor is maximal).
+    m, k_m : int
+        Charging period and offset: no vertex charging in rounds with ``k % m == k_m``.
+    p : float
+        Probability of a positive charge.
+    seed : int
+        Seed of the charge hash (vertex id, iteration, seed).
+    symmetric : bool, optional
+        Whether ``|A| - diag(A)`` is symmetric (tested when None).
+
+    Returns
+    -------
+    Factor
+
+    Examples
+    --------
+    >>> import matrices, precond
+    >>> A = matrices.aniso2(50)
+    >>> f = precond.factor(A, n=2)
+    >>> f.neighbors.shape, round(precond.weight_coverage(A, f), 2)
+    ((2500, 2), 0.66)
+    """
+    _check_square(A)
+    n = _check_int("n", n, 1, 4)
+    iterations = _check_int("iterations", iterations, 0)
+    m = _check_int("m", m, 1)
+    k_m = _check_int("k_m", k_m, 0)
+    if not 0 <= p <= 1:
+        raise ValueError(f"charge probability p must be in [0, 1], got {p}")
+    xp = get_array_module(A)
+    t0 = time.perf_counter()
+    W = abs_graph(A, symmetric=symmetric)
+    partners, weights, used = parallel_factor(W, n, iterations, m, k_m, p, _check_int("seed", seed, 0))
+    maximal = is_maximal(W, partners)
+    _sync(xp)
+    return Factor(partners, weights, n, used, maximal, time.perf_counter() - t0)
+
+
+def greedy_factor(A, n=2) -> Factor:
+    """Sequential greedy [0,n]-factor (Algorithm 1): the quality reference (CPU, Numba).
+
+    Examples
+    --------
+    >>> import matrices, precond
+    >>> A = matrices.aniso1(30)
+    >>> round(precond.weight_coverage(A, precond.greedy_factor(A, 2)), 2)
+    0.67
+    """
+    _check_square(A)
+    n = _check_int("n", n, 1, 4)
+    t0 = time.perf_counter()
+    from kernels.backend import to_host
+
+    W = abs_graph(to_host(A))
+    partners, weights = _greedy(W, n)
+    return Factor(partners, weights, n, 1, True, time.perf_counter() - t0)
+
+
+def _factor_pattern(f: Factor, shape, xp):
+    sps = sparse_module(xp)
+    nb = f.neighbors
+    rows = xp.repeat(xp.arange(shape[0]), nb.shape[1])
+    cols = nb.ravel()
+    keep = cols >= 0
+    return sps.csr_matrix((xp.ones(int(keep.sum())), (rows[keep], cols[keep])), shape=shape)
+
+
+def weight_coverage(A, f) -> float:
+    """Relative weight coverage c_pi (Eq. 3-4): share of the off-diagonal absolute weight
+    of ``A`` on the edges of the factor or forest ``f`` (both directions counted)."""
+    _check_square(A)
+    xp = get_array_module(A)
+    Ap = offdiag_abs(A)
+    total = float(Ap.sum())
+    if total == 0.0:
+        return 0.0
+    covered = float(Ap.multiply(_factor_pattern(f, A.shape, xp)).sum())
+    return covered / total
+
+
+def identity_coverage(A) -> float:
+    """c_id (Eq. 5): share of the off-diagonal absolute weight on the sub- and superdiagonal."""
+    _check_square(A)
+    Ap = offdiag_abs(A)
+    total = float(Ap.sum())
+    if total == 0.0:
+        return 0.0
+    return float(Ap.diagonal(1).sum() + Ap.diagonal(-1).sum()) / total
+
+
+def linear_forest(A, f=None, **factor_kwargs) -> LinearForest:
+    """Linear forest of a [0,2]-factor: break cycles, rank paths, permutation.
+
+    Parameters
+    ----------
+    A : sparse matrix (SciPy or cupyx)
+    f : Factor, optional
+        A [0,2]-factor of ``A`` (computed with ``factor_kwargs`` when omitted).
+
+    Returns
+    -------
+    LinearForest
+        Under ``permutation`` the forest's adjacency is tridiagonal.
+
+    Examples
+    --------
+    >>> import matrices, precond
+    >>> A = matrices.aniso3(20)
+    >>> lf = precond.linear_forest(A)
+    >>> P = lf.permutation
+    >>> B = A[P][:, P]          # forest edges are now on the sub/superdiagonal
+    >>> lf.n_paths < 20
+    True
+    """
+    _check_square(A)
+    if f is None:
+        f = factor(A, n=2, **factor_kwargs)
+    if f.n != 2:
+        raise ValueError(f"a linear forest needs a [0,2]-factor, got n={f.n}")
+    if is_device_array(f.neighbors) != is_device_array(A):
+        raise TypeError("factor and matrix live on different devices")
+    xp = get_array_module(A)
+    t0 = time.perf_counter()
+    nb, pid, pos, perm, starts, removed = linear_forest_arrays(f.neighbors, f.weights)
+    _sync(xp)
+    return LinearForest(pid, pos, perm, starts, removed, nb, int(len(starts) - 1), time.perf_counter() - t0)
