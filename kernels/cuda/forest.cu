@@ -22,7 +22,7 @@ __global__ void cycle_init(const I N, const I* __restrict__ partners, const V* _
             const size_t k = 2 * (size_t)v + i;
             const I p = partners[k];
             q[k] = p >= 0 ? p : -(v + 1);
-            mw[k] = p >= 0 ? weights[k] : V(INFINITY);
+            mw[k] = p >= 0 ? weights[k] : V(__longlong_as_double(0x7ff0000000000000ULL));
             ma[k] = p >= 0 ? min(v, p) : N;
             mb[k] = p >= 0 ? max(v, p) : N;
         }
