@@ -15,7 +15,18 @@ import numpy as np
 
 from kernels.backend import get_array_module, is_device_array, sparse_linalg_module, sparse_module
 
-__all__ = ["Preconditioner", "JacobiPrecond", "jacobi", "check_matrix"]
+__all__ = [
+    "Preconditioner",
+    "JacobiPrecond",
+    "TridiagonalPrecond",
+    "AlgebraicTridiagonalPrecond",
+    "AlgebraicBlockTridiagonalPrecond",
+    "jacobi",
+    "tridiagonal",
+    "algebraic_tridiagonal",
+    "algebraic_block_tridiagonal",
+    "check_matrix",
+]
 
 
 def check_matrix(A):
@@ -116,3 +127,239 @@ def jacobi(A) -> JacobiPrecond:
     0
     """
     return JacobiPrecond(A)
+
+
+def _sync(xp):
+    if xp is not np:
+        xp.cuda.Device().synchronize()
+
+
+class TridiagonalPrecond(Preconditioner):
+    """TriScalPrecond: the tridiagonal part of ``A`` in its original ordering, factorized once."""
+
+    def __init__(self, A):
+        from kernels.tridiag import TridiagonalSolver, extract_tridiagonal
+        from precond.factor import identity_coverage
+
+        t0 = time.perf_counter()
+        A = check_matrix(A)
+        super().__init__(A)
+        dl, d, du = extract_tridiagonal(A)
+        _sync(self.xp)
+        t1 = time.perf_counter()
+        self.solver = TridiagonalSolver(dl, d, du)
+        _sync(self.xp)
+        t2 = time.perf_counter()
+        self.weight_coverage = identity_coverage(A)
+        self.n_paths = 1
+        self.setup_time = {"extract": t1 - t0, "factorize": t2 - t1}
+
+    def matvec(self, x):
+        self._check_vector(x)
+        return self.solver.solve(x)
+
+    def _describe(self):
+        return f"coverage {self.weight_coverage:.2f}"
+
+
+def _best_factor(A, n, m, **kw):
+    """``m="auto"``: try m=1 and m=5, keep the factor of higher weight coverage."""
+    from precond.factor import factor, weight_coverage
+
+    if m != "auto":
+        return factor(A, n=n, m=m, **kw), m
+    best = None
+    for m_try in (1, 5):
+        f = factor(A, n=n, m=m_try, **kw)
+        c = weight_coverage(A, f)
+        if best is None or c > best[2]:
+            best = (f, m_try, c)
+    return best[0], best[1]
+
+
+class AlgebraicTridiagonalPrecond(Preconditioner):
+    """AlgTriScalPrecond: [0,2]-factor -> linear forest -> permutation -> tridiagonal
+    coefficients from ``A`` (one pass) -> factorized once; apply = permute, solve, unpermute."""
+
+    def __init__(self, A, *, iterations=5, m=5, k_m=0, p=0.5, seed=0):
+        from kernels.tridiag import TridiagonalSolver, extract_tridiagonal
+        from precond.factor import linear_forest, weight_coverage
+
+        A = check_matrix(A)
+        super().__init__(A)
+        xp = self.xp
+        t0 = time.perf_counter()
+        f, self.m = _best_factor(A, 2, m, iterations=iterations, k_m=k_m, p=p, seed=seed)
+        _sync(xp)
+        t1 = time.perf_counter()
+        forest = linear_forest(A, f)
+        t2 = time.perf_counter()
+        dl, d, du = extract_tridiagonal(A, forest.permutation, forest.neighbors)
+        _sync(xp)
+        t3 = time.perf_counter()
+        self.solver = TridiagonalSolver(dl, d, du, forest.permutation)
+        _sync(xp)
+        t4 = time.perf_counter()
+        self.factor, self.forest = f, forest
+        self.n_paths = forest.n_paths
+        self.weight_coverage = weight_coverage(A, forest)
+        self.setup_time = {"factor": t1 - t0, "forest": t2 - t1, "extract": t3 - t2, "factorize": t4 - t3}
+
+    def matvec(self, x):
+        self._check_vector(x)
+        return self.solver.solve(x)
+
+    def _describe(self):
+        return f"{self.n_paths} paths, coverage {self.weight_coverage:.2f}"
+
+
+class AlgebraicBlockTridiagonalPrecond(Preconditioner):
+    """AlgTriBlockPrecond: [0,1]-factor (matching) -> matched pairs coarsened to one vertex
+    -> [0,2]-factor and linear forest of the coarse graph -> 2x2 block tridiagonal system
+    on the fine graph (unmatched vertices padded with an uncoupled ghost equation, diagonal
+    1 and right-hand side 1, as in paper 001) -> factorized once (block Thomas, CPU)."""
+
+    def __init__(self, A, *, iterations=5, m=5, k_m=0, p=0.5, seed=0):
+        import scipy.sparse as sp
+
+        from kernels.forest import linear_forest_cpu
+        from kernels.graph import abs_graph, offdiag_abs
+        from kernels.tridiag import BlockTridiagonalSolver
+        from precond.factor import factor
+
+        A = check_matrix(A)
+        super().__init__(A)
+        if self.on_gpu:
+            raise NotImplementedError("the 2x2 block tridiagonal preconditioner runs on the CPU only in this version")
+        N = A.shape[0]
+        t0 = time.perf_counter()
+        f1, self.m = _best_factor(A, 1, m, iterations=iterations, k_m=k_m, p=p, seed=seed)
+        mate = f1.neighbors[:, 0]
+        rep = np.where((mate >= 0) & (mate < np.arange(N)), mate, np.arange(N))
+        reps, coarse = np.unique(rep, return_inverse=True)
+        Nc = len(reps)
+        R = sp.csr_matrix((np.ones(N), (coarse, np.arange(N))), shape=(Nc, N))
+        Wc = (R @ abs_graph(A) @ R.T).tocsr()
+        Wc.setdiag(0)
+        Wc.eliminate_zeros()
+        t1 = time.perf_counter()
+        f2 = factor(Wc, n=2, iterations=iterations, m=self.m, k_m=k_m, p=p, seed=seed, symmetric=True)
+        nb, _, _, cperm, starts, _ = linear_forest_cpu(f2.neighbors, f2.weights)
+        t2 = time.perf_counter()
+        # block members: (smaller, larger) of a pair, or (vertex, ghost -1)
+        members = -np.ones((Nc, 2), dtype=np.int64)
+        order = np.argsort(coarse, kind="stable")
+        first = np.searchsorted(coarse[order], np.arange(Nc))
+        members[:, 0] = order[first]
+        second = first + 1
+        has2 = (second < N) & (coarse[order[np.minimum(second, N - 1)]] == np.arange(Nc))
+        members[has2, 1] = order[second[has2]]
+        index = members[cperm]  # block k of the system = coarse vertex cperm[k]
+        D, L, U = self._blocks(A, index, starts, Nc)
+        t3 = time.perf_counter()
+        self.solver = BlockTridiagonalSolver(L, D, U, index)
+        t4 = time.perf_counter()
+        self.n_blocks = Nc
+        self.n_paths = len(starts) - 1
+        self.n_ghosts = int((index[:, 1] < 0).sum())
+        Ap = offdiag_abs(A)
+        covered = self._covered(Ap, index, starts)
+        total = float(Ap.sum())
+        self.weight_coverage = covered / total if total else 0.0
+        self.setup_time = {"matching+coarsen": t1 - t0, "coarse forest": t2 - t1, "extract": t3 - t2,
+                           "factorize": t4 - t3}
+
+    @staticmethod
+    def _blocks(A, index, starts, m):
+        """2x2 diagonal and off-diagonal blocks of A under the block ordering."""
+        vt = A.dtype
+        N = A.shape[0]
+        slot_block = np.full(N, -1, dtype=np.int64)
+        slot_pos = np.zeros(N, dtype=np.int64)
+        for s in range(2):
+            ok = index[:, s] >= 0
+            slot_block[index[ok, s]] = np.flatnonzero(ok)
+            slot_pos[index[ok, s]] = s
+        coo = A.tocoo()
+        bi, bj = slot_block[coo.row], slot_block[coo.col]
+        si, sj = slot_pos[coo.row], slot_pos[coo.col]
+        path_of = np.repeat(np.arange(len(starts) - 1), np.diff(starts))
+        same_path = path_of[bi] == path_of[bj]
+        D = np.zeros((m, 2, 2), dtype=vt)
+        L = np.zeros((m, 2, 2), dtype=vt)
+        U = np.zeros((m, 2, 2), dtype=vt)
+        for target, sel in ((D, bi == bj), (L, (bj == bi - 1) & same_path), (U, (bj == bi + 1) & same_path)):
+            np.add.at(target, (bi[sel], si[sel], sj[sel]), coo.data[sel])
+        ghost = index[:, 1] < 0
+        D[ghost, 1, 1] = 1
+        return D, L, U
+
+    @staticmethod
+    def _covered(Ap, index, starts):
+        """Absolute off-diagonal weight inside the blocks and between forest-adjacent blocks."""
+        N = Ap.shape[0]
+        blk = np.full(N, -1, dtype=np.int64)
+        for s in range(2):
+            ok = index[:, s] >= 0
+            blk[index[ok, s]] = np.flatnonzero(ok)
+        path_of = np.repeat(np.arange(len(starts) - 1), np.diff(starts))
+        coo = Ap.tocoo()
+        bi, bj = blk[coo.row], blk[coo.col]
+        keep = (abs(bi - bj) <= 1) & (path_of[bi] == path_of[bj])
+        return float(coo.data[keep].sum())
+
+    def matvec(self, x):
+        self._check_vector(x)
+        return self.solver.solve(x)
+
+    def _describe(self):
+        return f"{self.n_blocks} blocks ({self.n_ghosts} ghosts), {self.n_paths} paths, coverage {self.weight_coverage:.2f}"
+
+
+def tridiagonal(A) -> TridiagonalPrecond:
+    """TriScalPrecond: tridiagonal part of ``A`` in the original ordering (baseline).
+
+    Examples
+    --------
+    >>> import matrices, precond
+    >>> M = precond.tridiagonal(matrices.aniso1(30))
+    >>> round(M.weight_coverage, 2)
+    0.67
+    """
+    return TridiagonalPrecond(A)
+
+
+def algebraic_tridiagonal(A, *, iterations=5, m=5, k_m=0, p=0.5, seed=0) -> AlgebraicTridiagonalPrecond:
+    """AlgTriScalPrecond of paper 001 (SciPy in: CPU; cupyx in: GPU).
+
+    Parameters
+    ----------
+    A : sparse matrix, square
+    iterations, m, k_m, p, seed :
+        Parameters of the [0,2]-factor (see :func:`precond.factor`); ``m="auto"`` tries
+        m=1 and m=5 and keeps the higher weight coverage.
+
+    Examples
+    --------
+    >>> import matrices, precond
+    >>> A = matrices.aniso2(64)
+    >>> M = precond.algebraic_tridiagonal(A)
+    >>> res = precond.solve(A, A @ np.ones(A.shape[0]), M, rtol=1e-8)
+    >>> res.converged, round(M.weight_coverage, 2)
+    (True, 0.67)
+    """
+    return AlgebraicTridiagonalPrecond(A, iterations=iterations, m=m, k_m=k_m, p=p, seed=seed)
+
+
+def algebraic_block_tridiagonal(A, *, iterations=5, m=5, k_m=0, p=0.5, seed=0) -> AlgebraicBlockTridiagonalPrecond:
+    """AlgTriBlockPrecond of paper 001: 2x2 block tridiagonal preconditioner (CPU).
+
+    Examples
+    --------
+    >>> import matrices, precond
+    >>> A = matrices.elasticity2d(16)
+    >>> M = precond.algebraic_block_tridiagonal(A)
+    >>> M.n_blocks <= A.shape[0]
+    True
+    """
+    return AlgebraicBlockTridiagonalPrecond(A, iterations=iterations, m=m, k_m=k_m, p=p, seed=seed)

@@ -1,0 +1,432 @@
+"""Tridiagonal solvers: factorize once, solve many times (CPU and GPU).
+
+A system is given by its sub-, main and superdiagonal ``dl, d, du`` (``dl[0]`` and
+``du[-1]`` are ignored). Independent systems (the paths of a linear forest) are simply
+concatenated with zero couplings between them. An optional permutation ``perm`` (new ->
+old) folds the reordering into the solve: ``solve(x)`` returns ``y`` with
+``y[perm] = T^{-1} x[perm]``.
+
+CPU: Thomas algorithm in Numba. GPU: a partitioned (SPIKE-like) method with precomputed
+chunk factorizations and spikes, recursive on the separator system, so each solve is a
+few bandwidth-bound kernel launches with no host synchronization
+(``kernels/cuda/tridiag.cu``). Zero or tiny pivots (relative to the largest diagonal
+entry) are replaced by a tiny value of the same sign and reported with a warning.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from numba import njit
+
+from .backend import get_array_module, is_device_array
+
+__all__ = ["TridiagonalSolver", "tridiagonal_solve", "BlockTridiagonalSolver", "extract_tridiagonal"]
+
+_EPS = {np.dtype(np.float32): 1e-6, np.dtype(np.float64): 1e-13}
+
+
+def _eps(dtype):
+    dt = np.dtype(dtype)
+    return _EPS.get(np.dtype(dt.char.lower()) if dt.kind == "c" else dt, 1e-13)
+
+
+@njit(cache=True)
+def _thomas_factor(dl, d, du, eps_scale):
+    n = len(d)
+    inv_den = np.empty_like(d)
+    cp = np.empty_like(d)
+    prev = d[0] * 0
+    boosted = 0
+    for i in range(n):
+        den = d[i] - (dl[i] * prev if i > 0 else 0)
+        if abs(den) <= eps_scale:
+            boosted += 1
+            den = -eps_scale if den.real < 0 else eps_scale
+        inv_den[i] = 1 / den
+        prev = (du[i] * inv_den[i]) if i < n - 1 else 0 * prev
+        cp[i] = prev
+    return inv_den, cp, boosted
+
+
+@njit(cache=True)
+def _thomas_solve(dl, inv_den, cp, perm, x, out):
+    """Solve with a precomputed factorization; rhs gathered through perm, result scattered."""
+    n = len(inv_den)
+    z = np.empty(n, dtype=out.dtype)
+    prev = z[0] * 0
+    for i in range(n):
+        b = x[perm[i]] if len(perm) else x[i]
+        prev = (b - (dl[i] * prev if i > 0 else 0)) * inv_den[i]
+        z[i] = prev
+    nxt = z[0] * 0
+    for i in range(n - 1, -1, -1):
+        nxt = z[i] - cp[i] * nxt
+        if len(perm):
+            out[perm[i]] = nxt
+        else:
+            out[i] = nxt
+
+
+def _warn_boosted(count, n):
+    if count:
+        warnings.warn(
+            f"tridiagonal factorization met {count} zero or tiny pivot(s) out of {n}: replaced by "
+            f"+-eps*max|d| (the preconditioner is then only approximate there)",
+            RuntimeWarning,
+            stacklevel=4,
+        )
+
+
+class _GpuLevel:
+    """One level of the partitioned GPU solver (chunk factorizations and spikes)."""
+
+    def __init__(self, dl, d, du, chunk, scale, boosted, kernels):
+        import cupy
+
+        self.N = N = len(d)
+        self.C = C = chunk
+        self.P = P = (N + C - 1) // C
+        pad = P * C - N
+        vt = d.dtype
+        if pad:
+            dl = cupy.concatenate([dl, cupy.zeros(pad, vt)])
+            du = cupy.concatenate([du, cupy.zeros(pad, vt)])
+            d = cupy.concatenate([d, cupy.ones(pad, vt)])
+        du = du.copy()
+        du[N - 1:] = 0  # nothing couples beyond the system (or into the padding)
+        dl = dl.copy()
+        dl[0] = 0
+        self.dl, self.du = dl, du
+        n_int = (C - 1) * P
+        self.inv_den, self.cp, self.ldl = (cupy.empty(n_int, vt) for _ in range(3))
+        self.v, self.w = cupy.empty(n_int, vt), cupy.empty(n_int, vt)
+        self.y = cupy.empty(n_int, vt)
+        self.sep_b, self.g, self.L = cupy.empty(P, vt), cupy.empty(P, vt), cupy.empty(P, vt)
+        self.k = kernels
+        self.threads = 128
+        self.blocks = (P + self.threads - 1) // self.threads
+        itype = np.int64 if P * C > np.iinfo(np.int32).max else np.int32
+        self.itype = itype
+        args = (itype(P), np.int32(C))
+        kernels["chunk_factor"]((self.blocks,), (self.threads,),
+                                (*args, dl, d, du, self.inv_den, self.cp, self.ldl, self.v, self.w, vt.type(scale), boosted))
+        ra, rb, rc = cupy.empty(P, vt), cupy.empty(P, vt), cupy.empty(P, vt)
+        kernels["reduced_coeffs"]((self.blocks,), (self.threads,), (*args, dl, d, du, self.v, self.w, ra, rb, rc))
+        self.reduced = (ra, rb, rc)
+
+    def forward(self, x, gather):
+        args = (self.itype(self.P), np.int32(self.C), self.itype(self.N))
+        self.k["chunk_forward"]((self.blocks,), (self.threads,),
+                                (*args, x, gather, self.inv_den, self.cp, self.ldl, self.y, self.sep_b))
+        self.k["reduced_rhs"]((self.blocks,), (self.threads,),
+                              (self.itype(self.P), np.int32(self.C), self.dl, self.du, self.y, self.sep_b, self.g))
+        return self.g
+
+    def back(self, L, scatter, out):
+        args = (self.itype(self.P), np.int32(self.C), self.itype(self.N))
+        self.k["chunk_back"]((self.blocks,), (self.threads,), (*args, self.y, self.v, self.w, L, scatter, out))
+
+
+class TridiagonalSolver:
+    """Factorization of a (possibly permuted) tridiagonal system for repeated solves.
+
+    Parameters
+    ----------
+    dl, d, du : arrays (NumPy or CuPy) of length N
+        Sub-, main and superdiagonal in the system's order.
+    perm : int array, optional
+        New -> old permutation folded into :meth:`solve`.
+    chunk : int
+        GPU chunk size (rows per thread) of the partitioned method.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> s = TridiagonalSolver(np.full(4, -1.0), np.full(4, 4.0), np.full(4, -1.0))
+    >>> np.round(s.solve(np.ones(4)), 4)
+    array([0.3636, 0.4545, 0.4545, 0.3636])
+    """
+
+    bottom_size = 64
+
+    def __init__(self, dl, d, du, perm=None, *, chunk=32):
+        xp = get_array_module(d)
+        self.xp = xp
+        self.n = n = len(d)
+        if not (len(dl) == len(du) == n):
+            raise ValueError("dl, d and du must have the same length")
+        if n == 0:
+            raise ValueError("empty tridiagonal system")
+        if chunk < 2:
+            raise ValueError("chunk must be >= 2")
+        self.dtype = np.dtype(d.dtype)
+        scale = float(abs(d).max()) or 1.0
+        self.eps_scale = _eps(self.dtype) * scale
+        self.boosted = 0
+        if xp is np:
+            self.perm = np.ascontiguousarray(perm, dtype=np.int64) if perm is not None else np.zeros(0, np.int64)
+            self.dl = np.ascontiguousarray(dl, dtype=self.dtype)
+            self.inv_den, self.cp, self.boosted = _thomas_factor(
+                self.dl, np.ascontiguousarray(d, dtype=self.dtype), np.ascontiguousarray(du, dtype=self.dtype),
+                self.dtype.type(self.eps_scale).real)
+        else:
+            self._setup_gpu(dl, d, du, perm, chunk, self.eps_scale)
+        _warn_boosted(self.boosted, n)
+
+    # -------------------------------------------------------------- GPU setup
+    def _setup_gpu(self, dl, d, du, perm, chunk, eps_scale):
+        import cupy
+
+        from .cuda import get_kernel
+
+        vt = self.dtype
+        if vt.kind == "c":
+            raise TypeError("complex tridiagonal systems are supported on the CPU only")
+        itype = np.int32 if self.n < np.iinfo(np.int32).max // 2 else np.int64
+        names = ("chunk_factor", "reduced_coeffs", "chunk_forward", "reduced_rhs", "chunk_back",
+                 "thomas_factor", "thomas_solve")
+        kernels = {k: get_kernel("tridiag", k, vt, itype) for k in names}
+        boosted = cupy.zeros(1, dtype=np.int32)
+        scale = eps_scale / _eps(vt)
+        self.levels = []
+        cur = (dl.astype(vt), d.astype(vt), du.astype(vt))
+        while len(cur[1]) > self.bottom_size:
+            level = _GpuLevel(*cur, chunk, scale, boosted, kernels)
+            self.levels.append(level)
+            cur = level.reduced
+        m = len(cur[1])
+        self.bottom = (cur[0], cupy.empty(m, vt), cupy.empty(m, vt), cupy.empty(m, vt), m)
+        kernels["thomas_factor"]((1,), (1,), (itype(m), cur[0], cur[1], cur[2], self.bottom[1], self.bottom[2],
+                                              vt.type(scale), boosted))
+        self.kernels = kernels
+        self.itype = itype
+        # gather/scatter in the interleaved layout of level 0
+        if perm is not None and self.levels:
+            lv = self.levels[0]
+            full = cupy.full(lv.P * lv.C, -1, dtype=lv.itype)
+            full[: self.n] = perm.astype(lv.itype)
+            self.perm_t = full.reshape(lv.P, lv.C).T.copy().ravel()
+        elif perm is not None:
+            self.perm_t = perm.astype(itype)
+        else:
+            self.perm_t = None
+        self.boosted = int(boosted[0])  # setup only: one host synchronization
+
+    def _solve_gpu(self, x):
+        import cupy
+
+        out = cupy.empty(self.n, dtype=self.dtype)
+        rhs = x
+        for depth, level in enumerate(self.levels):
+            rhs = level.forward(rhs, self.perm_t if depth == 0 else None)
+        dlb, inv_den, cp, xb, m = self.bottom
+        if self.levels:
+            self.kernels["thomas_solve"]((1,), (1,), (self.itype(m), dlb, inv_den, cp, rhs, xb))
+            L = xb  # separators of the deepest level
+            for depth in range(len(self.levels) - 1, 0, -1):
+                target = self.levels[depth - 1].L
+                self.levels[depth].back(L, None, target)
+                L = target
+            self.levels[0].back(L, self.perm_t, out)
+        else:  # small system: Thomas directly, with the permutation applied around it
+            b = x[self.perm_t] if self.perm_t is not None else x
+            self.kernels["thomas_solve"]((1,), (1,), (self.itype(m), dlb, inv_den, cp, b, xb))
+            if self.perm_t is not None:
+                out[self.perm_t] = xb
+            else:
+                out[...] = xb
+        return out
+
+    # ------------------------------------------------------------------ solve
+    def solve(self, x):
+        """Return ``T^{-1} x`` (through the permutation, if any) as a new array."""
+        if get_array_module(x) is not self.xp:
+            raise TypeError("right-hand side and solver live on different devices")
+        if x.shape[0] != self.n:
+            raise ValueError(f"right-hand side of length {x.shape[0]} for a system of size {self.n}")
+        if x.ndim == 2:
+            return self.xp.stack([self.solve(x[:, k]) for k in range(x.shape[1])], axis=1)
+        if self.xp is np:
+            out = np.empty(self.n, dtype=np.result_type(self.dtype, x.dtype))
+            _thomas_solve(self.dl, self.inv_den, self.cp, self.perm, np.ascontiguousarray(x), out)
+            return out
+        return self._solve_gpu(self.xp.ascontiguousarray(x, dtype=self.dtype))
+
+
+def tridiagonal_solve(dl, d, du, b, *, chunk=32):
+    """Solve tridiagonal systems (NumPy or CuPy); CuPy has no public tridiagonal solver.
+
+    Parameters
+    ----------
+    dl, d, du : arrays of shape (n,) for one system or (batch, n) for independent systems
+        ``dl[..., 0]`` and ``du[..., -1]`` are ignored.
+    b : array of shape (n,), (n, k) (several right-hand sides) or (batch, n)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> d = np.array([[2.0, 2.0], [4.0, 4.0]])
+    >>> off = np.array([[1.0, 1.0], [1.0, 1.0]])
+    >>> tridiagonal_solve(off, d, off, np.array([[3.0, 3.0], [5.0, 5.0]]))
+    array([[1., 1.],
+           [1., 1.]])
+    """
+    xp = get_array_module(dl, d, du, b)
+    if d.ndim == 2:
+        batch, n = d.shape
+        if b.shape != d.shape:
+            raise ValueError(f"batched right-hand side must have shape {d.shape}, got {b.shape}")
+        dl2, du2 = dl.copy(), du.copy()
+        dl2[:, 0] = 0
+        du2[:, -1] = 0
+        solver = TridiagonalSolver(dl2.ravel(), d.ravel(), du2.ravel(), chunk=chunk)
+        return solver.solve(b.ravel()).reshape(batch, n)
+    return TridiagonalSolver(dl, d, du, chunk=chunk).solve(b)
+
+
+@njit(cache=True)
+def _block_factor(L, D, U, eps_scale):
+    """Block Thomas for 2x2 blocks (L, D, U of shape (m, 2, 2)): inverse pivots and C'."""
+    m = D.shape[0]
+    inv = np.empty_like(D)
+    cp = np.zeros_like(D)
+    boosted = 0
+    p00 = p01 = p10 = p11 = D[0, 0, 0] * 0
+    for i in range(m):
+        a00, a01, a10, a11 = D[i, 0, 0], D[i, 0, 1], D[i, 1, 0], D[i, 1, 1]
+        if i > 0:  # D_i - L_i C'_{i-1}
+            l00, l01, l10, l11 = L[i, 0, 0], L[i, 0, 1], L[i, 1, 0], L[i, 1, 1]
+            a00 -= l00 * p00 + l01 * p10
+            a01 -= l00 * p01 + l01 * p11
+            a10 -= l10 * p00 + l11 * p10
+            a11 -= l10 * p01 + l11 * p11
+        det = a00 * a11 - a01 * a10
+        if abs(det) <= eps_scale * eps_scale:
+            boosted += 1
+            a00 += eps_scale
+            a11 += eps_scale
+            det = a00 * a11 - a01 * a10
+            if abs(det) <= eps_scale * eps_scale:
+                a01 = a10 = a00 * 0
+                det = a00 * a11
+        i00, i01, i10, i11 = a11 / det, -a01 / det, -a10 / det, a00 / det
+        inv[i, 0, 0], inv[i, 0, 1], inv[i, 1, 0], inv[i, 1, 1] = i00, i01, i10, i11
+        if i < m - 1:
+            u00, u01, u10, u11 = U[i, 0, 0], U[i, 0, 1], U[i, 1, 0], U[i, 1, 1]
+            p00, p01 = i00 * u00 + i01 * u10, i00 * u01 + i01 * u11
+            p10, p11 = i10 * u00 + i11 * u10, i10 * u01 + i11 * u11
+            cp[i, 0, 0], cp[i, 0, 1], cp[i, 1, 0], cp[i, 1, 1] = p00, p01, p10, p11
+    return inv, cp, boosted
+
+
+@njit(cache=True)
+def _block_solve(L, inv, cp, idx, x, out):
+    """Block Thomas solve; unknown (i, s) is x[idx[i, s]] (idx < 0: ghost, rhs 1, dropped)."""
+    m = inv.shape[0]
+    z = np.empty((m, 2), dtype=out.dtype)
+    z0 = z1 = out.dtype.type(0)
+    for i in range(m):
+        b0 = x[idx[i, 0]] if idx[i, 0] >= 0 else 1
+        b1 = x[idx[i, 1]] if idx[i, 1] >= 0 else 1
+        if i > 0:
+            b0, b1 = b0 - (L[i, 0, 0] * z0 + L[i, 0, 1] * z1), b1 - (L[i, 1, 0] * z0 + L[i, 1, 1] * z1)
+        z0 = inv[i, 0, 0] * b0 + inv[i, 0, 1] * b1
+        z1 = inv[i, 1, 0] * b0 + inv[i, 1, 1] * b1
+        z[i, 0], z[i, 1] = z0, z1
+    n0 = n1 = out.dtype.type(0)
+    for i in range(m - 1, -1, -1):
+        n0, n1 = z[i, 0] - (cp[i, 0, 0] * n0 + cp[i, 0, 1] * n1), z[i, 1] - (cp[i, 1, 0] * n0 + cp[i, 1, 1] * n1)
+        if idx[i, 0] >= 0:
+            out[idx[i, 0]] = n0
+        if idx[i, 1] >= 0:
+            out[idx[i, 1]] = n1
+
+
+class BlockTridiagonalSolver:
+    """2x2 block tridiagonal system (CPU, block Thomas in Numba).
+
+    ``L, D, U`` have shape ``(m, 2, 2)``; ``index`` (``m x 2``) maps each block unknown to
+    an entry of the original vector (-1 for a ghost unknown whose equation is
+    uncoupled with right-hand side 1, as in paper 001).
+    """
+
+    def __init__(self, L, D, U, index):
+        self.dtype = np.dtype(D.dtype)
+        self.L = np.ascontiguousarray(L)
+        self.index = np.ascontiguousarray(index, dtype=np.int64)
+        self.n = int((self.index >= 0).sum())
+        scale = float(np.abs(D).max()) or 1.0
+        self.inv, self.cp, self.boosted = _block_factor(self.L, np.ascontiguousarray(D), np.ascontiguousarray(U),
+                                                        self.dtype.type(_eps(self.dtype) * scale).real)
+        _warn_boosted(self.boosted, D.shape[0])
+
+    def solve(self, x):
+        out = np.empty(self.n, dtype=np.result_type(self.dtype, x.dtype))
+        _block_solve(self.L, self.inv, self.cp, self.index, np.ascontiguousarray(x), out)
+        return out
+
+
+@njit(cache=True)
+def _extract_cpu(indptr, indices, data, inv_perm, partners, dl, d, du):
+    N = len(indptr) - 1
+    use_perm = len(inv_perm) > 0
+    use_forest = partners.shape[0] > 0
+    for i in range(N):
+        k = inv_perm[i] if use_perm else i
+        p0 = partners[i, 0] if use_forest else -1
+        p1 = partners[i, 1] if use_forest else -1
+        diag = data[0] * 0
+        lower = data[0] * 0
+        upper = data[0] * 0
+        for e in range(indptr[i], indptr[i + 1]):
+            j = indices[e]
+            if j == i:
+                diag += data[e]
+                continue
+            if use_forest and j != p0 and j != p1:
+                continue
+            kj = inv_perm[j] if use_perm else j
+            if kj == k - 1:
+                lower += data[e]
+            elif kj == k + 1:
+                upper += data[e]
+        d[k] = diag
+        dl[k] = lower
+        du[k] = upper
+
+
+def extract_tridiagonal(A, perm=None, partners=None):
+    """Tridiagonal coefficients ``(dl, d, du)`` of ``A`` in the order ``perm`` (new -> old)
+    in one pass over A's entries (paper 001, Sec. 4.3). With ``partners`` (N x 2 forest),
+    only forest edges enter the off-diagonals; otherwise the original ordering's
+    neighbours (``perm`` must then be None)."""
+    xp = get_array_module(A)
+    A = A.tocsr()
+    N = A.shape[0]
+    vt = np.dtype(A.dtype)
+    if xp is np:
+        inv = np.empty(0, np.int64)
+        if perm is not None:
+            inv = np.empty(N, np.int64)
+            inv[perm] = np.arange(N)
+        nb = np.zeros((0, 2), np.int64) if partners is None else np.ascontiguousarray(partners, dtype=np.int64)
+        dl, d, du = (np.zeros(N, vt) for _ in range(3))
+        if A.nnz:
+            _extract_cpu(A.indptr.astype(np.int64), A.indices.astype(np.int64), A.data, inv, nb, dl, d, du)
+        return dl, d, du
+    import cupy
+
+    from .cuda import get_kernel
+
+    itype = A.indices.dtype
+    inv = None
+    if perm is not None:
+        inv = cupy.empty(N, itype)
+        inv[perm] = cupy.arange(N, dtype=itype)
+    nb = None if partners is None else cupy.ascontiguousarray(partners, dtype=itype)
+    dl, d, du = (cupy.zeros(N, vt) for _ in range(3))
+    threads = 256
+    get_kernel("tridiag", "extract_tridiagonal", vt, itype)(
+        ((N + threads - 1) // threads,), (threads,), (itype.type(N), A.indptr, A.indices, A.data, inv, nb, dl, d, du))
+    return dl, d, du

@@ -1,0 +1,127 @@
+"""Preconditioner objects in BiCGStab: residuals, the paper's ANISO argument, dtypes, GPU."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+import matrices
+import precond
+from precond.study import true_solution
+
+ALL = [precond.jacobi, precond.tridiagonal, precond.algebraic_tridiagonal, precond.algebraic_block_tridiagonal]
+
+
+def _iters(A, M, rtol=1e-8):
+    b = A @ true_solution(A.shape[0], A.dtype)
+    res = precond.solve(A, b, M, rtol=rtol, maxiter=5000)
+    assert res.converged
+    x = res.x
+    assert np.linalg.norm(b - A @ x) <= 1.5 * rtol * np.linalg.norm(b)
+    return res.iterations
+
+
+@pytest.mark.parametrize("make", ALL, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-8), (np.float32, 1e-4)])
+@pytest.mark.parametrize("gen", [matrices.aniso2, matrices.poisson2d], ids=lambda g: g.__name__)
+def test_residuals_and_dtypes(make, dtype, rtol, gen):
+    A = gen(40, dtype=dtype)
+    M = make(A)
+    assert M.dtype == dtype and M.shape == A.shape
+    assert M.matvec(np.ones(A.shape[0], dtype)).dtype == dtype
+    _iters(A, M, rtol)
+
+
+def test_paper_argument_on_aniso():
+    n = 64
+    A2, A3 = matrices.aniso2(n), matrices.aniso3(n)
+    none2 = _iters(A2, None)
+    tri2, alg2 = _iters(A2, precond.tridiagonal(A2)), _iters(A2, precond.algebraic_tridiagonal(A2))
+    assert alg2 < 0.8 * tri2  # AlgTriScal finds the strong couplings TriScal misses
+    assert alg2 < none2 and alg2 < _iters(A2, precond.jacobi(A2))
+    tri3, alg3 = _iters(A3, precond.tridiagonal(A3)), _iters(A3, precond.algebraic_tridiagonal(A3))
+    assert abs(alg3 - tri3) <= 0.25 * tri3  # ANISO3: the ordering already has them
+    assert _iters(A2, precond.algebraic_block_tridiagonal(A2)) < none2
+
+
+def test_block_preconditioner_on_coupled_problem():
+    A = matrices.elasticity2d(24)
+    none = _iters(A, None)
+    blk = precond.algebraic_block_tridiagonal(A, m="auto")
+    assert blk.n_blocks < A.shape[0]
+    assert _iters(A, blk) < none
+
+
+def test_m_auto_keeps_best_coverage():
+    A = matrices.random_diffusion2d(40, seed=2)
+    auto = precond.algebraic_tridiagonal(A, m="auto")
+    covs = [precond.algebraic_tridiagonal(A, m=m).weight_coverage for m in (1, 5)]
+    assert auto.weight_coverage == pytest.approx(max(covs))
+
+
+@pytest.mark.parametrize("make", ALL, ids=lambda f: f.__name__)
+def test_apply_pure_and_operator(make):
+    A = matrices.aniso3(20)
+    M = make(A)
+    x = np.random.default_rng(0).standard_normal(A.shape[0])
+    keep = x.copy()
+    y1, y2 = M.matvec(x), M.matvec(x)
+    assert y1 is not x and np.array_equal(x, keep) and np.array_equal(y1, y2)
+    op = M.aslinearoperator()
+    assert isinstance(op, spla.LinearOperator) and op.dtype == A.dtype
+    np.testing.assert_array_equal(op @ x, y1)
+    x_sol, info = spla.bicgstab(A, A @ keep, rtol=1e-8, M=op)
+    assert info == 0
+    assert type(M).__name__ in repr(M) and "setup" in repr(M)
+    assert set(M.setup_time) and all(t >= 0 for t in M.setup_time.values())
+
+
+def test_tridiagonal_preconditioner_exact_on_tridiagonal_matrix():
+    N = 200
+    A = sp.diags([np.full(N - 1, -1.0), np.full(N, 2.5), np.full(N - 1, -1.2)], [-1, 0, 1], format="csr")
+    for make in (precond.tridiagonal, precond.algebraic_tridiagonal):
+        M = make(A)
+        b = np.arange(N, dtype=float)
+        np.testing.assert_allclose(A @ M.matvec(b), b, atol=1e-10)
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="square"):
+        precond.algebraic_tridiagonal(sp.csr_matrix(np.ones((3, 4))))
+    with pytest.raises(ValueError, match="NaN"):
+        precond.tridiagonal(sp.csr_matrix(np.array([[1.0, np.nan], [0.0, 1.0]])))
+    with pytest.raises(TypeError):
+        precond.algebraic_tridiagonal(np.eye(3))
+    with pytest.raises(TypeError, match="floating"):
+        precond.jacobi(sp.csr_matrix(np.eye(3, dtype=np.int64)))
+    with pytest.warns(RuntimeWarning, match="pivot"):
+        M = precond.tridiagonal(sp.csr_matrix(np.array([[0.0, 0.0], [0.0, 1.0]])))
+    assert np.all(np.isfinite(M.matvec(np.ones(2))))
+    A = matrices.poisson2d(4)
+    with pytest.raises(TypeError, match="dtype mismatch"):
+        precond.solve(A, np.ones(16, dtype=np.float32), precond.jacobi(A))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("make", [precond.jacobi, precond.tridiagonal, precond.algebraic_tridiagonal], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gpu_equals_cpu(make, dtype):
+    import cupy
+    import cupyx.scipy.sparse.linalg as cspla
+
+    from kernels.backend import to_device
+
+    A = matrices.aniso2(120, dtype=dtype)
+    Ad = to_device(A)
+    Mc, Mg = make(A), make(Ad)
+    x = np.random.default_rng(1).standard_normal(A.shape[0]).astype(dtype)
+    xd = cupy.asarray(x)
+    yg = Mg.matvec(xd)
+    assert isinstance(yg, cupy.ndarray) and bool((xd == cupy.asarray(x)).all())
+    tol = 1e-4 if dtype == np.float32 else 1e-10
+    np.testing.assert_allclose(yg.get(), Mc.matvec(x), rtol=tol, atol=tol)
+    assert isinstance(Mg.aslinearoperator(), cspla.LinearOperator)
+    b = Ad @ cupy.asarray(true_solution(A.shape[0], dtype))
+    res = precond.solve(Ad, b, Mg, rtol=1e-4 if dtype == np.float32 else 1e-8)
+    assert res.converged
+    x_cupyx, info = cspla.bicgstab(Ad, b, rtol=1e-4, M=Mg.aslinearoperator())
+    assert info == 0

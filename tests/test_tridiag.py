@@ -1,0 +1,169 @@
+"""Tridiagonal and 2x2 block tridiagonal solvers, coefficient extraction (CPU and GPU)."""
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import matrices
+from kernels.tridiag import BlockTridiagonalSolver, TridiagonalSolver, extract_tridiagonal, tridiagonal_solve
+
+
+def _system(rng, n, dtype=np.float64, dominant=True):
+    dl, du = rng.standard_normal(n), rng.standard_normal(n)
+    d = (4 + rng.random(n)) if dominant else rng.standard_normal(n)
+    return dl.astype(dtype), d.astype(dtype), du.astype(dtype)
+
+
+def _dense(dl, d, du):
+    return sp.diags([dl[1:], d, du[:-1]], [-1, 0, 1]).toarray()
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 1000])
+def test_solve_matches_dense(rng, n):
+    dl, d, du = _system(rng, n)
+    b = rng.standard_normal(n)
+    x = TridiagonalSolver(dl, d, du).solve(b)
+    np.testing.assert_allclose(_dense(dl, d, du) @ x, b, atol=1e-12)
+
+
+def test_permuted_solve_and_multiple_rhs(rng):
+    n = 300
+    dl, d, du = _system(rng, n)
+    perm = rng.permutation(n)
+    s = TridiagonalSolver(dl, d, du, perm)
+    b = rng.standard_normal((n, 3))
+    x = s.solve(b)
+    T = _dense(dl, d, du)
+    for k in range(3):
+        np.testing.assert_allclose(T @ x[perm, k], b[perm, k], atol=1e-12)
+
+
+def test_batched_independent_systems(rng):
+    dl, d, du = (a.reshape(4, 25) for a in _system(rng, 100))
+    b = rng.standard_normal((4, 25))
+    x = tridiagonal_solve(dl, d, du, b)
+    for k in range(4):
+        np.testing.assert_allclose(_dense(dl[k], d[k], du[k]) @ x[k], b[k], atol=1e-12)
+
+
+def test_solve_does_not_mutate_input(rng):
+    dl, d, du = _system(rng, 50)
+    b = rng.standard_normal(50)
+    keep = b.copy()
+    x = TridiagonalSolver(dl, d, du).solve(b)
+    assert x is not b and np.array_equal(b, keep)
+
+
+def test_zero_pivot_warns_and_stays_finite():
+    with pytest.warns(RuntimeWarning, match="zero or tiny pivot"):
+        s = TridiagonalSolver(np.array([0.0, 1.0, 1.0]), np.array([1.0, 1.0, 1.0]), np.array([1.0, 1.0, 0.0]))
+    assert np.all(np.isfinite(s.solve(np.ones(3))))
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="same length"):
+        TridiagonalSolver(np.ones(2), np.ones(3), np.ones(3))
+    with pytest.raises(ValueError, match="empty"):
+        TridiagonalSolver(np.ones(0), np.ones(0), np.ones(0))
+    with pytest.raises(ValueError, match="length"):
+        TridiagonalSolver(np.ones(3), np.ones(3), np.ones(3)).solve(np.ones(4))
+
+
+def test_complex_cpu(rng):
+    n = 20
+    dl, d, du = (a + 1j * rng.standard_normal(n) for a in _system(rng, n))
+    b = rng.standard_normal(n) + 0j
+    x = TridiagonalSolver(dl, d, du).solve(b)
+    np.testing.assert_allclose(_dense(dl, d, du) @ x, b, atol=1e-12)
+
+
+def test_block_solver_exact_on_block_tridiagonal(rng):
+    m = 30
+    L, D, U = rng.standard_normal((m, 2, 2)), rng.standard_normal((m, 2, 2)) + 6 * np.eye(2), rng.standard_normal((m, 2, 2))
+    index = np.arange(2 * m).reshape(m, 2)
+    index[5, 1] = -1  # a ghost unknown
+    D[5, 1, :] = D[5, :, 1] = 0
+    D[5, 1, 1] = 1
+    L[5, 1, :] = U[5, 1, :] = L[6, :, 1] = U[4, :, 1] = 0
+    n = 2 * m
+    dense = np.zeros((n, n))
+    for i in range(m):
+        dense[2 * i:2 * i + 2, 2 * i:2 * i + 2] = D[i]
+        if i:
+            dense[2 * i:2 * i + 2, 2 * i - 2:2 * i] = L[i]
+            dense[2 * i - 2:2 * i, 2 * i:2 * i + 2] = U[i - 1]
+    keep = index.ravel() >= 0
+    ids = np.full(n, -1)
+    ids[keep] = np.arange(keep.sum())
+    index = np.where(index >= 0, ids.reshape(m, 2), -1)
+    b = rng.standard_normal(int(keep.sum()))
+    x = BlockTridiagonalSolver(L, D, U, index).solve(b)
+    full_b = np.ones(n)
+    full_b[keep] = b
+    ref = np.linalg.solve(dense, full_b)
+    np.testing.assert_allclose(x, ref[keep], atol=1e-10)
+
+
+def test_extract_original_and_forest_orders():
+    A = matrices.aniso1(6)
+    dl, d, du = extract_tridiagonal(A)
+    np.testing.assert_array_equal(d, A.diagonal())
+    np.testing.assert_array_equal(du[:-1], A.diagonal(1))
+    np.testing.assert_array_equal(dl[1:], A.diagonal(-1))
+    perm = np.arange(36)[::-1].copy()
+    partners = -np.ones((36, 2), dtype=np.int64)
+    partners[0, 0], partners[1, 0] = 1, 0  # only the edge {0, 1} is a forest edge
+    dl, d, du = extract_tridiagonal(A, perm, partners)
+    # new position of 1 is 34, of 0 is 35: entry a_{1,0} becomes the upper coefficient of row 34
+    assert du[34] == A[1, 0] and dl[35] == A[0, 1]
+    assert np.count_nonzero(dl) == 1 and np.count_nonzero(du) == 1
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [5, 64, 65, 1000, 33 * 32 + 7, 200_000])
+def test_gpu_solver_matches_cpu(rng, dtype, n):
+    import cupy
+
+    dl, d, du = _system(rng, n, dtype)
+    dl[rng.random(n) < 0.05] = 0  # independent sub-systems
+    perm = rng.permutation(n)
+    b = rng.standard_normal(n).astype(dtype)
+    cpu = TridiagonalSolver(dl, d, du, perm).solve(b)
+    gpu = TridiagonalSolver(*(cupy.asarray(a) for a in (dl, d, du)), cupy.asarray(perm)).solve(cupy.asarray(b))
+    tol = 2e-4 if dtype == np.float32 else 1e-11
+    np.testing.assert_allclose(gpu.get(), cpu, rtol=tol, atol=tol)
+    plain = TridiagonalSolver(*(cupy.asarray(a) for a in (dl, d, du))).solve(cupy.asarray(b))
+    np.testing.assert_allclose(plain.get(), TridiagonalSolver(dl, d, du).solve(b), rtol=tol, atol=tol)
+
+
+@pytest.mark.gpu
+def test_gpu_extract_matches_cpu(rng):
+    from kernels.backend import to_device
+
+    import precond
+
+    A = matrices.convection_diffusion3d(10)
+    f = precond.factor(A, n=2)
+    lf = precond.linear_forest(A, f)
+    ref = extract_tridiagonal(A, lf.permutation, lf.neighbors)
+    Ad = to_device(A)
+    fg = precond.factor(Ad, n=2)
+    lg = precond.linear_forest(Ad, fg)
+    got = extract_tridiagonal(Ad, lg.permutation, lg.neighbors)
+    for a, b in zip(got, ref):
+        np.testing.assert_array_equal(a.get(), b)
+    for a, b in zip(extract_tridiagonal(Ad), extract_tridiagonal(A)):
+        np.testing.assert_array_equal(a.get(), b)
+
+
+@pytest.mark.gpu
+def test_gpu_zero_pivot_warns():
+    import cupy
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        s = TridiagonalSolver(cupy.zeros(500), cupy.zeros(500), cupy.zeros(500))
+    assert any("pivot" in str(w.message) for w in caught)
+    assert bool(cupy.isfinite(s.solve(cupy.ones(500))).all())
