@@ -3,6 +3,7 @@
 Maximal independent set (ECL-MIS), exact vertex cover, exact treewidth, maximal and
 maximum cliques, [0,n]-factors / matchings / linear forests, on :class:`Graph`.
 """
+from .factor import factor, linear_forest, matching
 from .graph import Graph, as_graph
 from .io import (
     TreeDecomposition,
@@ -15,6 +16,9 @@ from .io import (
 )
 
 __all__ = [
+    "factor",
+    "matching",
+    "linear_forest",
     "Graph",
     "as_graph",
     "read_graph",

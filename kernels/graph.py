@@ -107,8 +107,8 @@ def abs_graph(A, symmetric: bool | None = None):
     >>> A = sp.csr_matrix([[4., -1., 0.], [-2., 4., -1.], [0., -1., 4.]])
     >>> abs_graph(A).toarray()
     array([[0., 3., 0.],
-           [3., 0., 1.],
-           [0., 1., 0.]])
+           [3., 0., 2.],
+           [0., 2., 0.]])
     """
     W = offdiag_abs(A)
     if symmetric is None:

@@ -110,7 +110,7 @@ def factor(A, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, *, symmetric=None) -
     >>> A = matrices.aniso2(50)
     >>> f = precond.factor(A, n=2)
     >>> f.neighbors.shape, round(precond.weight_coverage(A, f), 2)
-    ((2500, 2), 0.66)
+    ((2500, 2), 0.67)
     """
     _check_square(A)
     n = _check_int("n", n, 1, 4)
