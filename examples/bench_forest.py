@@ -1,0 +1,141 @@
+"""Benchmark of the [0,2]-factor and linear forest on the GPU (paper 001, Figure 6).
+
+Per matrix and precision: one proposal kernel (k > 0) next to one cuSPARSE SpMV of the
+same matrix; one bidirectional-scan step next to a device-to-device copy of the same
+bytes; the breakdown weight graph + factor (M=5) + cycle breaking + path ids +
+permutation, for the paper's fixed log2(N) scan and our early-exit scan; and the CPU
+(Numba) times of the same steps for the GPU speedup.
+
+    python examples/bench_forest.py                  # ANISO2 2500x2500 + stand-ins, GPU
+    python examples/bench_forest.py --quick          # small sizes (CPU-only machines too)
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+import matrices
+from kernels.backend import gpu_available, to_device
+from kernels.factor import charge_threshold, parallel_factor
+from kernels.forest import linear_forest_cpu, linear_forest_gpu
+from kernels.graph import abs_graph
+from kernels.timing import cpu_time, gpu_time
+
+CASES = [("aniso2", 2500), ("convection_diffusion3d", 140), ("random_diffusion2d", 1700), ("rotated_anisotropic2d", 1700)]
+QUICK = [("aniso2", 300), ("random_diffusion2d", 200)]
+
+
+def gpu_case(A, dtype):
+    import cupy
+
+    from kernels.cuda import get_kernel
+
+    Ad = to_device(A.astype(dtype))
+    N, nnz = Ad.shape[0], Ad.nnz
+    x = cupy.ones(N, dtype=dtype)
+    out = {"N": N, "nnz": nnz}
+    out["spmv"] = gpu_time(lambda: Ad @ x)
+    W = abs_graph(Ad, symmetric=True)
+    out["abs_graph"] = gpu_time(lambda: abs_graph(Ad, symmetric=True), repeat=5)
+    # one proposal kernel at k = 1 (charging on) on the state after iteration 0
+    partners, weights, _ = parallel_factor(W, 2, 1, 5, 0, 0.5, 0)
+    count = (partners >= 0).sum(axis=1).astype(np.int32)
+    prop = cupy.empty_like(partners)
+    prop_w = cupy.empty_like(weights)
+    propose = get_kernel("factor", "propose", W.data.dtype, W.indices.dtype)
+    threads = 128
+    blocks = (N + threads - 1) // threads
+    args = (W.indices.dtype.type(N), W.indptr, W.indices, W.data, partners, count, prop, prop_w, np.int32(2),
+            np.uint32(1), np.uint32(0), np.int32(1), np.uint64(charge_threshold(0.5)))
+    out["propose_k1"] = gpu_time(lambda: propose((blocks,), (threads,), args))
+    out["factor_M5"] = gpu_time(lambda: parallel_factor(W, 2, 5, 5, 0, 0.5, 0), repeat=5)
+    partners, weights, _ = parallel_factor(W, 2, 5, 5, 0, 0.5, 0)
+    # one ranking scan step next to a copy of the bytes it reads and writes
+    q = cupy.where(partners >= 0, partners, -1)
+    r = cupy.ones_like(partners)
+    q2, r2 = cupy.empty_like(q), cupy.empty_like(r)
+    active = cupy.zeros(1, dtype=np.int32)
+    step = get_kernel("forest", "rank_step", weights.dtype, partners.dtype)
+    sblocks = (N + 255) // 256
+    out["scan_step"] = gpu_time(lambda: step((sblocks,), (256,), (partners.dtype.type(N), q, r, q2, r2, active)))
+    both = cupy.concatenate([q.ravel(), r.ravel()])
+    dst = cupy.empty_like(both)
+    out["copy_same_bytes"] = gpu_time(lambda: dst.__setitem__(Ellipsis, both))
+    for early in (False, True):
+        key = "early_exit" if early else "paper_log2N"
+        stats = {}
+        linear_forest_gpu(partners, weights, early_exit=early, stats=stats)
+        out[f"forest_{key}"] = gpu_time(lambda: linear_forest_gpu(partners, weights, early_exit=early), repeat=5)
+        out[f"phases_{key}"] = stats
+    out["total_factor_forest"] = out["abs_graph"] + out["factor_M5"] + out["forest_early_exit"]
+    return out
+
+
+def cpu_case(A, dtype):
+    A = A.astype(dtype)
+    W = abs_graph(A, symmetric=True)
+    out = {"abs_graph": cpu_time(lambda: abs_graph(A, symmetric=True), repeat=2)}
+    out["factor_M5"] = cpu_time(lambda: parallel_factor(W, 2, 5, 5, 0, 0.5, 0), repeat=2)
+    partners, weights, _ = parallel_factor(W, 2, 5, 5, 0, 0.5, 0)
+    out["forest"] = cpu_time(lambda: linear_forest_cpu(partners, weights), repeat=2)
+    out["spmv"] = cpu_time(lambda: A @ np.ones(A.shape[0], dtype), repeat=3)
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--no-cpu", action="store_true", help="skip the CPU reference timings")
+    ap.add_argument("--out", default="bench_results/bench_forest.json")
+    args = ap.parse_args(argv)
+    cases = QUICK if args.quick else CASES
+    gpu = gpu_available()
+    results = []
+    for name, n in cases:
+        A = matrices.get(name, n=n)
+        for dtype in (np.float32, np.float64):
+            row = {"matrix": name, "grid": n, "dtype": np.dtype(dtype).name, "N": A.shape[0], "nnz": A.nnz}
+            if gpu:
+                row["gpu"] = gpu_case(A, dtype)
+            if not args.no_cpu:
+                row["cpu"] = cpu_case(A, dtype)
+            results.append(row)
+    ms = lambda s: f"{s * 1e3:9.3f}"  # noqa: E731
+    if gpu:
+        import cupy
+
+        dev = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
+        print(f"GPU: {dev}; times in ms (CUDA events, median)")
+        print(f"{'matrix':<24}{'dtype':<8}{'N':>9} {'SpMV':>9} {'propose':>9} {'%SpMV':>6} {'scan':>9} {'copy':>9}"
+              f" {'|A|':>9} {'factor5':>9} {'forest':>9} {'forestP':>9} {'total':>9} {'x SpMV':>7}")
+        for r in results:
+            g = r["gpu"]
+            print(f"{r['matrix']:<24}{r['dtype']:<8}{r['N']:>9} {ms(g['spmv'])} {ms(g['propose_k1'])}"
+                  f" {100 * g['spmv'] / g['propose_k1']:>5.0f}% {ms(g['scan_step'])} {ms(g['copy_same_bytes'])}"
+                  f" {ms(g['abs_graph'])} {ms(g['factor_M5'])} {ms(g['forest_early_exit'])} {ms(g['forest_paper_log2N'])}"
+                  f" {ms(g['total_factor_forest'])} {g['total_factor_forest'] / g['spmv']:>7.1f}")
+        print("%SpMV = SpMV time / proposal time (the proposal's throughput relative to SpMV); forestP = paper's fixed"
+              " log2(N) scan; total = |A| + factor(M=5) + forest (early exit)")
+    if not args.no_cpu:
+        print("CPU (Numba, this machine), ms:")
+        print(f"{'matrix':<24}{'dtype':<8}{'|A|':>10}{'factor5':>10}{'forest':>10}{'SpMV':>10}" + ("  GPU speedup" if gpu else ""))
+        for r in results:
+            c = r["cpu"]
+            sp = ""
+            if gpu:
+                sp = f"  {(c['abs_graph'] + c['factor_M5'] + c['forest']) / r['gpu']['total_factor_forest']:>10.0f}x"
+            print(f"{r['matrix']:<24}{r['dtype']:<8}{ms(c['abs_graph'])} {ms(c['factor_M5'])} {ms(c['forest'])} {ms(c['spmv'])}{sp}")
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=1))
+    print(f"results: {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
