@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kernels.backend import get_array_module, is_device_array, sparse_module
+from kernels.backend import get_array_module, is_device_array, sparse_module, to_device, to_host
 from kernels.factor import greedy_factor as _greedy
 from kernels.factor import is_maximal, parallel_factor
 from kernels.forest import linear_forest_arrays
@@ -129,7 +129,9 @@ def factor(A, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, *, symmetric=None) -
 
 
 def greedy_factor(A, n=2) -> Factor:
-    """Sequential greedy [0,n]-factor (Algorithm 1): the quality reference (CPU, Numba).
+    """Sequential greedy [0,n]-factor (Algorithm 1): the quality reference.
+
+    Always computed on the CPU (Numba); for a cupyx matrix the result is copied to the GPU.
 
     Examples
     --------
@@ -141,10 +143,10 @@ def greedy_factor(A, n=2) -> Factor:
     _check_square(A)
     n = _check_int("n", n, 1, 4)
     t0 = time.perf_counter()
-    from kernels.backend import to_host
-
     W = abs_graph(to_host(A))
     partners, weights = _greedy(W, n)
+    if is_device_array(A):  # the result follows the backend of A (computed on the host)
+        partners, weights = to_device(partners), to_device(weights)
     return Factor(partners, weights, n, 1, True, time.perf_counter() - t0)
 
 
