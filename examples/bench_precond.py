@@ -29,7 +29,7 @@ from kernels.timing import cpu_time, gpu_time
 from precond.study import run_case, true_solution
 
 FULL = [("aniso1", 2500), ("aniso2", 2500), ("aniso3", 2500), ("convection_diffusion3d", 140), ("random_diffusion2d", 1700)]
-TTS = [("aniso1", 700), ("aniso2", 700), ("aniso3", 700), ("convection_diffusion3d", 80), ("random_diffusion2d", 700)]
+TTS = [("aniso1", 500), ("aniso2", 500), ("aniso3", 500), ("convection_diffusion3d", 64), ("random_diffusion2d", 500)]
 QUICK_FULL = [("aniso2", 300)]
 QUICK_TTS = [("aniso2", 100), ("aniso3", 100)]
 GPU_PRECONDS = ["none", "jacobi", "tridiagonal", "algebraic_tridiagonal"]

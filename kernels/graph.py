@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .backend import is_device_array, sparse_module
+from .backend import get_array_module, is_device_array
 
 __all__ = ["offdiag_abs", "abs_graph", "is_symmetric"]
 
@@ -81,11 +81,12 @@ def _offdiag_abs_gpu(A):
 
 
 def is_symmetric(W) -> bool:
-    """True when the CSR matrix ``W`` equals its transpose (values and pattern)."""
-    diff = W - W.T
-    if diff.nnz == 0:
-        return True
-    return float(abs(diff).max()) == 0.0
+    """True when the CSR matrix ``W`` (sorted indices) equals its transpose exactly."""
+    T = W.T.tocsr()
+    T.sort_indices()
+    xp = get_array_module(W)
+    return bool(xp.array_equal(T.indptr, W.indptr)) and bool(xp.array_equal(T.indices, W.indices)) and bool(
+        xp.array_equal(T.data, W.data))
 
 
 def abs_graph(A, symmetric: bool | None = None):

@@ -9,8 +9,8 @@ old) folds the reordering into the solve: ``solve(x)`` returns ``y`` with
 CPU: Thomas algorithm in Numba. GPU: a partitioned (SPIKE-like) method with precomputed
 chunk factorizations and spikes, recursive on the separator system, so each solve is a
 few bandwidth-bound kernel launches with no host synchronization
-(``kernels/cuda/tridiag.cu``). Zero or tiny pivots (relative to the largest diagonal
-entry) are replaced by a tiny value of the same sign and reported with a warning.
+(``kernels/cuda/tridiag.cu``). Zero or tiny pivots (relative to the magnitude of
+their row) are replaced by a tiny value of the same sign and reported with a warning.
 """
 from __future__ import annotations
 
@@ -32,17 +32,21 @@ def _eps(dtype):
 
 
 @njit(cache=True)
-def _thomas_factor(dl, d, du, eps_scale):
+def _thomas_factor(dl, d, du, eps):
+    """Thomas factorization; a pivot is tiny when |den| <= eps * (|dl| + |d| + |du|) of its row."""
     n = len(d)
     inv_den = np.empty_like(d)
     cp = np.empty_like(d)
     prev = d[0] * 0
     boosted = 0
     for i in range(n):
-        den = d[i] - (dl[i] * prev if i > 0 else 0)
-        if abs(den) <= eps_scale:
+        a = dl[i] if i > 0 else d[0] * 0
+        den = d[i] - a * prev
+        local = abs(d[i]) + abs(a) + (abs(du[i]) if i < n - 1 else 0.0)
+        tiny = eps * (local if local > 0 else 1.0)
+        if abs(den) <= tiny:
             boosted += 1
-            den = -eps_scale if den.real < 0 else eps_scale
+            den = -tiny if den.real < 0 else tiny
         inv_den[i] = 1 / den
         prev = (du[i] * inv_den[i]) if i < n - 1 else 0 * prev
         cp[i] = prev
@@ -72,7 +76,7 @@ def _warn_boosted(count, n):
     if count:
         warnings.warn(
             f"tridiagonal factorization met {count} zero or tiny pivot(s) out of {n}: replaced by "
-            f"+-eps*max|d| (the preconditioner is then only approximate there)",
+            f"+-eps times the row's magnitude (the preconditioner is only approximate there)",
             RuntimeWarning,
             stacklevel=4,
         )
@@ -81,7 +85,7 @@ def _warn_boosted(count, n):
 class _GpuLevel:
     """One level of the partitioned GPU solver (chunk factorizations and spikes)."""
 
-    def __init__(self, dl, d, du, chunk, scale, boosted, kernels):
+    def __init__(self, dl, d, du, chunk, boosted, kernels):
         import cupy
 
         self.N = N = len(d)
@@ -110,7 +114,7 @@ class _GpuLevel:
         self.itype = itype
         args = (itype(P), np.int32(C))
         kernels["chunk_factor"]((self.blocks,), (self.threads,),
-                                (*args, dl, d, du, self.inv_den, self.cp, self.ldl, self.v, self.w, vt.type(scale), boosted))
+                                (*args, dl, d, du, self.inv_den, self.cp, self.ldl, self.v, self.w, boosted))
         ra, rb, rc = cupy.empty(P, vt), cupy.empty(P, vt), cupy.empty(P, vt)
         kernels["reduced_coeffs"]((self.blocks,), (self.threads,), (*args, dl, d, du, self.v, self.w, ra, rb, rc))
         self.reduced = (ra, rb, rc)
@@ -161,21 +165,19 @@ class TridiagonalSolver:
         if chunk < 2:
             raise ValueError("chunk must be >= 2")
         self.dtype = np.dtype(d.dtype)
-        scale = float(abs(d).max()) or 1.0
-        self.eps_scale = _eps(self.dtype) * scale
         self.boosted = 0
         if xp is np:
             self.perm = np.ascontiguousarray(perm, dtype=np.int64) if perm is not None else np.zeros(0, np.int64)
             self.dl = np.ascontiguousarray(dl, dtype=self.dtype)
             self.inv_den, self.cp, self.boosted = _thomas_factor(
                 self.dl, np.ascontiguousarray(d, dtype=self.dtype), np.ascontiguousarray(du, dtype=self.dtype),
-                self.dtype.type(self.eps_scale).real)
+                _eps(self.dtype))
         else:
-            self._setup_gpu(dl, d, du, perm, chunk, self.eps_scale)
+            self._setup_gpu(dl, d, du, perm, chunk)
         _warn_boosted(self.boosted, n)
 
     # -------------------------------------------------------------- GPU setup
-    def _setup_gpu(self, dl, d, du, perm, chunk, eps_scale):
+    def _setup_gpu(self, dl, d, du, perm, chunk):
         import cupy
 
         from .cuda import get_kernel
@@ -188,17 +190,15 @@ class TridiagonalSolver:
                  "thomas_factor", "thomas_solve")
         kernels = {k: get_kernel("tridiag", k, vt, itype) for k in names}
         boosted = cupy.zeros(1, dtype=np.int32)
-        scale = eps_scale / _eps(vt)
         self.levels = []
         cur = (dl.astype(vt), d.astype(vt), du.astype(vt))
         while len(cur[1]) > self.bottom_size:
-            level = _GpuLevel(*cur, chunk, scale, boosted, kernels)
+            level = _GpuLevel(*cur, chunk, boosted, kernels)
             self.levels.append(level)
             cur = level.reduced
         m = len(cur[1])
         self.bottom = (cur[0], cupy.empty(m, vt), cupy.empty(m, vt), cupy.empty(m, vt), m)
-        kernels["thomas_factor"]((1,), (1,), (itype(m), cur[0], cur[1], cur[2], self.bottom[1], self.bottom[2],
-                                              vt.type(scale), boosted))
+        kernels["thomas_factor"]((1,), (1,), (itype(m), cur[0], cur[1], cur[2], self.bottom[1], self.bottom[2], boosted))
         self.kernels = kernels
         self.itype = itype
         # gather/scatter in the interleaved layout of level 0

@@ -21,21 +21,36 @@ from kernels.graph import abs_graph, offdiag_abs
 __all__ = ["Factor", "LinearForest", "factor", "greedy_factor", "weight_coverage", "identity_coverage", "linear_forest"]
 
 
-@dataclass
 class Factor:
     """A [0,n]-factor: ``neighbors`` (N x n, -1 for empty), edge ``weights`` (N x n),
-    ``iterations`` used (M_max), whether it is ``maximal``, and setup ``time`` (s)."""
+    ``iterations`` used (M_max), whether it is ``maximal``, and setup ``time`` (s).
 
-    neighbors: object = field(repr=False)
-    weights: object = field(repr=False)
-    n: int
-    iterations: int
-    maximal: bool
-    time: float = 0.0
+    ``maximal`` is known without work when the iterations stopped early (an uncharged
+    round proposed nothing); otherwise it is checked on first access.
+    """
+
+    def __init__(self, neighbors, weights, n, iterations, maximal=None, time=0.0, graph=None):
+        self.neighbors = neighbors
+        self.weights = weights
+        self.n = n
+        self.iterations = iterations
+        self.time = time
+        self._maximal = maximal
+        self._graph = graph
+
+    @property
+    def maximal(self) -> bool:
+        if self._maximal is None:
+            self._maximal = is_maximal(self._graph, self.neighbors)
+            self._graph = None
+        return self._maximal
 
     @property
     def n_edges(self) -> int:
         return int((self.neighbors >= 0).sum()) // 2
+
+    def __repr__(self) -> str:
+        return f"Factor(n={self.n}, edges={self.n_edges}, iterations={self.iterations})"
 
 
 @dataclass
@@ -123,9 +138,9 @@ def factor(A, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, *, symmetric=None) -
     t0 = time.perf_counter()
     W = abs_graph(A, symmetric=symmetric)
     partners, weights, used = parallel_factor(W, n, iterations, m, k_m, p, _check_int("seed", seed, 0))
-    maximal = is_maximal(W, partners)
     _sync(xp)
-    return Factor(partners, weights, n, used, maximal, time.perf_counter() - t0)
+    known = True if used < iterations else None  # stopped early: an uncharged round proposed nothing
+    return Factor(partners, weights, n, used, known, time.perf_counter() - t0, graph=W)
 
 
 def greedy_factor(A, n=2) -> Factor:

@@ -200,7 +200,7 @@ class AlgebraicTridiagonalPrecond(Preconditioner):
         self.solver = TridiagonalSolver(dl, d, du, forest.permutation)
         _sync(xp)
         t4 = time.perf_counter()
-        self.factor, self.forest = f, forest
+        self.forest = forest
         self.n_paths = forest.n_paths
         self.weight_coverage = weight_coverage(A, forest)
         self.setup_time = {"factor": t1 - t0, "forest": t2 - t1, "extract": t3 - t2, "factorize": t4 - t3}

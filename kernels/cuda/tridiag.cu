@@ -9,9 +9,11 @@
 // i * P + j) so that neighbouring threads access neighbouring addresses.
 // templates: chunk_factor<V,I>, reduced_coeffs<V,I>, chunk_forward<V,I>, reduced_rhs<V,I>, chunk_back<V,I>, thomas_factor<V,I>, thomas_solve<V,I>, extract_tridiagonal<V,I>
 
+// A pivot is tiny when |den| <= eps * (|dl| + |d| + |du|) of its own row (1 for a zero row).
 template <typename V>
-__device__ __forceinline__ V boost(V den, V scale, int* boosted) {
+__device__ __forceinline__ V boost(V den, V local, int* boosted) {
     const V eps = sizeof(V) == 4 ? V(1e-6) : V(1e-13);
+    const V scale = local > V(0) ? local : V(1);
     if (fabs(den) <= eps * scale) {
         atomicAdd(boosted, 1);
         return den < V(0) ? -eps * scale : eps * scale;
@@ -23,7 +25,7 @@ __device__ __forceinline__ V boost(V den, V scale, int* boosted) {
 template <typename V, typename I>
 __global__ void chunk_factor(const I P, const int C, const V* __restrict__ dl, const V* __restrict__ d,
                              const V* __restrict__ du, V* __restrict__ inv_den, V* __restrict__ cp,
-                             V* __restrict__ ldl, V* __restrict__ v, V* __restrict__ w, const V scale,
+                             V* __restrict__ ldl, V* __restrict__ v, V* __restrict__ w,
                              int* __restrict__ boosted) {
     const I j = blockIdx.x * (I)blockDim.x + threadIdx.x;
     if (j >= P) return;
@@ -33,7 +35,7 @@ __global__ void chunk_factor(const I P, const int C, const V* __restrict__ dl, c
     for (int i = 0; i < n; ++i) {
         const size_t t = (size_t)i * P + j;
         const V a = i > 0 ? dl[base + i] : V(0);
-        const V den = boost(d[base + i] - a * prev_cp, scale, boosted);
+        const V den = boost(d[base + i] - a * prev_cp, fabs(d[base + i]) + fabs(a) + fabs(du[base + i]), boosted);
         const V inv = V(1) / den;
         prev_cp = du[base + i] * inv;
         if (i == n - 1) prev_cp = 0;  // the last interior row couples to the separator (spike w)
@@ -160,11 +162,12 @@ __global__ void chunk_back(const I P, const int C, const I N, const V* __restric
 // Plain Thomas for the small bottom level (one thread).
 template <typename V, typename I>
 __global__ void thomas_factor(const I n, const V* __restrict__ dl, const V* __restrict__ d, const V* __restrict__ du,
-                              V* __restrict__ inv_den, V* __restrict__ cp, const V scale, int* __restrict__ boosted) {
+                              V* __restrict__ inv_den, V* __restrict__ cp, int* __restrict__ boosted) {
     if (blockIdx.x * blockDim.x + threadIdx.x != 0) return;
     V prev = 0;
     for (I i = 0; i < n; ++i) {
-        const V den = boost(d[i] - (i > 0 ? dl[i] : V(0)) * prev, scale, boosted);
+        const V a = i > 0 ? dl[i] : V(0);
+        const V den = boost(d[i] - a * prev, fabs(d[i]) + fabs(a) + fabs(du[i]), boosted);
         inv_den[i] = V(1) / den;
         prev = du[i] * inv_den[i];
         cp[i] = prev;
