@@ -5,6 +5,15 @@ maximum cliques, [0,n]-factors / matchings / linear forests, on :class:`Graph`.
 """
 from .factor import factor, linear_forest, matching
 from .graph import Graph, as_graph
+from .mis import (
+    ColoringResult,
+    MISResult,
+    greedy_coloring,
+    is_coloring,
+    is_independent_set,
+    is_maximal_independent_set,
+    maximal_independent_set,
+)
 from .io import (
     TreeDecomposition,
     read_graph,
@@ -16,6 +25,13 @@ from .io import (
 )
 
 __all__ = [
+    "maximal_independent_set",
+    "is_independent_set",
+    "is_maximal_independent_set",
+    "greedy_coloring",
+    "is_coloring",
+    "MISResult",
+    "ColoringResult",
     "factor",
     "matching",
     "linear_forest",

@@ -139,7 +139,8 @@ class Graph:
         lo, hi = np.minimum(u, v), np.maximum(u, v)
         key = lo * n + hi
         if w is None:
-            uniq = np.unique(key)
+            key = np.sort(key)
+            uniq = key[np.concatenate([[True], key[1:] != key[:-1]])] if len(key) else key
         else:
             # sort by key, then by decreasing |w|: the first of each key has largest |w|
             order = np.lexsort((-np.abs(w), key))
@@ -156,14 +157,14 @@ class Graph:
     @classmethod
     def _from_unique_pairs(cls, n, lo, hi, w, labels=None):
         """CSR from unique undirected pairs ``lo < hi`` (both directions emitted)."""
+        import scipy.sparse as sp
+
         rows = np.concatenate([lo, hi])
         cols = np.concatenate([hi, lo])
-        order = np.lexsort((cols, rows))
-        rows, cols = rows[order], cols[order]
-        indptr = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
-        weights = None if w is None else np.concatenate([w, w])[order]
-        return cls(indptr, cols, weights, labels)
+        data = np.concatenate([w, w]) if w is not None else np.ones(len(rows), dtype=np.int8)
+        A = sp.csr_matrix((data, (rows, cols)), shape=(n, n))
+        A.sort_indices()
+        return cls(A.indptr, A.indices, A.data if w is not None else None, labels)
 
     @classmethod
     def from_scipy(cls, A, *, weighted=True):
