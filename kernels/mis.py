@@ -66,7 +66,8 @@ def _persistent_blocks(kernel, threads):
     dev = cupy.cuda.Device()
     sms = dev.attributes["MultiProcessorCount"]
     try:
-        per_sm = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(kernel.ptr, threads, 0)
+        func = getattr(kernel, "kernel", kernel)  # RawKernel -> cupy.cuda.function.Function
+        per_sm = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(func.ptr, threads, 0)
     except Exception:  # noqa: BLE001 - older CuPy: a conservative residency
         per_sm = 1
     return max(1, sms * max(1, per_sm))

@@ -1,0 +1,123 @@
+"""Benchmark of maximal independent sets (paper 003, Tables 2, 5, 6).
+
+For each graph: ECL-MIS and the Luby-style random-permutation baseline on the GPU
+(throughput in vertices per second, CUDA events, median), the CPU versions, networkx on
+small graphs, set sizes as a fraction of n, and the ratio to the maximum independent set
+where it is known (``answers.csv``: n - minimum vertex cover).
+
+    python examples/bench_mis.py              # paper-sized generated graphs + shared graphs
+    python examples/bench_mis.py --quick
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import os
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+import graphkit
+from graphkit import generators as gen
+from kernels.backend import gpu_available
+from kernels.timing import cpu_time, gpu_time
+
+FULL = [("grid2d 2^20", lambda: gen.grid2d(1024, 1024)), ("uniform 2^23 d=8", lambda: gen.uniform_random(1 << 23, 8, 1)),
+        ("rmat 2^22 d~16", lambda: gen.rmat(22, 8, seed=2)), ("kronecker 2^20 ef=16", lambda: gen.kronecker(20, 16, 3)),
+        ("road-like 2^22", lambda: gen.road_like(1 << 22, 4))]
+QUICK = [("grid2d 2^14", lambda: gen.grid2d(128, 128)), ("uniform 2^16", lambda: gen.uniform_random(1 << 16, 8, 1)),
+         ("rmat 2^15", lambda: gen.rmat(15, 8, seed=2))]
+SHARED = Path(os.environ.get("GPUFOREST_SHARED_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
+
+
+def shared_graphs():
+    answers = SHARED / "graphs" / "answers.csv"
+    if not answers.exists():
+        return []
+    out = []
+    for row in csv.DictReader(open(answers)):
+        if row["set"] != "vc":
+            continue
+        path = SHARED / "graphs" / "pace2019-vc" / f"{row['name']}.gr"
+        out.append((row["name"], lambda p=path: graphkit.read_graph(p), int(row["answer"])))
+    return out
+
+
+def measure(name, make, vc_opt=None, nx_limit=200_000):
+    G = make()
+    row = {"graph": name, "n": G.n, "m": G.m}
+    cpu = {m: graphkit.maximal_independent_set(G, method=m, device="cpu") for m in ("ecl", "luby")}
+    for m, r in cpu.items():
+        row[f"{m}_size"] = r.size
+        row[f"{m}_cpu_time"] = cpu_time(lambda m=m: graphkit.maximal_independent_set(G, method=m, device="cpu"), repeat=3)
+    if gpu_available():
+        from kernels import mis
+
+        indptr, indices, _ = G.device_arrays()
+        gpu = mis.ecl_mis_gpu(indptr, indices).get()
+        row["gpu_equals_cpu"] = bool(np.array_equal(np.flatnonzero(gpu), cpu["ecl"].vertices))
+        row["ecl_gpu_time"] = gpu_time(lambda: mis.ecl_mis_gpu(indptr, indices), repeat=10)
+        row["luby_gpu_time"] = gpu_time(lambda: mis.luby_mis_gpu(indptr, indices), repeat=5)
+        row["ecl_cvps"] = G.n / row["ecl_gpu_time"]
+        row["luby_cvps"] = G.n / row["luby_gpu_time"]
+    if G.n <= nx_limit:
+        import networkx as nx
+
+        H = G.to_networkx()
+        t0 = time.perf_counter()
+        row["networkx_size"] = len(nx.maximal_independent_set(H, seed=0))
+        row["networkx_time"] = time.perf_counter() - t0
+    if vc_opt is not None:
+        row["maximum"] = G.n - vc_opt
+        row["ecl_ratio_to_max"] = row["ecl_size"] / row["maximum"]
+    return row
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--out", default="bench_results/bench_mis.json")
+    args = ap.parse_args(argv)
+    warnings.filterwarnings("ignore", message="dropped")  # duplicate edges in the PACE files
+    rows = [measure(n, f) for n, f in (QUICK if args.quick else FULL)]
+    rows += [measure(n, f, opt) for n, f, opt in shared_graphs()]
+    gpu = gpu_available()
+    if gpu:
+        import cupy
+
+        print(f"GPU: {cupy.cuda.runtime.getDeviceProperties(0)['name'].decode()} (CUDA events, median)")
+    head = f"{'graph':<22}{'n':>9}{'m':>10} {'ECL |S|/n':>9} {'Luby |S|/n':>10} {'ECL/Luby':>8} {'nx |S|/n':>8} {'/max':>6}"
+    head += f" {'ECL Gv/s':>9} {'Luby Gv/s':>9} {'CPU ms':>8} {'same':>5}" if gpu else f" {'CPU ms':>8}"
+    print(head)
+    for r in rows:
+        line = (f"{r['graph']:<22}{r['n']:>9}{r['m']:>10} {r['ecl_size'] / r['n']:>9.4f} {r['luby_size'] / r['n']:>10.4f}"
+                f" {r['ecl_size'] / r['luby_size']:>8.3f} "
+                + (f"{r['networkx_size'] / r['n']:>8.4f}" if "networkx_size" in r else f"{'':>8}")
+                + (f" {r['ecl_ratio_to_max']:>6.3f}" if "ecl_ratio_to_max" in r else f" {'':>6}"))
+        if gpu:
+            line += f" {r['ecl_cvps'] / 1e9:>9.2f} {r['luby_cvps'] / 1e9:>9.2f} {r['ecl_cpu_time'] * 1e3:>8.1f} {str(r['gpu_equals_cpu']):>5}"
+        else:
+            line += f" {r['ecl_cpu_time'] * 1e3:>8.1f}"
+        print(line)
+    if gpu:
+        gm = math.exp(np.mean([math.log(r["ecl_cvps"]) for r in rows]))
+        print(f"geometric mean ECL-MIS throughput: {gm / 1e9:.2f} billion vertices/s")
+    gain = np.mean([r["ecl_size"] / r["luby_size"] for r in rows]) - 1
+    print(f"ECL-MIS sets are {100 * gain:.1f}% larger than Luby's on average")
+    ratios = [r["ecl_ratio_to_max"] for r in rows if "ecl_ratio_to_max" in r]
+    if ratios:
+        print(f"ECL-MIS size / maximum independent set: mean {np.mean(ratios):.3f}, min {np.min(ratios):.3f}")
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(rows, indent=1))
+    print(f"results: {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
