@@ -62,8 +62,7 @@ def gpu_case(A, dtype):
     active = cupy.zeros(1, dtype=np.int32)
     step = get_kernel("forest", "rank_step", weights.dtype, partners.dtype)
     sblocks = (N + 255) // 256
-    N_ = partners.dtype.type(N)
-    out["scan_step"] = gpu_time(lambda: step((sblocks,), (256,), (N_, N_, None, q, r, q2, r2, active)))
+    out["scan_step"] = gpu_time(lambda: step((sblocks,), (256,), (partners.dtype.type(N), q, r, q2, r2, active)))
     both = cupy.concatenate([q.ravel(), r.ravel()])
     dst = cupy.empty_like(both)
     out["copy_same_bytes"] = gpu_time(lambda: dst.__setitem__(Ellipsis, both))
