@@ -9,12 +9,9 @@ The CPU version walks the paths in linear time (Numba). The GPU version uses the
 bidirectional scan (pointer jumping in both directions with ping-pong buffers; ``min``
 over edges for the cycles, ``+`` for positions) in ``kernels/cuda/forest.cu``; the
 ranking scan stops early once every pointer has reached a path end (checked every
-``check_every`` steps, so there is no host synchronization per step). By default the
-cheap ranking scan runs first and reveals the cycle vertices (their pointers never reach
-a path end), so the min-scan touches only vertices on cycles; ``early_exit=False`` runs
-the paper's order (a fixed ``ceil(log2 N) + 1``-step cycle scan over all vertices, then
-the ranking). The permutation is computed in linear time from the path lengths (an
-exclusive scan) instead of a sort.
+``check_every`` steps, so there is no host synchronization per step); ``early_exit=False``
+runs the paper's fixed ``ceil(log2 N)`` steps. The permutation is then computed in linear
+time from the path lengths (an exclusive scan) instead of a sort.
 """
 from __future__ import annotations
 
@@ -129,13 +126,6 @@ def linear_forest_cpu(partners, weights):
 def linear_forest_gpu(partners, weights, *, early_exit=True, check_every=4, stats=None):
     """GPU bidirectional-scan version; same outputs as :func:`linear_forest_cpu` (CuPy).
 
-    With ``early_exit`` (default) the ranking scan runs first on all vertices and stops as
-    soon as every pointer has reached a path end; the vertices whose pointers never do
-    lie on cycles, and only they take part in the min-scan that finds each cycle's weakest
-    edge and in a second ranking scan once it is removed. ``early_exit=False`` is the
-    paper's order: a fixed ``ceil(log2 N) + 1``-step cycle scan over all vertices, then the
-    ranking scan.
-
     ``stats`` (a dict), if given, receives the number of scan steps run and the GPU time
     in seconds of the phases ``cycles``, ``ranking`` and ``permutation`` (CUDA events).
     """
@@ -147,96 +137,63 @@ def linear_forest_gpu(partners, weights, *, early_exit=True, check_every=4, stat
     itype = partners.dtype
     vtype = weights.dtype
     threads = 256
+    blocks = max(1, (N + threads - 1) // threads)
     N_ = itype.type(N)
     steps = max(1, math.ceil(math.log2(max(N, 2))))
-    k = {name: get_kernel("forest", name, vtype, itype) for name in
-         ("cycle_init", "cycle_step", "cycle_break", "rank_init", "rank_step", "rank_finish", "scatter_permutation")}
-
-    def launch(name, count, *args):
-        blocks = max(1, (count + threads - 1) // threads)
-        k[name]((blocks,), (threads,), args)
-
     events = [cupy.cuda.Event() for _ in range(4)] if stats is not None else None
     if events:
         events[0].record()
     partners = partners.copy()
+    # ---- (1) cycles: min-scan over edges, then drop each cycle's weakest edge
     q = [cupy.empty((N, 2), dtype=itype) for _ in range(2)]
+    mw = [cupy.empty((N, 2), dtype=vtype) for _ in range(2)]
+    ma = [cupy.empty((N, 2), dtype=itype) for _ in range(2)]
+    mb = [cupy.empty((N, 2), dtype=itype) for _ in range(2)]
+    get_kernel("forest", "cycle_init", vtype, itype)((blocks,), (threads,), (N_, partners, weights, q[0], mw[0], ma[0], mb[0]))
+    cycle_step = get_kernel("forest", "cycle_step", vtype, itype)
+    for s in range(steps + 1):
+        a, b = s % 2, (s + 1) % 2
+        cycle_step((blocks,), (threads,), (N_, q[a], mw[a], ma[a], mb[a], q[b], mw[b], ma[b], mb[b]))
+    final = (steps + 1) % 2
+    removed_lo = cupy.full(N, -1, dtype=itype)
+    get_kernel("forest", "cycle_break", vtype, itype)(
+        (blocks,), (threads,), (N_, q[final], mw[final], ma[final], mb[final], partners, removed_lo))
+    lo = cupy.flatnonzero(removed_lo >= 0)
+    removed = cupy.stack([lo.astype(np.int64), removed_lo[lo].astype(np.int64)], axis=1)
+    if events:
+        events[1].record()
+    # ---- (2) path ids and positions: +-scan with early exit
     r = [cupy.empty((N, 2), dtype=itype) for _ in range(2)]
+    get_kernel("forest", "rank_init", vtype, itype)((blocks,), (threads,), (N_, partners, q[0], r[0]))
+    rank_step = get_kernel("forest", "rank_step", vtype, itype)
     active = cupy.zeros(1, dtype=np.int32)
-    counters = {"rank_steps": 0, "cycle_steps": 0}
-
-    def rank_scan(count, vlist, exit_early):
-        """Pointer jumping with +; returns the buffer index holding the result and
-        whether every pointer reached a path end."""
-        launch("rank_init", count, N_, itype.type(count), vlist, partners, q[0], r[0])
-        cur = 0
-        for s in range(steps + 1):
-            if exit_early and s % check_every == 0:
-                if s and int(active[0]) == 0:  # host check only every few steps
-                    return cur, True
-                active.fill(0)
-            launch("rank_step", count, N_, itype.type(count), vlist, q[cur], r[cur], q[1 - cur], r[1 - cur], active)
-            cur = 1 - cur
-            counters["rank_steps"] += 1
-        return cur, False
-
-    def cycle_scan(count, vlist):
-        """Min-scan over the edges of the listed vertices; drops each cycle's weakest edge."""
-        mw = [cupy.empty((N, 2), dtype=vtype) for _ in range(2)]
-        ma = [cupy.empty((N, 2), dtype=itype) for _ in range(2)]
-        mb = [cupy.empty((N, 2), dtype=itype) for _ in range(2)]
-        cq = [cupy.empty((N, 2), dtype=itype) for _ in range(2)]
-        c = itype.type(count)
-        launch("cycle_init", count, N_, c, vlist, partners, weights, cq[0], mw[0], ma[0], mb[0])
-        for s in range(steps + 1):
-            a, b = s % 2, (s + 1) % 2
-            launch("cycle_step", count, N_, c, vlist, cq[a], mw[a], ma[a], mb[a], cq[b], mw[b], ma[b], mb[b])
-            counters["cycle_steps"] += 1
-        final = (steps + 1) % 2
-        removed_lo = cupy.full(N, -1, dtype=itype)
-        launch("cycle_break", count, N_, c, vlist, cq[final], mw[final], ma[final], mb[final], partners, removed_lo)
-        lo = cupy.flatnonzero(removed_lo >= 0)
-        return cupy.stack([lo.astype(np.int64), removed_lo[lo].astype(np.int64)], axis=1)
-
-    no_removed = cupy.zeros((0, 2), dtype=np.int64)
-    if early_exit:
-        cur, acyclic = rank_scan(N, None, True)
-        if events:
-            events[1].record()
-        removed = no_removed
-        if not acyclic:
-            on_cycle = cupy.flatnonzero(q[cur][:, 0] >= 0).astype(itype)
-            if len(on_cycle):
-                removed = cycle_scan(len(on_cycle), on_cycle)
-                q[1 - cur][...] = q[cur]  # both buffers hold the final path states
-                r[1 - cur][...] = r[cur]
-                cur, _ = rank_scan(len(on_cycle), on_cycle, True)
-        if events:
-            events[2].record()
-    else:
-        removed = cycle_scan(N, None)
-        if events:
-            events[1].record()
-        cur, _ = rank_scan(N, None, False)
-        if events:
-            events[2].record()
+    cur, ran = 0, 0
+    for s in range(steps + 1):
+        if early_exit and s % check_every == 0:
+            if s and int(active[0]) == 0:  # host check only every few steps
+                break
+            active.fill(0)
+        rank_step((blocks,), (threads,), (N_, q[cur], r[cur], q[1 - cur], r[1 - cur], active))
+        cur, ran = 1 - cur, ran + 1
     path_id = cupy.empty(N, dtype=itype)
     position = cupy.empty(N, dtype=itype)
     length = cupy.zeros(N, dtype=itype)
-    launch("rank_finish", N, N_, q[cur], r[cur], path_id, position, length)
-    # permutation in linear time: exclusive scan of path lengths indexed by path id
+    get_kernel("forest", "rank_finish", vtype, itype)((blocks,), (threads,), (N_, q[cur], r[cur], path_id, position, length))
+    if events:
+        events[2].record()
+    # ---- (3) permutation in linear time: exclusive scan of path lengths indexed by path id
     offsets = cupy.zeros(N + 1, dtype=itype)
     cupy.cumsum(length, out=offsets[1:])
     perm = cupy.empty(N, dtype=itype)
-    launch("scatter_permutation", N, N_, path_id, position, offsets, perm)
+    get_kernel("forest", "scatter_permutation", vtype, itype)((blocks,), (threads,), (N_, path_id, position, offsets, perm))
     starts = cupy.flatnonzero(length > 0)
     path_start = cupy.concatenate([offsets[starts], offsets[-1:]])
     if stats is not None:
         events[3].record()
         events[3].synchronize()
-        stats.update(counters)
-        first, second = ("ranking", "cycles") if early_exit else ("cycles", "ranking")
-        for name, (a, b) in zip((first, second, "permutation"), zip(events, events[1:])):
+        stats["cycle_steps"] = steps + 1
+        stats["rank_steps"] = ran
+        for name, (a, b) in zip(("cycles", "ranking", "permutation"), zip(events, events[1:])):
             stats[name] = cupy.cuda.get_elapsed_time(a, b) * 1e-3
     return partners, path_id, position, perm, path_start, removed
 

@@ -1,7 +1,6 @@
 // Linear forest from a [0,2]-factor: bidirectional scans (paper 001, Alg. 3, Sec. 4.2).
 // Pointers q(v) = (q0, q1) point 2^s steps along the path in both directions; a path end
 // is marked by the negative value -(end + 1). One launch per step, ping-pong buffers.
-// The scan kernels visit list[0..count) (all vertices when list is null).
 // templates: cycle_init<V,I>, cycle_step<V,I>, cycle_break<V,I>, rank_init<V,I>, rank_step<V,I>, rank_finish<V,I>, scatter_permutation<V,I>
 
 template <typename V, typename I>
@@ -16,10 +15,9 @@ __device__ __forceinline__ int away_from(const I* q, I w, I v) {
 }
 
 template <typename V, typename I>
-__global__ void cycle_init(const I N, const I count, const I* __restrict__ list, const I* __restrict__ partners, const V* __restrict__ weights,
+__global__ void cycle_init(const I N, const I* __restrict__ partners, const V* __restrict__ weights,
                            I* q, V* mw, I* ma, I* mb) {
-    for (I t = blockIdx.x * (I)blockDim.x + threadIdx.x; t < count; t += (I)gridDim.x * blockDim.x) {
-        const I v = list ? list[t] : t;
+    for (I v = blockIdx.x * (I)blockDim.x + threadIdx.x; v < N; v += (I)gridDim.x * blockDim.x) {
         for (int i = 0; i < 2; ++i) {
             const size_t k = 2 * (size_t)v + i;
             const I p = partners[k];
@@ -32,11 +30,10 @@ __global__ void cycle_init(const I N, const I count, const I* __restrict__ list,
 }
 
 template <typename V, typename I>
-__global__ void cycle_step(const I N, const I count, const I* __restrict__ list, const I* __restrict__ q, const V* __restrict__ mw,
+__global__ void cycle_step(const I N, const I* __restrict__ q, const V* __restrict__ mw,
                            const I* __restrict__ ma, const I* __restrict__ mb, I* __restrict__ q2,
                            V* __restrict__ mw2, I* __restrict__ ma2, I* __restrict__ mb2) {
-    for (I t = blockIdx.x * (I)blockDim.x + threadIdx.x; t < count; t += (I)gridDim.x * blockDim.x) {
-        const I v = list ? list[t] : t;
+    for (I v = blockIdx.x * (I)blockDim.x + threadIdx.x; v < N; v += (I)gridDim.x * blockDim.x) {
         for (int i = 0; i < 2; ++i) {
             const size_t k = 2 * (size_t)v + i;
             I w = q[k];
@@ -62,11 +59,10 @@ __global__ void cycle_step(const I N, const I count, const I* __restrict__ list,
 // Vertices whose pointers never reached a path end lie on a cycle; the two endpoints of
 // the cycle's weakest edge drop it. The lower endpoint records the removed edge.
 template <typename V, typename I>
-__global__ void cycle_break(const I N, const I count, const I* __restrict__ list, const I* __restrict__ q, const V* __restrict__ mw,
+__global__ void cycle_break(const I N, const I* __restrict__ q, const V* __restrict__ mw,
                             const I* __restrict__ ma, const I* __restrict__ mb, I* __restrict__ partners,
                             I* __restrict__ removed_lo) {
-    for (I t = blockIdx.x * (I)blockDim.x + threadIdx.x; t < count; t += (I)gridDim.x * blockDim.x) {
-        const I v = list ? list[t] : t;
+    for (I v = blockIdx.x * (I)blockDim.x + threadIdx.x; v < N; v += (I)gridDim.x * blockDim.x) {
         const size_t k0 = 2 * (size_t)v, k1 = k0 + 1;
         if (q[k0] < 0 || q[k1] < 0) continue;
         size_t k = edge_less(mw[k1], ma[k1], mb[k1], mw[k0], ma[k0], mb[k0]) ? k1 : k0;
@@ -80,9 +76,8 @@ __global__ void cycle_break(const I N, const I count, const I* __restrict__ list
 }
 
 template <typename V, typename I>
-__global__ void rank_init(const I N, const I count, const I* __restrict__ list, const I* __restrict__ partners, I* __restrict__ q, I* __restrict__ r) {
-    for (I t = blockIdx.x * (I)blockDim.x + threadIdx.x; t < count; t += (I)gridDim.x * blockDim.x) {
-        const I v = list ? list[t] : t;
+__global__ void rank_init(const I N, const I* __restrict__ partners, I* __restrict__ q, I* __restrict__ r) {
+    for (I v = blockIdx.x * (I)blockDim.x + threadIdx.x; v < N; v += (I)gridDim.x * blockDim.x) {
         for (int i = 0; i < 2; ++i) {
             const size_t k = 2 * (size_t)v + i;
             const I p = partners[k];
@@ -93,11 +88,10 @@ __global__ void rank_init(const I N, const I count, const I* __restrict__ list, 
 }
 
 template <typename V, typename I>
-__global__ void rank_step(const I N, const I count, const I* __restrict__ list, const I* __restrict__ q, const I* __restrict__ r, I* __restrict__ q2,
+__global__ void rank_step(const I N, const I* __restrict__ q, const I* __restrict__ r, I* __restrict__ q2,
                           I* __restrict__ r2, int* __restrict__ active) {
     int busy = 0;
-    for (I t = blockIdx.x * (I)blockDim.x + threadIdx.x; t < count; t += (I)gridDim.x * blockDim.x) {
-        const I v = list ? list[t] : t;
+    for (I v = blockIdx.x * (I)blockDim.x + threadIdx.x; v < N; v += (I)gridDim.x * blockDim.x) {
         for (int i = 0; i < 2; ++i) {
             const size_t k = 2 * (size_t)v + i;
             I w = q[k];
