@@ -366,20 +366,25 @@ def write_graph(G: Graph, path, format: str | None = None) -> None:  # noqa: A00
 
 
 # ---------------------------------------------------- PACE solution formats
-def read_tree_decomposition(path) -> tuple[TreeDecomposition, int]:
-    """Read a PACE ``.td`` file; returns the decomposition (0-based) and ``n``."""
-    path = Path(path)
-    lines = _Lines(path, ("c",))
+def _solution_header(path, kind: str, expected: str):
+    """Content lines of a PACE solution file and the integers of its ``s <kind> ...`` line."""
+    lines = _Lines(Path(path), ("c",))
     if not lines.items:
         raise ValueError(f"{path}:1: empty file")
     lineno, head = lines.items[0]
     parts = head.split()
-    if len(parts) != 5 or parts[:2] != ["s", "td"]:
-        raise lines.error(lineno, f"bad .td header {head!r}, expected 's td bags width+1 n'")
+    if len(parts) != len(expected.split()) or parts[:2] != ["s", kind]:
+        raise lines.error(lineno, f"bad header {head!r}, expected {expected!r}")
     try:
-        n_bags, size, n = (int(p) for p in parts[2:])
+        values = tuple(int(p) for p in parts[2:])
     except ValueError:
         raise lines.error(lineno, f"non-numeric header {head!r}") from None
+    return lines, lineno, values
+
+
+def read_tree_decomposition(path) -> tuple[TreeDecomposition, int]:
+    """Read a PACE ``.td`` file; returns the decomposition (0-based) and ``n``."""
+    lines, lineno, (n_bags, size, n) = _solution_header(path, "td", "s td bags width+1 n")
     bags: list = [None] * n_bags
     edge_rows = []
     for ln, text in lines.items[1:]:
@@ -420,18 +425,7 @@ def write_tree_decomposition(td: TreeDecomposition, path, n: int) -> None:
 
 def read_vertex_cover(path) -> tuple[np.ndarray, int]:
     """Read a PACE vertex-cover solution (``s vc n k`` + 1-based ids); returns (cover, n)."""
-    path = Path(path)
-    lines = _Lines(path, ("c",))
-    if not lines.items:
-        raise ValueError(f"{path}:1: empty file")
-    lineno, head = lines.items[0]
-    parts = head.split()
-    if len(parts) != 4 or parts[:2] != ["s", "vc"]:
-        raise lines.error(lineno, f"bad header {head!r}, expected 's vc n k'")
-    try:
-        n, k = int(parts[2]), int(parts[3])
-    except ValueError:
-        raise lines.error(lineno, f"non-numeric header {head!r}") from None
+    lines, lineno, (n, k) = _solution_header(path, "vc", "s vc n k")
     rows = lines.items[1:]
     ids = lines.ints(rows, 1, what="vertex").ravel()
     _check_count(lines, lineno, k, len(ids), "cover vertices")
