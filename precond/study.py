@@ -165,7 +165,7 @@ def format_table(rows) -> str:
             f"{r['matrix']:<16} {r['preconditioner']:<28} {it:>6} {r['relative_residual']:>9.1e} "
             f"{r['forward_error']:>9.1e} {r['setup_time']:>8.3f} {r['solve_time']:>8.3f} {r['time_to_solution']:>8.3f} {cover:>6}"
         )
-    lines.append("(* = not converged within maxiter)")
+    lines.append("(* = not converged: maxiter reached or breakdown, info != 0)")
     return "\n".join(lines)
 
 
