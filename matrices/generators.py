@@ -39,35 +39,81 @@ def _check_dtype(dtype):
     return dt
 
 
+def _stencil_csr(stencil, n, dtype, order=None, tap_key=None):
+    """CSR of a 3x3 stencil, rows and columns in the grid ordering ``order`` (new -> old,
+    default natural). ``tap_key(dy, dx)`` must sort the taps into increasing new column
+    index for every row (true for the orderings used here), so no per-row sort is needed."""
+    N = n * n
+    itype = np.int32 if 9 * N < np.iinfo(np.int32).max else np.int64
+    taps = [(dy, dx, stencil[1 - dy, dx + 1]) for dy in (-1, 0, 1) for dx in (-1, 0, 1)
+            if stencil[1 - dy, dx + 1] != 0.0]
+    if tap_key is not None:
+        taps.sort(key=lambda t: tap_key(t[0], t[1]))
+    if not taps:
+        return sp.csr_matrix((N, N), dtype=dtype)
+    if order is None:  # natural ordering: (iy, ix) blocks, no gathers
+        ax = np.arange(n, dtype=itype)
+        inside = {d: (ax + d >= 0) & (ax + d < n) for d in (-1, 0, 1)}
+        mask = np.empty((n, n, len(taps)), dtype=bool)  # (iy, ix, tap)
+        cols = np.empty((n, n, len(taps)), dtype=itype)
+        base = ax[:, None] * n + ax[None, :]
+        for k, (dy, dx, _) in enumerate(taps):
+            mask[:, :, k] = inside[dy][:, None] & inside[dx][None, :]
+            cols[:, :, k] = base + (dy * n + dx)
+    else:
+        cells = np.asarray(order, dtype=itype)
+        inv = np.empty(N, dtype=itype)
+        inv[cells] = np.arange(N, dtype=itype)
+        iy, ix = np.divmod(cells, itype(n))
+        mask = np.empty((N, len(taps)), dtype=bool)
+        cols = np.empty((N, len(taps)), dtype=itype)
+        for k, (dy, dx, _) in enumerate(taps):
+            ok = (ix + dx >= 0) & (ix + dx < n) & (iy + dy >= 0) & (iy + dy < n)
+            mask[:, k] = ok
+            cols[:, k] = inv[np.where(ok, cells + (dy * n + dx), 0)]
+    mask = mask.reshape(N, len(taps))
+    indices = cols.reshape(N, len(taps))[mask]
+    del cols
+    values = np.array([a for _, _, a in taps], dtype=dtype)
+    data = np.broadcast_to(values, mask.shape)[mask]
+    indptr = np.zeros(N + 1, dtype=itype)
+    np.cumsum(mask.sum(axis=1, dtype=itype), out=indptr[1:])
+    A = sp.csr_matrix((data, indices, indptr), shape=(N, N))
+    A.has_sorted_indices = True
+    return A
+
+
 def stencil_matrix_2d(stencil, n, dtype=np.float64):
     """Matrix of a 3x3 stencil on an ``n x n`` grid with Dirichlet boundary (truncated).
 
     Unknown ``(ix, iy)`` has index ``iy * n + ix``; stencil row 0 is north (``iy + 1``),
-    column 0 is west (``ix - 1``).
+    column 0 is west (``ix - 1``). Zero stencil entries are not stored. The CSR arrays are
+    built directly in sorted row-major order (int32 indices when they fit), so a
+    2500 x 2500 grid (6.25M rows, 56M nonzeros) takes about a second.
+
+    Parameters
+    ----------
+    stencil : array_like, shape (3, 3)
+    n : int
+        Grid points per side (``n * n`` unknowns).
+    dtype : {np.float64, np.float32}
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix
+
+    Examples
+    --------
+    >>> A = stencil_matrix_2d([[0, -1, 0], [-1, 4, -1], [0, -1, 0]], 3)
+    >>> A.shape, A.nnz, A[4, 4], A[4, 7]
+    ((9, 9), 33, 4.0, -1.0)
     """
     n = _check_size(n)
     dtype = _check_dtype(dtype)
     stencil = np.asarray(stencil, dtype=np.float64)
     if stencil.shape != (3, 3):
         raise ValueError("stencil must be 3x3")
-    iy, ix = np.divmod(np.arange(n * n, dtype=np.int64), n)
-    rows, cols, vals = [], [], []
-    for r in range(3):
-        for c in range(3):
-            a = stencil[r, c]
-            if a == 0.0:
-                continue
-            dy, dx = 1 - r, c - 1
-            jx, jy = ix + dx, iy + dy
-            ok = (jx >= 0) & (jx < n) & (jy >= 0) & (jy < n)
-            rows.append(np.flatnonzero(ok))
-            cols.append(jy[ok] * n + jx[ok])
-            vals.append(np.full(int(ok.sum()), a, dtype=dtype))
-    A = sp.csr_matrix(
-        (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(n * n, n * n), dtype=dtype
-    )
-    A.sort_indices()
-    return A
+    return _stencil_csr(stencil, n, dtype)
 
 
 def aniso1(n, dtype=np.float64):
@@ -98,11 +144,12 @@ def aniso3_permutation(n):
 def aniso3(n, dtype=np.float64):
     """ANISO3 (paper 001): ANISO2 permuted so that the -1.0 couplings lie on the sub- and
     superdiagonal (:func:`aniso3_permutation`)."""
-    A = aniso2(n, dtype)
-    p = aniso3_permutation(n)
-    B = A[p][:, p].tocsr()
-    B.sort_indices()
-    return B
+    n = _check_size(n)
+    dtype = _check_dtype(dtype)
+    # along the diagonal ordering, neighbour (dx, dy) of any cell has a new index that
+    # sorts by line offset dx - dy, then by dy: build the permuted CSR directly
+    return _stencil_csr(ANISO2_STENCIL, n, dtype, order=aniso3_permutation(n),
+                        tap_key=lambda dy, dx: (dx - dy, dy))
 
 
 def poisson2d(n, dtype=np.float64):
