@@ -105,7 +105,7 @@ def stencil_matrix_2d(stencil, n, dtype=np.float64):
     Examples
     --------
     >>> A = stencil_matrix_2d([[0, -1, 0], [-1, 4, -1], [0, -1, 0]], 3)
-    >>> A.shape, A.nnz, A[4, 4], A[4, 7]
+    >>> A.shape, A.nnz, float(A[4, 4]), float(A[4, 7])
     ((9, 9), 33, 4.0, -1.0)
     """
     n = _check_size(n)
