@@ -72,7 +72,49 @@ def _run_mis(args) -> int:
     return 0
 
 
-COMMANDS = [_add_stats, _add_mis]
+def _add_vc(sub):
+    p = sub.add_parser("vc", help="exact minimum (or parameterized, --k) vertex cover; PACE solution format on stdout")
+    p.add_argument("file", help="graph file (DIMACS .clq, PACE .gr, ...)")
+    p.add_argument("--k", type=int, default=None, help="parameterized: find a cover of size <= K or report none")
+    p.add_argument("--time-limit", type=float, default=None, help="seconds; prints the best cover found")
+    p.add_argument("--method", choices=["hybrid", "stackonly"], default="hybrid", help="GPU work distribution")
+    p.add_argument("--device", choices=["auto", "cpu", "gpu"], default="auto")
+    p.add_argument("--complement", action="store_true", help="solve on the complement graph (max clique of FILE)")
+    p.add_argument("--format", default=None, help="input format (guessed from extension and header)")
+    p.set_defaults(run=_run_vc)
+
+
+def _run_vc(args) -> int:
+    from .io import guess_format, read_graph, write_vertex_cover
+    from .vertex_cover import minimum_vertex_cover, parameterized_vertex_cover
+
+    G = read_graph(args.file, format=args.format)
+    if args.complement:
+        G = G.complement()
+    base = 0 if (args.format or guess_format(args.file)) == "edgelist" else 1
+    if args.k is not None:
+        res = parameterized_vertex_cover(G, args.k, device=args.device, method=args.method,
+                                         time_limit=args.time_limit)
+        if not res.found:
+            what = "no vertex cover" if res.proved else "time limit reached before finding a vertex cover"
+            print(f"c {what} of size <= {args.k} ({res.nodes} tree nodes, {res.time:.3f} s)", file=sys.stderr)
+            return 1
+        cover = res.cover
+        print(f"c cover of size {res.size} <= {args.k} on {res.device} ({res.nodes} tree nodes, {res.time:.3f} s)",
+              file=sys.stderr)
+    else:
+        res = minimum_vertex_cover(G, device=args.device, method=args.method, time_limit=args.time_limit)
+        cover = res.cover
+        state = "optimal" if res.optimal else f"not proved optimal, lower bound {res.lower_bound}"
+        print(f"c vertex cover of size {res.size} ({state}) on {res.device} ({res.nodes} tree nodes, {res.time:.3f} s)",
+              file=sys.stderr)
+    sys.stdout.write(f"s vc {G.n} {len(cover)}\n")
+    if len(cover):
+        sys.stdout.write("\n".join(str(int(v) + base) for v in cover) + "\n")
+    return 0
+
+
+COMMANDS = [_add_stats, _add_mis, _add_vc]
 
 
 def main(argv=None) -> int:

@@ -531,9 +531,12 @@ def gpu_config(n, depth, *, threads=None, shared=None, worklist_size=None, thres
         use_shared = False
         if fits_shared:
             t, full = pick(blocks_smem)
-            use_shared = full or blocks_smem >= 1
+            use_shared = full
         if not use_shared:
-            t, _ = pick(max_blocks_sm)
+            t, full_g = pick(max_blocks_sm)
+            if not full_g and fits_shared:  # neither reaches full occupancy: keep shared memory
+                use_shared = True
+                t, _ = pick(blocks_smem)
     else:
         use_shared = bool(shared) and fits_shared
         t, _ = pick(blocks_smem if use_shared else max_blocks_sm)
@@ -546,6 +549,12 @@ def gpu_config(n, depth, *, threads=None, shared=None, worklist_size=None, thres
     if threshold is None:
         threshold = max(1, worklist_size // 2)
     return GpuConfig(blocks, t, use_shared, depth, worklist_size, min(threshold, worklist_size), sms)
+
+
+class _Shrink(Exception):
+    def __init__(self, blocks):
+        super().__init__(blocks)
+        self.blocks = blocks
 
 
 def search_gpu(indptr, indices, root_deg, root_count, limit, *, pvc=False, method="hybrid",
@@ -622,6 +631,28 @@ def search_gpu(indptr, indices, root_deg, root_count, limit, *, pvc=False, metho
     smem = 4 * (n + 1) + 256 if config.shared else 256
     if config.shared and smem > 48 * 1024:
         kern.max_dynamic_shared_size_bytes = smem
+    # registers may allow fewer resident blocks than the configuration assumed
+    try:
+        regs = int(kern.num_regs)
+        if regs > 0:
+            per_sm_regs = max(65536 // (regs * T), 1)
+            B_fit = per_sm_regs * config.sms
+            if B_fit < B:
+                raise _Shrink(B_fit)
+    except _Shrink as sh:
+        config = GpuConfig(sh.blocks, T, config.shared, S, config.worklist_size, config.threshold, config.sms)
+        return search_gpu(indptr, indices, root_deg, root_count, limit, pvc=pvc, method=method,
+                          start_depth=start_depth, config=config, time_limit=time_limit)
+    except AttributeError:
+        pass
+    if method == "hybrid":  # the root is the only worklist entry
+        work[0] = root
+        work_cnt[0] = int(root_count)
+        work_ticket[0] = 1
+        ctl[3] = 1  # pending
+        ctl[5] = 1  # tail
+        ctl[6] = 1  # available
+        ctl[11] = 1  # queue size
     start, stop = cupy.cuda.Event(), cupy.cuda.Event()
     host_stop = None
     if time_limit is not None:
