@@ -14,6 +14,15 @@ from .mis import (
     is_maximal_independent_set,
     maximal_independent_set,
 )
+from .vertex_cover import (
+    IndependentSetResult,
+    ParameterizedVertexCoverResult,
+    VertexCoverResult,
+    is_vertex_cover,
+    maximum_independent_set,
+    minimum_vertex_cover,
+    parameterized_vertex_cover,
+)
 from .io import (
     TreeDecomposition,
     read_graph,
@@ -25,6 +34,13 @@ from .io import (
 )
 
 __all__ = [
+    "minimum_vertex_cover",
+    "parameterized_vertex_cover",
+    "maximum_independent_set",
+    "is_vertex_cover",
+    "VertexCoverResult",
+    "ParameterizedVertexCoverResult",
+    "IndependentSetResult",
     "maximal_independent_set",
     "is_independent_set",
     "is_maximal_independent_set",
