@@ -13,6 +13,7 @@ from .backend import (
     to_device,
     to_host,
 )
+from .tridiag import BlockTridiagonalSolver, TridiagonalSolver, tridiagonal_solve
 
 __all__ = [
     "gpu_available",
@@ -23,4 +24,7 @@ __all__ = [
     "sparse_linalg_module",
     "to_device",
     "to_host",
+    "TridiagonalSolver",
+    "BlockTridiagonalSolver",
+    "tridiagonal_solve",
 ]
