@@ -57,12 +57,15 @@ def table_rows(spec, n, device, max_iterations):
         fm = precond.factor(A, n=2, iterations=max_iterations, m=m, k_m=k_m)
         row["configs"].append({"m": m, "k_m": k_m, "c5": c5, "cM": precond.weight_coverage(A, fm),
                                "M_max": fm.iterations, "maximal": fm.maximal})
-    row["sequential"] = precond.weight_coverage(A, precond.greedy_factor(A, 2))
+    # sequential: equal weights in an arbitrary (hashed) order, as an unstable sort by weight;
+    # "sequential_index" breaks ties by (row, column) instead
+    row["sequential"] = precond.weight_coverage(A, precond.greedy_factor(A, 2, ties="hash"))
     row["by_n"] = []
     for n_ in (1, 2, 3, 4):
         par = precond.weight_coverage(A, precond.factor(A, n=n_))
-        seq = precond.weight_coverage(A, precond.greedy_factor(A, n_))
-        row["by_n"].append({"n": n_, "parallel": par, "sequential": seq})
+        seq = precond.weight_coverage(A, precond.greedy_factor(A, n_, ties="hash"))
+        seq_index = precond.weight_coverage(A, precond.greedy_factor(A, n_, ties="index"))
+        row["by_n"].append({"n": n_, "parallel": par, "sequential": seq, "sequential_index": seq_index})
     row["time"] = time.perf_counter() - t0
     return row
 
@@ -86,7 +89,8 @@ def print_tables(rows):
     print("('+': not maximal within the iteration limit)")
     print()
     print("Table 5: c_id and weight coverage for n = 1..4, parallel (M=5, m=5, k_m=0) / sequential (paper in brackets)")
-    print(f"{'matrix':<24}{'c_id':>12} " + " ".join(f"{f'n={n}':>20}" for n in (1, 2, 3, 4)) + f"{'max |par-seq|':>15}")
+    print(f"{'matrix':<24}{'c_id':>12} " + " ".join(f"{f'n={n}':>20}" for n in (1, 2, 3, 4)) + f"{'max |par-seq|':>15}"
+          + f"{'seq, index ties n=1..4':>26}")
     for r in rows:
         paper = PAPER_T5.get(r["matrix"])
         cid = f"{r['c_id']:.2f}" + (f" [{paper[0]:.2f}]" if paper else "")
@@ -97,7 +101,10 @@ def print_tables(rows):
                 cell += f" [{paper[1][i][0]:.2f}/{paper[1][i][1]:.2f}]"
             cells.append(f"{cell:>20}")
         gap = max(abs(c["parallel"] - c["sequential"]) for c in r["by_n"])
-        print(f"{r['matrix']:<24}{cid:>12} " + " ".join(cells) + f"{gap:>15.3f}")
+        idx = " ".join(f"{c['sequential_index']:.2f}" for c in r["by_n"])
+        print(f"{r['matrix']:<24}{cid:>12} " + " ".join(cells) + f"{gap:>15.3f}{idx:>26}")
+    print("(seq: Algorithm 1 with equal weights in an arbitrary (hashed) order, like the paper's sort;"
+          " index ties: by (row, column))")
 
 
 def main(argv=None):

@@ -33,15 +33,17 @@ def charge_threshold(p: float) -> int:
 
 
 @njit(cache=True)
-def _greedy(indptr, indices, data, n_max):
-    N = len(indptr) - 1
-    rows = np.empty(len(indices), dtype=np.int64)
-    for i in range(N):
+def _rows_of(indptr, n_entries):
+    rows = np.empty(n_entries, dtype=np.int64)
+    for i in range(len(indptr) - 1):
         for k in range(indptr[i], indptr[i + 1]):
             rows[k] = i
-    upper = np.flatnonzero(rows < indices)
-    # decreasing weight; ties by (row, col) increasing: stable sort of the row-major list
-    order = upper[np.argsort(-data[upper], kind="mergesort")]
+    return rows
+
+
+@njit(cache=True)
+def _greedy(rows, indices, data, order, N, n_max):
+    """Scan the edges ``order`` (indices into the CSR arrays, upper triangle only)."""
     partners = -np.ones((N, n_max), dtype=np.int64)
     weights = np.zeros((N, n_max), dtype=data.dtype)
     count = np.zeros(N, dtype=np.int64)
@@ -57,13 +59,32 @@ def _greedy(indptr, indices, data, n_max):
     return partners, weights
 
 
-def greedy_factor(W, n):
+def greedy_factor(W, n, ties="index", seed=0):
     """Algorithm 1: edges by decreasing weight, added while both ends have < n partners.
 
-    Ties between equal weights are broken by the edge's (row, column), smallest first.
-    Returns ``(partners, weights)`` as NumPy arrays.
+    ``ties="index"`` breaks ties between equal weights by the edge's (row, column),
+    smallest first (fully deterministic, the CPU reference). ``ties="hash"`` orders equal
+    weights by :func:`kernels.hashing.hash32` of the edge ``(lo, hi, seed)``: an arbitrary
+    but reproducible order, like an unstable sort by weight alone (the paper's Algorithm 1
+    does not define the order of equal weights; on the ANISO stencils this is what moves
+    its n = 1 column from 0.33 to 0.29). Returns ``(partners, weights)`` as NumPy arrays.
     """
-    return _greedy(W.indptr.astype(np.int64), W.indices.astype(np.int64), W.data, int(n))
+    indptr = W.indptr.astype(np.int64)
+    indices = W.indices.astype(np.int64)
+    data = W.data
+    rows = _rows_of(indptr, len(indices))
+    upper = np.flatnonzero(rows < indices)
+    if ties == "index":
+        # decreasing weight; ties by (row, col) increasing: stable sort of the row-major list
+        order = upper[np.argsort(-data[upper], kind="stable")]
+    elif ties == "hash":
+        from .hashing import hash32_array
+
+        key = hash32_array(rows[upper], indices[upper], seed)
+        order = upper[np.lexsort((key, -data[upper]))]
+    else:
+        raise ValueError(f"ties must be 'index' or 'hash', got {ties!r}")
+    return _greedy(rows, indices, data, order, W.shape[0], int(n))
 
 
 @njit(cache=True, parallel=True)
