@@ -113,12 +113,14 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--iterations", type=int, default=100, help="BiCGStab iterations for the per-iteration timing")
     ap.add_argument("--skip-tts", action="store_true", help="skip part 3 (time to solution)")
+    ap.add_argument("--tts-only", action="store_true", help="only part 3")
+    ap.add_argument("--gpu-methods-only", action="store_true", help="part 3 without the CPU-only methods")
     ap.add_argument("--out", default="bench_results/bench_precond.json")
     args = ap.parse_args(argv)
     full, tts = (QUICK_FULL, QUICK_TTS) if args.quick else (FULL, TTS)
     result = {"part1": [], "part2": [], "part3": []}
     ms = lambda s: f"{s * 1e3:9.3f}" if isinstance(s, float) else f"{'n/a':>9}"  # noqa: E731
-    if gpu_available():
+    if gpu_available() and not args.tts_only:
         import cupy
 
         dev = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
@@ -151,7 +153,7 @@ def main(argv=None):
         print()
         print("Time to solution, BiCGStab rtol 1e-8, float64, b = A x_t (setup + solve, seconds)")
         print(f"{'matrix':<24}{'N':>9} {'device':<5}{'preconditioner':<30}{'iters':>6} {'setup':>8} {'solve':>8} {'total':>8}")
-        devices = (["gpu"] if gpu_available() else []) + ["cpu"]
+        devices = (["gpu"] if gpu_available() else []) + ([] if args.gpu_methods_only and gpu_available() else ["cpu"])
         for name, n in tts:
             A = matrices.get(name, n=n)
             for dev in devices:
