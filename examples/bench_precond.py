@@ -7,7 +7,8 @@ Part 2: BiCGStab time per iteration (fixed iteration count) with our host-sync-f
 BiCGStab and cupyx's, next to the memory-traffic floor of one iteration (2 SpMV + 2
 preconditioner applies + the vector updates at device-copy bandwidth).
 Part 3: time to solution (rtol 1e-8, the paper's right-hand side) per preconditioner,
-including setup; AlgTriBlock and the peers pyamg / ILU(0) run on the CPU.
+including setup; the peers pyamg / ILU(0) run on the CPU. AlgTriBlock's setup runs on the
+host (also for a GPU matrix), so parts 1-2 measure it only up to ``BLOCK_MAX_N`` rows.
 
     python examples/bench_precond.py             # H100-sized run
     python examples/bench_precond.py --quick     # small sizes
@@ -32,7 +33,8 @@ FULL = [("aniso1", 2500), ("aniso2", 2500), ("aniso3", 2500), ("convection_diffu
 TTS = [("aniso1", 500), ("aniso2", 500), ("aniso3", 500), ("convection_diffusion3d", 64), ("random_diffusion2d", 500)]
 QUICK_FULL = [("aniso2", 300)]
 QUICK_TTS = [("aniso2", 100), ("aniso3", 100)]
-GPU_PRECONDS = ["none", "jacobi", "tridiagonal", "algebraic_tridiagonal"]
+GPU_PRECONDS = ["none", "jacobi", "tridiagonal", "algebraic_tridiagonal", "algebraic_block_tridiagonal"]
+BLOCK_MAX_N = 3_000_000  # AlgTriBlock setup is host-side: ~5 s per million rows on one core
 CPU_PRECONDS = ["none", "jacobi", "tridiagonal", "algebraic_tridiagonal", "algebraic_block_tridiagonal", "pyamg", "ilu0"]
 
 
@@ -85,6 +87,15 @@ def part1(A, dtype):
         out[f"{name}_apply"] = gpu_time(lambda: M.matvec(x))
         out[f"{name}_coverage"] = M.weight_coverage
         out[f"{name}_paths"] = M.n_paths
+    if dtype == np.float64 and N <= BLOCK_MAX_N:
+        precond.algebraic_block_tridiagonal(to_device(matrices.aniso2(20)))  # warm-up: kernel compilation
+        t0 = time.perf_counter()
+        M = precond.algebraic_block_tridiagonal(Ad)
+        cupy.cuda.Device().synchronize()
+        out["algtriblock_setup"] = time.perf_counter() - t0
+        out["algtriblock_setup_breakdown"] = M.setup_time
+        out["algtriblock_apply"] = gpu_time(lambda: M.matvec(x))
+        out["algtriblock_coverage"] = M.weight_coverage
     return out
 
 
@@ -97,8 +108,11 @@ def part2(A, dtype, iterations, apply_times, spmv, copy_vec):
     b = Ad @ cupy.asarray(true_solution(N, dtype))
     rows = {}
     for name in GPU_PRECONDS:
+        if name == "algebraic_block_tridiagonal" and N > BLOCK_MAX_N:
+            continue
         M = {"none": lambda A: None, "jacobi": precond.jacobi, "tridiagonal": precond.tridiagonal,
-             "algebraic_tridiagonal": precond.algebraic_tridiagonal}[name](Ad)
+             "algebraic_tridiagonal": precond.algebraic_tridiagonal,
+             "algebraic_block_tridiagonal": precond.algebraic_block_tridiagonal}[name](Ad)
         ours = gpu_time(lambda: precond.bicgstab(Ad, b, rtol=0.0, maxiter=iterations, M=M), repeat=3, warmup=1) / iterations
         op = M.aslinearoperator() if M is not None else None
         theirs = gpu_time(lambda: cspla.bicgstab(Ad, b, rtol=1e-30, maxiter=iterations, M=op), repeat=3, warmup=1) / iterations
@@ -137,9 +151,15 @@ def main(argv=None):
                 print(f"{name:<24}{r['dtype']:<8}{r['N']:>9} {ms(r['spmv'])} {ms(r['gtsv2_nopivot'])} {ms(r['gtsv2'])}"
                       f" {ms(r['triscal_apply'])} {ms(r['algtriscal_apply'])} {r['algtriscal_apply'] / r['spmv']:>7.2f}"
                       f" {ms(r['algtriscal_setup'])} {r['algtriscal_setup'] / r['spmv']:>7.1f}  {bd}")
+                if "algtriblock_apply" in r:
+                    print(f"{'':<24}{'':<8}{'':>9} AlgTriBlock apply {ms(r['algtriblock_apply'])}"
+                          f" ({r['algtriblock_apply'] / r['spmv']:.2f} x SpMV), setup {r['algtriblock_setup']:.2f} s"
+                          f" (host), coverage {r['algtriblock_coverage']:.2f}")
                 if dtype == np.float64:
-                    rows = part2(A, dtype, args.iterations, {"tridiagonal": r["triscal_apply"],
-                                                             "algebraic_tridiagonal": r["algtriscal_apply"]},
+                    known = {"tridiagonal": r["triscal_apply"], "algebraic_tridiagonal": r["algtriscal_apply"]}
+                    if "algtriblock_apply" in r:
+                        known["algebraic_block_tridiagonal"] = r["algtriblock_apply"]
+                    rows = part2(A, dtype, args.iterations, known,
                                  r["spmv"], r["copy_vector"])
                     for pc, v in rows.items():
                         result["part2"].append({"matrix": name, "N": r["N"], "preconditioner": pc, **v})

@@ -343,28 +343,182 @@ def _block_solve(L, inv, cp, idx, x, out):
             out[idx[i, 1]] = n1
 
 
-class BlockTridiagonalSolver:
-    """2x2 block tridiagonal system (CPU, block Thomas in Numba).
+class _GpuBlockLevel:
+    """One level of the partitioned GPU solver for 2x2 block tridiagonal systems.
 
-    ``L, D, U`` have shape ``(m, 2, 2)``; ``index`` (``m x 2``) maps each block unknown to
-    an entry of the original vector (-1 for a ghost unknown whose equation is
-    uncoupled with right-hand side 1, as in paper 001).
+    ``L, D, U`` are ``(m, 4)`` device arrays (row-major 2x2 blocks) in block-row order.
     """
 
-    def __init__(self, L, D, U, index):
+    def __init__(self, L, D, U, chunk, boosted, kernels, xp):
+        self.N = N = L.shape[0]
+        self.C = C = chunk
+        self.P = P = (N + C - 1) // C
+        pad = P * C - N
+        vt = D.dtype
+        if pad:
+            eye = xp.zeros((pad, 4), vt)
+            eye[:, 0] = 1
+            eye[:, 3] = 1
+            L = xp.concatenate([L, xp.zeros((pad, 4), vt)])
+            U = xp.concatenate([U, xp.zeros((pad, 4), vt)])
+            D = xp.concatenate([D, eye])
+        L, U = L.copy(), U.copy()
+        L[0] = 0
+        U[N - 1:] = 0  # nothing couples beyond the system (or into the padding)
+        self.L, self.U = L, U
+        n_int = (C - 1) * P
+        self.inv, self.cp, self.lint, self.v, self.w = (xp.empty(4 * n_int, vt) for _ in range(5))
+        self.y = xp.empty(2 * n_int, vt)
+        self.sep_b, self.g, self.S = (xp.empty(2 * P, vt) for _ in range(3))
+        self.k = kernels
+        self.threads = 128
+        self.blocks = (P + self.threads - 1) // self.threads
+        self.itype = np.int64 if 2 * P * C > np.iinfo(np.int32).max else np.int32
+        args = (self.itype(P), np.int32(C))
+        kernels["block_chunk_factor"]((self.blocks,), (self.threads,),
+                                      (*args, L, D, U, self.inv, self.cp, self.lint, self.v, self.w, boosted))
+        ra, rb, rc = (xp.empty((P, 4), vt) for _ in range(3))
+        kernels["block_reduced_coeffs"]((self.blocks,), (self.threads,),
+                                        (*args, L, D, U, self.v, self.w, ra, rb, rc))
+        self.reduced = (ra, rb, rc)
+
+    def forward(self, x, gather):
+        args = (self.itype(self.P), np.int32(self.C), self.itype(self.N))
+        self.k["block_chunk_forward"]((self.blocks,), (self.threads,),
+                                      (*args, x, gather, self.inv, self.cp, self.lint, self.y, self.sep_b))
+        self.k["block_reduced_rhs"]((self.blocks,), (self.threads,),
+                                    (self.itype(self.P), np.int32(self.C), self.L, self.U, self.y, self.sep_b, self.g))
+        return self.g
+
+    def back(self, S, scatter, out):
+        args = (self.itype(self.P), np.int32(self.C), self.itype(self.N))
+        self.k["block_chunk_back"]((self.blocks,), (self.threads,), (*args, self.y, self.v, self.w, S, scatter, out))
+
+
+class BlockTridiagonalSolver:
+    """2x2 block tridiagonal system, factorized once for repeated solves.
+
+    ``L, D, U`` have shape ``(m, 2, 2)`` (block row ``k``: ``L_k x_{k-1} + D_k x_k +
+    U_k x_{k+1}``); ``index`` (``m x 2``) maps each block unknown to an entry of the
+    original vector (-1 for a ghost unknown whose equation is uncoupled with right-hand
+    side 1, as in paper 001). NumPy arrays: block Thomas in Numba. CuPy arrays: the
+    partitioned (SPIKE-like) method of :class:`TridiagonalSolver` with 2x2 blocks and
+    spikes, recursive on the separator system; gather and scatter through ``index``
+    happen inside the first and last kernels, so a solve does not synchronize with the host.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> D = np.tile(np.array([[4.0, 1.0], [1.0, 4.0]]), (3, 1, 1))
+    >>> L = np.tile(-np.eye(2), (3, 1, 1)); U = L.copy()
+    >>> s = BlockTridiagonalSolver(L, D, U, np.array([[0, 1], [2, 3], [4, -1]]))
+    >>> x = s.solve(np.ones(5))
+    >>> x.shape
+    (5,)
+    """
+
+    bottom_size = 64
+
+    def __init__(self, L, D, U, index, *, chunk=16):
+        xp = get_array_module(D)
+        self.xp = xp
+        if D.ndim != 3 or D.shape[1:] != (2, 2) or L.shape != D.shape or U.shape != D.shape:
+            raise ValueError("L, D and U must all have shape (m, 2, 2)")
+        if index.shape != (D.shape[0], 2):
+            raise ValueError(f"index must have shape ({D.shape[0]}, 2), got {index.shape}")
+        if D.shape[0] == 0:
+            raise ValueError("empty block tridiagonal system")
+        if chunk < 2:
+            raise ValueError("chunk must be >= 2")
         self.dtype = np.dtype(D.dtype)
-        self.L = np.ascontiguousarray(L)
-        self.index = np.ascontiguousarray(index, dtype=np.int64)
-        self.n = int((self.index >= 0).sum())
-        scale = float(np.abs(D).max()) or 1.0
-        self.inv, self.cp, self.boosted = _block_factor(self.L, np.ascontiguousarray(D), np.ascontiguousarray(U),
-                                                        self.dtype.type(_eps(self.dtype) * scale).real)
-        _warn_boosted(self.boosted, D.shape[0])
+        self.m = D.shape[0]
+        if xp is np:
+            self.L = np.ascontiguousarray(L)
+            self.index = np.ascontiguousarray(index, dtype=np.int64)
+            self.n = int((self.index >= 0).sum())
+            scale = float(np.abs(D).max()) or 1.0
+            self.inv, self.cp, self.boosted = _block_factor(
+                self.L, np.ascontiguousarray(D), np.ascontiguousarray(U),
+                self.dtype.type(_eps(self.dtype) * scale).real)
+        else:
+            self._setup_gpu(L, D, U, index, chunk)
+        _warn_boosted(self.boosted, self.m)
+
+    def _setup_gpu(self, L, D, U, index, chunk, kernels=None):
+        xp = self.xp
+        vt = self.dtype
+        if vt.kind == "c":
+            raise TypeError("complex block tridiagonal systems are supported on the CPU only")
+        m = self.m
+        itype = np.int32 if 2 * m < np.iinfo(np.int32).max // 2 else np.int64
+        if kernels is None:
+            from .cuda import get_kernel
+
+            names = ("block_chunk_factor", "block_reduced_coeffs", "block_chunk_forward", "block_reduced_rhs",
+                     "block_chunk_back", "block_thomas_factor", "block_thomas_solve")
+            kernels = {k: get_kernel("tridiag", k, vt, itype) for k in names}
+        self.kernels = kernels
+        self.itype = itype
+        index = xp.asarray(index)
+        self.n = int((index >= 0).sum())  # setup only
+        boosted = xp.zeros(1, dtype=np.int32)
+        self.levels = []
+        cur = tuple(xp.ascontiguousarray(a.reshape(m, 4), dtype=vt) for a in (L, D, U))
+        while cur[0].shape[0] > self.bottom_size:
+            level = _GpuBlockLevel(*cur, chunk, boosted, kernels, xp)
+            self.levels.append(level)
+            cur = level.reduced
+        mb = cur[0].shape[0]
+        Lb = cur[0].copy()
+        Lb[0] = 0
+        self.bottom = (Lb, xp.empty(4 * mb, vt), xp.empty(4 * mb, vt), xp.empty(2 * mb, vt), mb)
+        kernels["block_thomas_factor"]((1,), (1,), (itype(mb), Lb, cur[1], cur[2], self.bottom[1], self.bottom[2],
+                                                    boosted))
+        if self.levels:
+            lv = self.levels[0]
+            full = xp.full(2 * lv.P * lv.C, -1, dtype=lv.itype)
+            full[: 2 * m] = index.astype(lv.itype).ravel()
+            self.gather = full
+        else:  # small system: gather/scatter around a single block Thomas
+            flat = index.astype(itype).ravel()
+            self.gather = flat
+            self.valid_pos = xp.flatnonzero(flat >= 0).astype(itype)
+            self.valid_idx = flat[self.valid_pos]
+        self.boosted = int(boosted[0])  # setup only: one host synchronization
+
+    def _solve_gpu(self, x):
+        xp = self.xp
+        out = xp.empty(self.n, dtype=self.dtype)
+        Lb, inv, cp, xb, mb = self.bottom
+        if self.levels:
+            rhs = x
+            for depth, level in enumerate(self.levels):
+                rhs = level.forward(rhs, self.gather if depth == 0 else None)
+            self.kernels["block_thomas_solve"]((1,), (1,), (self.itype(mb), Lb, inv, cp, rhs, xb))
+            S = xb
+            for depth in range(len(self.levels) - 1, 0, -1):
+                target = self.levels[depth - 1].S
+                self.levels[depth].back(S, None, target)
+                S = target
+            self.levels[0].back(S, self.gather, out)
+        else:
+            b = xp.ones(2 * mb, dtype=self.dtype)
+            b[self.valid_pos] = x[self.valid_idx]
+            self.kernels["block_thomas_solve"]((1,), (1,), (self.itype(mb), Lb, inv, cp, b, xb))
+            out[self.valid_idx] = xb[self.valid_pos]
+        return out
 
     def solve(self, x):
-        out = np.empty(self.n, dtype=np.result_type(self.dtype, x.dtype))
-        _block_solve(self.L, self.inv, self.cp, self.index, np.ascontiguousarray(x), out)
-        return out
+        """Return the solution for the original unknowns (ghosts dropped) as a new array."""
+        if get_array_module(x) is not self.xp:
+            raise TypeError("right-hand side and solver live on different devices")
+        if x.ndim != 1 or x.shape[0] != self.n:
+            raise ValueError(f"right-hand side of shape {x.shape} for a system of {self.n} unknowns")
+        if self.xp is np:
+            out = np.empty(self.n, dtype=np.result_type(self.dtype, x.dtype))
+            _block_solve(self.L, self.inv, self.cp, self.index, np.ascontiguousarray(x), out)
+            return out
+        return self._solve_gpu(self.xp.ascontiguousarray(x, dtype=self.dtype))
 
 
 @njit(cache=True)

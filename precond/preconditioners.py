@@ -217,7 +217,10 @@ class AlgebraicBlockTridiagonalPrecond(Preconditioner):
     """AlgTriBlockPrecond: [0,1]-factor (matching) -> matched pairs coarsened to one vertex
     -> [0,2]-factor and linear forest of the coarse graph -> 2x2 block tridiagonal system
     on the fine graph (unmatched vertices padded with an uncoupled ghost equation, diagonal
-    1 and right-hand side 1, as in paper 001) -> factorized once (block Thomas, CPU)."""
+    1 and right-hand side 1, as in paper 001) -> factorized once (block Thomas on the CPU;
+    on the GPU the partitioned 2x2 block solver of ``kernels.tridiag``). The setup
+    (matching, coarsening, coarse forest, block extraction) runs on the host also for a
+    cupyx matrix; only the factorization and the apply run on the device."""
 
     def __init__(self, A, *, iterations=5, m=5, k_m=0, p=0.5, seed=0):
         import scipy.sparse as sp
@@ -229,10 +232,9 @@ class AlgebraicBlockTridiagonalPrecond(Preconditioner):
 
         A = check_matrix(A)
         super().__init__(A)
-        if self.on_gpu:
-            raise NotImplementedError("the 2x2 block tridiagonal preconditioner runs on the CPU only in this version")
         N = A.shape[0]
         t0 = time.perf_counter()
+        A = A.get() if self.on_gpu else A  # the setup runs on the host; the apply on the device of A
         f1, self.m = _best_factor(A, 1, m, iterations=iterations, k_m=k_m, p=p, seed=seed)
         mate = f1.neighbors[:, 0]
         rep = np.where((mate >= 0) & (mate < np.arange(N)), mate, np.arange(N))
@@ -257,7 +259,11 @@ class AlgebraicBlockTridiagonalPrecond(Preconditioner):
         index = members[cperm]  # block k of the system = coarse vertex cperm[k]
         D, L, U = self._blocks(A, index, starts, Nc)
         t3 = time.perf_counter()
+        if self.on_gpu:
+            xp = self.xp
+            L, D, U, index = (xp.asarray(a) for a in (L, D, U, index))
         self.solver = BlockTridiagonalSolver(L, D, U, index)
+        _sync(self.xp)
         t4 = time.perf_counter()
         self.n_blocks = Nc
         self.n_paths = len(starts) - 1
@@ -352,7 +358,7 @@ def algebraic_tridiagonal(A, *, iterations=5, m=5, k_m=0, p=0.5, seed=0) -> Alge
 
 
 def algebraic_block_tridiagonal(A, *, iterations=5, m=5, k_m=0, p=0.5, seed=0) -> AlgebraicBlockTridiagonalPrecond:
-    """AlgTriBlockPrecond of paper 001: 2x2 block tridiagonal preconditioner (CPU).
+    """AlgTriBlockPrecond of paper 001: 2x2 block tridiagonal preconditioner (setup on the host).
 
     Examples
     --------

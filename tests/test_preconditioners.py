@@ -102,7 +102,8 @@ def test_bad_input():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("make", [precond.jacobi, precond.tridiagonal, precond.algebraic_tridiagonal], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("make", [precond.jacobi, precond.tridiagonal, precond.algebraic_tridiagonal,
+                                  precond.algebraic_block_tridiagonal], ids=lambda f: f.__name__)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_gpu_equals_cpu(make, dtype):
     import cupy

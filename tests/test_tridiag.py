@@ -167,3 +167,55 @@ def test_gpu_zero_pivot_warns():
         s = TridiagonalSolver(cupy.zeros(500), cupy.zeros(500), cupy.zeros(500))
     assert any("pivot" in str(w.message) for w in caught)
     assert bool(cupy.isfinite(s.solve(cupy.ones(500))).all())
+
+
+def _block_system(rng, m, dtype):
+    """Random diagonally dominant 2x2 block system with path breaks and ghost unknowns."""
+    D = rng.standard_normal((m, 2, 2)) * 0.3 + 4 * np.eye(2)
+    L, U = rng.standard_normal((m, 2, 2)) * 0.8, rng.standard_normal((m, 2, 2)) * 0.8
+    breaks = rng.random(m) < 0.1
+    L[breaks] = 0
+    U[:-1][breaks[1:]] = 0
+    ghost = rng.random(m) < 0.2
+    for a in (D, L, U):
+        a[ghost, 1, :] = 0
+        a[ghost, :, 1] = 0
+    D[ghost, 1, 1] = 1
+    slots = np.ones((m, 2), dtype=bool)
+    slots[ghost, 1] = False
+    index = -np.ones((m, 2), dtype=np.int64)
+    index[slots] = rng.permutation(int(slots.sum()))
+    return L.astype(dtype), D.astype(dtype), U.astype(dtype), index
+
+
+def test_block_solver_bad_input(rng):
+    L, D, U, index = _block_system(rng, 10, np.float64)
+    with pytest.raises(ValueError, match="shape"):
+        BlockTridiagonalSolver(L[:, :1], D, U, index)
+    with pytest.raises(ValueError, match="index"):
+        BlockTridiagonalSolver(L, D, U, index[:5])
+    s = BlockTridiagonalSolver(L, D, U, index)
+    with pytest.raises(ValueError, match="right-hand side"):
+        s.solve(np.ones(s.n + 1))
+    with pytest.warns(RuntimeWarning, match="pivot"):
+        s = BlockTridiagonalSolver(np.zeros((3, 2, 2)), np.zeros((3, 2, 2)), np.zeros((3, 2, 2)),
+                                   np.arange(6).reshape(3, 2))
+    assert np.all(np.isfinite(s.solve(np.ones(6))))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("m", [3, 64, 65, 1000, 17 * 16 + 5, 100_000])
+def test_gpu_block_solver_matches_cpu(rng, dtype, m):
+    import cupy
+
+    L, D, U, index = _block_system(rng, m, dtype)
+    cpu = BlockTridiagonalSolver(L, D, U, index)
+    gpu = BlockTridiagonalSolver(*(cupy.asarray(a) for a in (L, D, U, index)))
+    assert gpu.n == cpu.n
+    b = rng.standard_normal(cpu.n).astype(dtype)
+    bd = cupy.asarray(b)
+    got = gpu.solve(bd)
+    assert bool((bd == cupy.asarray(b)).all())  # input untouched
+    tol = 2e-4 if dtype == np.float32 else 1e-11
+    np.testing.assert_allclose(got.get(), cpu.solve(b), rtol=tol, atol=tol)
