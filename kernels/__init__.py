@@ -28,3 +28,11 @@ __all__ = [
     "BlockTridiagonalSolver",
     "tridiagonal_solve",
 ]
+
+
+def __getattr__(name):  # lazy public solvers (importing them pulls in Numba)
+    if name == "tridiagonal_solve":
+        from .tridiag import tridiagonal_solve
+
+        return tridiagonal_solve
+    raise AttributeError(f"module 'kernels' has no attribute {name!r}")
