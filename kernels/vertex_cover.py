@@ -510,7 +510,7 @@ def gpu_config(n, depth, *, threads=None, shared=None, worklist_size=None, thres
             worklist_size //= 2
     gmem_stacks = gmem - worklist_size * entry
     blocks_gmem = max(int(gmem_stacks // (depth * entry + entry)), 1)
-    smem_need = entry + 256  # degree array + reduction scratch
+    smem_need = entry + 1024  # degree array + the block's static state
     fits_shared = smem_need <= smem_block
     blocks_smem = smem_sm // smem_need if fits_shared else 0
     upper = min(1024, max(32, ((n + 31) // 32) * 32))
@@ -542,6 +542,8 @@ def gpu_config(n, depth, *, threads=None, shared=None, worklist_size=None, thres
         t, _ = pick(blocks_smem if use_shared else max_blocks_sm)
     if threads is not None:
         t = int(threads)
+        if t < 32 or t > 1024 or t % 32:
+            raise ValueError(f"threads must be a multiple of 32 in [32, 1024], got {threads}")
     per_sm = min(max_blocks_sm, max_threads_sm // t)
     if use_shared:
         per_sm = min(per_sm, max(smem_sm // smem_need, 1))
@@ -628,7 +630,7 @@ def search_gpu(indptr, indices, root_deg, root_count, limit, *, pvc=False, metho
     stem = "vertex_cover"
     name = f"vc_{method}_{'shared' if config.shared else 'global'}"
     kern = get_kernel(stem, name)
-    smem = 4 * (n + 1) + 256 if config.shared else 256
+    smem = 4 * (n + 1) if config.shared else 0
     if config.shared and smem > 48 * 1024:
         kern.max_dynamic_shared_size_bytes = smem
     # registers may allow fewer resident blocks than the configuration assumed
@@ -660,28 +662,33 @@ def search_gpu(indptr, indices, root_deg, root_count, limit, *, pvc=False, metho
     args = (d_indptr, d_indices, np.int32(n), root, np.int32(root_count), stacks, stack_cnt,
             np.int32(S), work, work_cnt, work_ticket, np.int32(W), np.int32(config.threshold),
             scratch, best_deg, ctl, nodes, smid, np.int32(1 if pvc else 0), np.int32(start_depth))
-    start.record()
     if time_limit is None:
+        start.record()
         kern((B,), (T,), args, shared_mem=smem)
         stop.record()
         stop.synchronize()
     else:
         import time
 
+        cupy.cuda.Device().synchronize()  # the set-up above ran on the legacy stream
         stream = cupy.cuda.Stream(non_blocking=True)
         with stream:
+            start.record(stream)
             kern((B,), (T,), args, shared_mem=smem)
             stop.record(stream)
         t0 = time.perf_counter()
-        # the kernel polls ctl[10]; write it from the host through a separate stream
+        # the persistent kernel may occupy every SM, so the stop flag ctl[10] is written by
+        # a host-to-device copy (copy engine) on another stream, never by a kernel
+        one = cupy.cuda.alloc_pinned_memory(4)
+        one_np = np.frombuffer(one, dtype=np.int32, count=1)
+        one_np[0] = 1
         while not stop.done:
             if time.perf_counter() - t0 > time_limit:
                 flag = cupy.cuda.Stream(non_blocking=True)
-                with flag:
-                    host_stop.fill(1)
+                host_stop.set(one_np, stream=flag)
                 flag.synchronize()
                 break
-            time.sleep(0.001)
+            time.sleep(0.0005)
         stop.synchronize()
     ms = cupy.cuda.get_elapsed_time(start, stop)
     c = ctl.get()
