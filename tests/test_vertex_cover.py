@@ -78,6 +78,84 @@ def test_greedy_and_bound_bracket_the_optimum():
         assert clique_cover_bound_cpu(G.indptr, G.indices, G.degrees.astype(np.int32)) <= opt
 
 
+def _reduce_two_phase(G, deg, count, limit):
+    """The GPU kernel's reduction semantics: mark every rule on an unchanged snapshot
+    (smaller-id tie-breaks for isolated edges and triangles), then delete all marks."""
+    nbrs = [set(G.neighbors(v).tolist()) for v in range(G.n)]
+    while count <= limit:
+        budget = limit - count
+        mark = np.zeros(G.n, bool)
+        for v in range(G.n):
+            d = deg[v]
+            if d <= 0:
+                continue
+            live = [u for u in G.neighbors(v) if deg[u] >= 0]
+            if d > budget:
+                mark[v] = True
+            elif d == 1:
+                u = live[0]
+                if not (deg[u] == 1 and u > v):
+                    mark[u] = True
+            elif d == 2:
+                a, b = live[:2]
+                if b in nbrs[a] and not ((deg[a] == 2 and a < v) or (deg[b] == 2 and b < v)):
+                    mark[a] = mark[b] = True
+        if not mark.any():
+            break
+        deg[mark] = -1
+        count += int(mark.sum())
+        for v in np.flatnonzero(mark):
+            for u in G.neighbors(v):
+                if deg[u] >= 0:
+                    deg[u] -= 1
+    return count
+
+
+def _two_phase_search(G):
+    best = [G.n]
+
+    def visit(deg, count):
+        limit = best[0] - 1
+        count = _reduce_two_phase(G, deg, count, limit)
+        if count > limit:
+            return
+        edges = int(deg[deg > 0].sum()) // 2
+        if edges == 0:
+            best[0] = count
+            return
+        vmax = int(np.argmax(deg))
+        if edges > (limit - count) * int(deg[vmax]):
+            return
+        take = deg.copy()
+        take[vmax] = -1
+        for u in G.neighbors(vmax):
+            if take[u] >= 0:
+                take[u] -= 1
+        visit(take, count + 1)
+        nb = deg.copy()
+        c = count
+        for u in G.neighbors(vmax):
+            if nb[u] >= 0:
+                nb[u] = -1
+                c += 1
+                for w in G.neighbors(u):
+                    if nb[w] >= 0:
+                        nb[w] -= 1
+        visit(nb, c)
+
+    visit(G.degrees.astype(np.int64), 0)
+    return best[0]
+
+
+def test_gpu_reduction_semantics_emulated_on_cpu():
+    """The simultaneous application of the rules used by the CUDA kernels stays exact."""
+    rng = np.random.default_rng(5)
+    for t in range(150):
+        n = int(rng.integers(3, 15))
+        G = random_graph(n, float(rng.choice([0.1, 0.2, 0.3, 0.5, 0.8])), 1000 + t)
+        assert _two_phase_search(G) == minimum_vertex_cover(G, device="cpu").size, t
+
+
 # ------------------------------------------------------------------ exactness
 @pytest.mark.parametrize("clique_bound", [False, True])
 def test_mvc_equals_brute_force(clique_bound):
