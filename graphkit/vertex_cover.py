@@ -314,12 +314,14 @@ def minimum_vertex_cover(G, device="auto", method="hybrid", time_limit=None, *, 
             lower += best
         else:
             optimal = False
-            lower += kvc.clique_cover_bound_cpu(H.indptr, H.indices, hdeg)
+            lower += max(kvc.clique_cover_bound_cpu(H.indptr, H.indices, hdeg), kvc.lp_bound(H.indptr, H.indices))
         cover_parts.append(verts[np.flatnonzero(best_deg < 0)])
     cover = np.sort(np.concatenate(cover_parts).astype(np.int64))
     if load is None:
         load = np.zeros(1 if dev == "cpu" else 1, dtype=np.int64)
     size = len(cover)
+    if lower >= size:  # the bounds met the cover: proved optimal even if the search stopped
+        optimal = True
     return VertexCoverResult(cover=cover, size=size, optimal=optimal, lower_bound=size if optimal else min(lower, size),
                              time=time.perf_counter() - t0, nodes=nodes, worker_nodes=load,
                              greedy_size=int(greedy_total), components=len(comps), device=dev, method=method)

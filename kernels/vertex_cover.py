@@ -40,6 +40,7 @@ __all__ = [
     "clique_cover_bound_cpu",
     "SearchState",
     "search_cpu",
+    "lp_bound",
     "GpuConfig",
     "gpu_config",
     "search_gpu",
@@ -392,7 +393,7 @@ class SearchState:
 
 
 def search_cpu(indptr, indices, root_deg, root_count, limit, *, pvc=False, use_lb=True,
-               deadline=None, chunk=20000):
+               deadline=None, chunk=None):
     """Run the CPU branch-and-reduce from one root node.
 
     Parameters
@@ -430,6 +431,9 @@ def search_cpu(indptr, indices, root_deg, root_count, limit, *, pvc=False, use_l
     import time
 
     state = SearchState(indptr, indices, root_deg, root_count, limit, pvc, use_lb)
+    if chunk is None:  # about 10 ms of work between clock checks, whatever the graph size
+        n = len(indptr) - 1
+        chunk = max(16, min(20000, 400_000 // max(n + (len(indices) // max(n, 1)) * 8, 1)))
     while not state.done:
         state.step(chunk)
         if deadline is not None and time.perf_counter() > deadline:
@@ -460,7 +464,7 @@ class GpuConfig:
 
 
 def gpu_config(n, depth, *, threads=None, shared=None, worklist_size=None, threshold=None,
-               memory_fraction=0.5, device_props=None):
+               memory_fraction=0.25, device_props=None):
     """Choose block size, block count, shared/global degree array and worklist size.
 
     Follows Section IV-E: the block size lies between a lower limit (threads needed for
@@ -557,6 +561,27 @@ class _Shrink(Exception):
     def __init__(self, blocks):
         super().__init__(blocks)
         self.blocks = blocks
+
+
+def lp_bound(indptr, indices):
+    """LP lower bound on the minimum cover: half the maximum matching of the bipartite double cover.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> indptr = np.array([0, 2, 4, 6]); indices = np.array([1, 2, 0, 2, 0, 1])  # triangle
+    >>> lp_bound(indptr, indices)
+    2
+    """
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import maximum_bipartite_matching
+
+    n = len(indptr) - 1
+    if n == 0 or len(indices) == 0:
+        return 0
+    A = sp.csr_matrix((np.ones(len(indices), dtype=np.int8), np.asarray(indices), np.asarray(indptr)), shape=(n, n))
+    match = maximum_bipartite_matching(A, perm_type="column")
+    return int(-(-int(np.count_nonzero(match >= 0)) // 2))
 
 
 def search_gpu(indptr, indices, root_deg, root_count, limit, *, pvc=False, method="hybrid",

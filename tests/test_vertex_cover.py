@@ -259,7 +259,31 @@ def test_dimacs_pvc(shared_data):
         assert r.found and r.size <= k and is_vertex_cover(H, r.cover)
 
 
+PACE_FAST = ["vc-exact_001", "vc-exact_002", "vc-exact_004", "vc-exact_024", "vc-exact_026", "vc-exact_028"]
+
+
+@pytest.mark.filterwarnings("ignore:dropped")
+@pytest.mark.parametrize("name", PACE_FAST)
+def test_pace_instances(shared_data, name):
+    opt = answers(shared_data, "vc")[name]
+    G = read_graph(shared_data / "graphs" / "pace2019-vc" / f"{name}.gr")
+    r = minimum_vertex_cover(G, device="cpu", time_limit=60)
+    assert r.optimal and r.size == opt and r.lower_bound == opt
+    assert is_vertex_cover(G, r.cover)
+
+
+@pytest.mark.filterwarnings("ignore:dropped")
+@pytest.mark.parametrize("name", ["vc-exact_005", "vc-exact_006", "vc-exact_024"])
+def test_pace_pvc_finds_optimal_covers(shared_data, name):
+    opt = answers(shared_data, "vc")[name]
+    G = read_graph(shared_data / "graphs" / "pace2019-vc" / f"{name}.gr")
+    for k in (opt, opt + 1):
+        r = parameterized_vertex_cover(G, k, device="cpu", time_limit=60)
+        assert r.found and r.size <= k and is_vertex_cover(G, r.cover)
+
+
 @pytest.mark.slow
+@pytest.mark.filterwarnings("ignore:dropped")
 @pytest.mark.parametrize("name", ["vc-exact_005", "vc-exact_006", "vc-exact_010", "vc-exact_016",
                                   "vc-exact_035", "vc-exact_037", "vc-exact_040"])
 def test_pace_bounds_bracket_answer(shared_data, name):
@@ -373,7 +397,21 @@ def test_gpu_pvc(shared_data, method):
 
 
 @pytest.mark.gpu
+@pytest.mark.filterwarnings("ignore:dropped")
 def test_gpu_time_limit(shared_data):
-    G = read_graph(shared_data / "graphs" / "pace2019-vc" / "vc-exact_016.gr")
+    opt = answers(shared_data, "vc")["vc-exact_039"]
+    G = read_graph(shared_data / "graphs" / "pace2019-vc" / "vc-exact_039.gr")
     r = minimum_vertex_cover(G, device="gpu", time_limit=1.0)
-    assert is_vertex_cover(G, r.cover) and not r.optimal and r.time < 30
+    assert is_vertex_cover(G, r.cover) and r.time < 30
+    assert r.lower_bound <= opt <= r.size
+    assert r.optimal == (r.size == r.lower_bound)
+
+
+@pytest.mark.gpu
+@pytest.mark.filterwarnings("ignore:dropped")
+@pytest.mark.parametrize("name", ["vc-exact_001", "vc-exact_026"])
+def test_gpu_pace(shared_data, name):
+    opt = answers(shared_data, "vc")[name]
+    G = read_graph(shared_data / "graphs" / "pace2019-vc" / f"{name}.gr")
+    r = minimum_vertex_cover(G, device="gpu")
+    assert r.optimal and r.size == opt and is_vertex_cover(G, r.cover)
