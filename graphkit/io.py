@@ -10,15 +10,20 @@ from __future__ import annotations
 
 import contextlib
 import io
+import lzma
+import os
+import re
 import sys
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 
 from matrices.mmio import open_maybe_compressed
 
-from .graph import Graph
+from .graph import Graph, as_graph
 
 __all__ = [
     "FORMATS",
@@ -61,215 +66,404 @@ def _plain_suffix(path: Path) -> str:
     return suffixes[-1] if suffixes else ""
 
 
-def _read_lines(path: Path) -> list[str]:
+def _read_bytes(path: Path) -> bytes:
     if not path.exists():
         raise FileNotFoundError(f"no such file: {path}")
-    with open_maybe_compressed(path, "rb") as fh:
-        data = fh.read()
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{path}: not a text file ({exc})") from exc
+        with open_maybe_compressed(path, "rb") as fh:
+            return fh.read()
+    except (OSError, EOFError, lzma.LZMAError) as exc:  # corrupt gzip/bz2/xz stream
+        raise ValueError(f"{path}: cannot decompress ({exc})") from exc
+
+
+def _read_lines(path: Path) -> list[str]:
+    text = _read_bytes(path).decode("utf-8", errors="replace")
     lines = text.splitlines()
     if not any(line.strip() for line in lines):
         raise ValueError(f"{path}:1: empty file")
     return lines
 
 
-class _Lines:
-    """Content lines of a file with their 1-based line numbers, comments removed."""
+_WHITESPACE = np.zeros(256, dtype=bool)
+_WHITESPACE[[9, 10, 11, 12, 13, 32]] = True
+_CHUNK = 1 << 22  # tokens parsed per vectorized batch (bounds temporary memory)
 
-    def __init__(self, path: Path, comment_prefixes: tuple[str, ...]):
+
+class _Tokens:
+    """Vectorized tokenizer of a text file (no Python loop per line or token).
+
+    Holds the whitespace-separated tokens (byte spans) with their physical line numbers;
+    lines whose first token starts with one of ``comments`` are dropped. The remaining
+    non-blank lines are the *content lines*: ``line[i]`` (0-based physical line),
+    ``first[i]`` (index of its first token) and ``count[i]`` (number of tokens).
+    Errors name the file and the 1-based physical line.
+    """
+
+    def __init__(self, path: Path, comments: bytes = b""):
         self.path = path
-        raw = _read_lines(path)
-        self.items = [
-            (i + 1, s) for i, line in enumerate(raw)
-            if (s := line.strip()) and not s.startswith(comment_prefixes)
-        ]
+        self.data = _read_bytes(path)
+        a = self.a = np.frombuffer(self.data, dtype=np.uint8)
+        ws = _WHITESPACE[a]
+        self.newlines = np.flatnonzero(a == 10)
+        self.n_lines = len(self.newlines) + 1
+        if a.size == 0 or ws.all():
+            raise ValueError(f"{path}:1: empty file")
+        edge = np.empty(a.size + 1, dtype=bool)  # token boundaries: whitespace changes
+        edge[0] = True
+        edge[-1] = True
+        np.not_equal(ws[1:], ws[:-1], out=edge[1:-1])
+        cuts = np.flatnonzero(edge)
+        if ws[0]:
+            cuts = cuts[1:]
+        # cuts alternate start, end, start, end, ... (a trailing whitespace run adds one cut)
+        starts, ends = cuts[0::2], cuts[1::2]
+        starts = starts[: len(ends)]
+        tline = np.cumsum(a == 10, dtype=np.int32 if a.size < 2**31 else np.int64)[starts]  # line of each token
+        self.all_line_of_token = tline
+        if comments:
+            newline = np.empty(len(tline), dtype=bool)
+            newline[:1] = True
+            np.not_equal(tline[1:], tline[:-1], out=newline[1:])
+            heads = np.flatnonzero(newline)
+            is_comment = np.isin(a[starts[heads]], np.frombuffer(comments, dtype=np.uint8))
+            self.comment_lines = tline[heads[is_comment]]
+            if len(self.comment_lines):
+                drop = np.zeros(self.n_lines, dtype=bool)
+                drop[self.comment_lines] = True
+                keep = ~drop[tline]
+                starts, ends, tline = starts[keep], ends[keep], tline[keep]
+        else:
+            self.comment_lines = np.zeros(0, dtype=np.int64)
+        self.starts, self.ends, self.tline = starts, ends, tline
+        newline = np.empty(len(tline), dtype=bool)
+        newline[:1] = True
+        np.not_equal(tline[1:], tline[:-1], out=newline[1:])
+        self.first = np.flatnonzero(newline)
+        self.line = tline[self.first]
+        self.count = np.diff(np.append(self.first, len(tline)))
 
-    def error(self, lineno: int, message: str) -> ValueError:
-        return ValueError(f"{self.path}:{lineno}: {message}")
+    def __len__(self) -> int:
+        return len(self.line)
 
-    def ints(self, rows, ncols: int, skip: int = 0, what="edge"):
-        """Parse rows ``[(lineno, text)]`` as ``ncols`` integers after ``skip`` tokens."""
-        if not rows:
-            return np.zeros((0, ncols), dtype=np.int64)
-        try:
-            tokens = " ".join(t for _, t in rows).split()
-            arr = np.array(tokens, dtype=np.int64).reshape(len(rows), skip + ncols)  # fast path
-            return arr[:, skip:]
-        except (ValueError, OverflowError):
-            pass
-        out = np.empty((len(rows), ncols), dtype=np.int64)
-        for k, (lineno, text) in enumerate(rows):
-            parts = text.split()
-            if len(parts) != skip + ncols:
-                raise self.error(lineno, f"expected {skip + ncols} fields in {what} line, got {len(parts)}: {text!r}")
-            try:
-                out[k] = [int(p) for p in parts[skip:]]
-            except ValueError:
-                raise self.error(lineno, f"non-numeric token in {what} line: {text!r}") from None
+    # -- messages
+    def text(self, line: int) -> str:
+        """Physical line ``line`` (0-based), stripped, for messages."""
+        lo = self.newlines[line - 1] + 1 if line > 0 else 0
+        hi = self.newlines[line] if line < len(self.newlines) else len(self.data)
+        text = self.data[lo:hi].decode("utf-8", errors="replace").strip()
+        return text if len(text) <= 80 else text[:77] + "..."
+
+    def error(self, line: int, message: str) -> ValueError:
+        return ValueError(f"{self.path}:{int(line) + 1}: {message}")
+
+    def empty(self) -> ValueError:
+        return ValueError(f"{self.path}:1: empty file")
+
+    def tokens(self, i: int) -> list[str]:
+        """Tokens of content line ``i`` as strings (for headers)."""
+        lo, hi = self.first[i], self.first[i] + self.count[i]
+        return [self.data[s:e].decode("utf-8", errors="replace") for s, e in zip(self.starts[lo:hi], self.ends[lo:hi])]
+
+    # -- vectorized checks and conversions
+    def expect_counts(self, rows, expected: int, what: str):
+        """All content lines ``rows`` have ``expected`` tokens, else an error at the first."""
+        bad = np.flatnonzero(self.count[rows] != expected)
+        if len(bad):
+            i = np.arange(len(self.line))[rows][bad[0]]
+            raise self.error(self.line[i], f"expected {expected} fields in {what} line, got {self.count[i]}: "
+                                           f"{self.text(self.line[i])!r}")
+
+    def table(self, rows, ncols: int, skip: int = 0, what: str = "edge") -> np.ndarray:
+        """Content lines ``rows`` as a ``(k, ncols)`` int64 table of the tokens after ``skip``."""
+        rows = np.arange(len(self.line))[rows]
+        self.expect_counts(rows, skip + ncols, what)
+        tok = (self.first[rows][:, None] + np.arange(skip, skip + ncols)).ravel()
+        return self.ints(tok, what).reshape(len(rows), ncols)
+
+    def ints(self, tok, what: str = "edge") -> np.ndarray:
+        """Parse tokens ``tok`` (indices) as int64, vectorized; errors name the line."""
+        tok = np.asarray(tok, dtype=np.int64)
+        out = np.empty(len(tok), dtype=np.int64)
+        for lo in range(0, len(tok), _CHUNK):
+            out[lo:lo + _CHUNK] = self._ints(tok[lo:lo + _CHUNK], what)
         return out
 
+    def _ints(self, tok, what):
+        if not len(tok):
+            return np.zeros(0, dtype=np.int64)
+        a = self.a
+        s = self.starts[tok]
+        length = self.ends[tok] - s
+        neg = a[s] == 45  # '-'
+        sign = neg | (a[s] == 43)  # '+'
+        ndigits = length - sign
+        bad = (ndigits < 1) | (ndigits > 18)
+        width = int(min(length.max(), 19))
+        itype = np.int32 if width <= 9 else np.int64  # int32 is faster and cannot overflow here
+        value = np.zeros(len(tok), dtype=itype)
+        last = len(a) - 1
+        for j in range(width):  # Horner over digit positions
+            live = j < length
+            digit = a[np.minimum(s + j, last)].astype(itype) - 48
+            if j == 0:
+                digit[sign] = 0
+            bad |= live & ((digit < 0) | (digit > 9))
+            np.copyto(value, value * 10 + digit, where=live)
+        if bad.any():
+            line = self.tline[tok[np.flatnonzero(bad)[0]]]
+            raise self.error(line, f"non-numeric token in {what} line: {self.text(line)!r}")
+        value = value.astype(np.int64, copy=False)
+        value[neg] *= -1
+        return value
 
-def _header(lines: _Lines, expected: tuple[str, ...], fmt: str):
-    if not lines.items:
-        raise ValueError(f"{lines.path}:1: empty file")
-    lineno, text = lines.items[0]
-    parts = text.split()
+    def floats(self, tok, what: str = "edge") -> np.ndarray:
+        """Parse tokens ``tok`` as float64 (C parser on the selected spans)."""
+        tok = np.asarray(tok, dtype=np.int64)
+        if not len(tok):
+            return np.zeros(0, dtype=np.float64)
+        s, e = self.starts[tok], self.ends[tok]
+        length = e - s
+        offset = np.cumsum(length) - length
+        pos = np.arange(int(length.sum()), dtype=np.int64) - np.repeat(offset - s, length)
+        buf = np.full(len(self.a), 32, dtype=np.uint8)  # everything else becomes blanks
+        buf[pos] = self.a[pos]
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", DeprecationWarning)
+                out = np.fromstring(buf.tobytes(), dtype=np.float64, sep=" ")
+            if len(out) == len(tok):
+                return out
+        except (ValueError, DeprecationWarning):
+            pass
+        for k in range(len(tok)):  # error path only: find the offending token
+            try:
+                float(self.data[s[k]:e[k]])
+            except ValueError:
+                line = self.tline[tok[k]]
+                raise self.error(line, f"non-numeric token in {what} line: {self.text(line)!r}") from None
+        raise ValueError(f"{self.path}: could not parse numbers")  # pragma: no cover
+
+    def check_range(self, values: np.ndarray, tok, lo: int, hi: int, what="vertex id"):
+        """Raise at the first value outside ``lo..hi`` (``tok``: its token indices)."""
+        bad = np.flatnonzero((values < lo) | (values > hi))
+        if len(bad):
+            line = self.tline[np.asarray(tok).ravel()[bad[0]]]
+            raise self.error(line, f"{what} out of range {lo}..{hi}: {self.text(line)!r}")
+
+
+def _header(t: _Tokens, expected: tuple[str, ...], fmt: str):
+    if not len(t):
+        raise t.empty()
+    line, parts = t.line[0], t.tokens(0)
     if len(parts) < 4 or parts[0] != "p" or parts[1] not in expected:
-        raise lines.error(lineno, f"bad {fmt} header {text!r}, expected 'p {'|'.join(expected)} n m'")
+        raise t.error(line, f"bad {fmt} header {t.text(line)!r}, expected 'p {'|'.join(expected)} n m'")
+    if len(parts) > 4:
+        raise t.error(line, f"bad {fmt} header {t.text(line)!r}: trailing fields")
     try:
         n, m = int(parts[2]), int(parts[3])
     except ValueError:
-        raise lines.error(lineno, f"non-numeric size in header {text!r}") from None
+        raise t.error(line, f"non-numeric size in header {t.text(line)!r}") from None
     if n < 0 or m < 0:
-        raise lines.error(lineno, "negative size in header")
-    return lineno, n, m
+        raise t.error(line, "negative size in header")
+    return line, n, m
 
 
-def _check_range(lines: _Lines, rows, edges, lo: int, hi: int):
-    bad = np.flatnonzero(((edges < lo) | (edges > hi)).any(axis=1))
-    if len(bad):
-        lineno, text = rows[bad[0]]
-        raise lines.error(lineno, f"vertex id out of range {lo}..{hi}: {text!r}")
-
-
-def _check_count(lines: _Lines, hdr_line: int, stated: int, found: int, what="edges"):
+def _check_count(t: _Tokens, hdr_line: int, stated: int, found: int, what="edges"):
     if stated != found:
-        raise lines.error(hdr_line, f"header states {stated} {what} but the file has {found}")
+        raise t.error(hdr_line, f"header states {stated} {what} but the file has {found}")
+
+
+def _pair_tokens(t: _Tokens, rows, skip: int):
+    return t.first[rows][:, None] + np.arange(skip, skip + 2)
 
 
 # ------------------------------------------------------------------ readers
 def _read_dimacs(path: Path) -> Graph:
-    lines = _Lines(path, ("c",))
-    hdr, n, m = _header(lines, ("edge", "col", "edges"), "DIMACS")
-    rows = lines.items[1:]
-    for lineno, text in rows:
-        if not text.startswith("e"):
-            raise lines.error(lineno, f"expected an edge line 'e u v', got {text!r}")
-    edges = lines.ints(rows, 2, skip=1)
-    _check_count(lines, hdr, m, len(edges))
-    _check_range(lines, rows, edges, 1, n)
+    t = _Tokens(path, b"c")
+    hdr, n, m = _header(t, ("edge", "col", "edges"), "DIMACS")
+    rows = slice(1, None)
+    heads = t.first[rows]
+    is_e = (t.ends[heads] - t.starts[heads] == 1) & (t.a[t.starts[heads]] == ord("e"))
+    if not is_e.all():
+        line = t.line[1 + np.flatnonzero(~is_e)[0]]
+        raise t.error(line, f"expected an edge line 'e u v', got {t.text(line)!r}")
+    edges = t.table(rows, 2, skip=1)
+    _check_count(t, hdr, m, len(edges))
+    t.check_range(edges, _pair_tokens(t, rows, 1), 1, n)
     return Graph.from_edges(n, edges[:, 0] - 1, edges[:, 1] - 1)
 
 
 def _read_pace(path: Path) -> Graph:
-    lines = _Lines(path, ("c",))
-    hdr, n, m = _header(lines, ("td", "tw", "vc"), "PACE")
-    rows = lines.items[1:]
-    edges = lines.ints(rows, 2)
-    _check_count(lines, hdr, m, len(edges))
+    t = _Tokens(path, b"c")
+    hdr, n, m = _header(t, ("td", "tw", "vc"), "PACE")
+    rows = slice(1, None)
+    edges = t.table(rows, 2)
+    _check_count(t, hdr, m, len(edges))
     base = 0 if (edges.size and edges.min() == 0) else 1  # 0-based files exist (DESIGN.md)
-    _check_range(lines, rows, edges, base, n - 1 + base)
+    t.check_range(edges, _pair_tokens(t, rows, 0), base, n - 1 + base)
     return Graph.from_edges(n, edges[:, 0] - base, edges[:, 1] - base)
 
 
 def _read_metis(path: Path) -> Graph:
-    lines = _Lines(path, ("%",))
-    if not lines.items:
-        raise ValueError(f"{path}:1: empty file")
-    hdr_line, head = lines.items[0]
-    parts = head.split()
+    t = _Tokens(path, b"%")
+    if not len(t):
+        raise t.empty()
+    hdr_line, head = t.line[0], t.tokens(0)
     try:
-        n, m = int(parts[0]), int(parts[1])
-        fmt = parts[2] if len(parts) > 2 else "0"
-        ncon = int(parts[3]) if len(parts) > 3 else (1 if fmt.zfill(3)[1] == "1" else 0)
-    except (ValueError, IndexError):
-        raise lines.error(hdr_line, f"bad METIS header {head!r}, expected 'n m [fmt [ncon]]'") from None
-    fmt = fmt.zfill(3)
-    has_vw, has_ew = fmt[1] == "1", fmt[2] == "1"
-    # METIS keeps empty lines for isolated vertices: re-read them without dropping blanks
-    raw = _read_lines(path)
-    body = [(i + 1, line.strip()) for i, line in enumerate(raw) if not line.lstrip().startswith("%")]
-    start = next(k for k, (ln, _) in enumerate(body) if ln == hdr_line) + 1
-    body = body[start:]
-    while len(body) > n and not body[-1][1]:
-        body.pop()
-    if len(body) != n:
-        raise lines.error(hdr_line, f"header states {n} vertices but the file has {len(body)} adjacency lines")
-    us, vs, ws = [], [], []
+        if not 2 <= len(head) <= 4:
+            raise ValueError
+        n, m = int(head[0]), int(head[1])
+        fmt = head[2] if len(head) > 2 else "0"
+        if len(fmt) > 3 or set(fmt) - {"0", "1"}:
+            raise ValueError
+        fmt = fmt.zfill(3)
+        ncon = int(head[3]) if len(head) > 3 else (1 if fmt[1] == "1" else 0)
+        if n < 0 or m < 0 or ncon < 0:
+            raise ValueError
+    except ValueError:
+        raise t.error(hdr_line, f"bad METIS header {t.text(hdr_line)!r}, expected 'n m [fmt [ncon]]'") from None
+    has_size, has_vw, has_ew = fmt[0] == "1", fmt[1] == "1", fmt[2] == "1"
+    skip = int(has_size) + (ncon if has_vw else 0)
     step = 2 if has_ew else 1
-    for v, (lineno, text) in enumerate(body):
-        try:
-            vals = [float(t) if has_ew else int(t) for t in text.split()]
-        except ValueError:
-            raise lines.error(lineno, f"non-numeric token: {text!r}") from None
-        vals = vals[ncon if has_vw else 0:]
-        nbrs = np.asarray(vals[0::step], dtype=np.int64)
-        if nbrs.size and (nbrs.min() < 1 or nbrs.max() > n):
-            raise lines.error(lineno, f"vertex id out of range 1..{n}: {text!r}")
-        us.append(np.full(len(nbrs), v))
-        vs.append(nbrs - 1)
-        if has_ew:
-            ws.append(np.asarray(vals[1::step], dtype=np.float64))
-    u = np.concatenate(us) if us else np.zeros(0, np.int64)
-    w_all = np.concatenate(ws) if has_ew and ws else None
-    vv = np.concatenate(vs) if vs else np.zeros(0, np.int64)
-    keep = u < vv  # each edge is listed from both ends
-    if int(keep.sum()) != m:
-        raise lines.error(hdr_line, f"header states {m} edges but the adjacency lists hold {int(keep.sum())}")
-    return Graph.from_edges(n, u[keep], vv[keep], None if w_all is None else w_all[keep])
+    # METIS keeps a (possibly empty) line per vertex: body = physical lines after the
+    # header that are not comments; trailing blank lines beyond n are ignored
+    n_real = t.n_lines - (1 if t.data.endswith(b"\n") else 0)  # no line after a final newline
+    is_body = np.zeros(t.n_lines, dtype=bool)
+    is_body[hdr_line + 1:n_real] = True
+    is_body[t.comment_lines] = False
+    body = np.flatnonzero(is_body)
+    per_line = np.bincount(t.tline, minlength=t.n_lines)
+    filled = np.flatnonzero(per_line[body])
+    keep = max(n, int(filled[-1]) + 1 if len(filled) else 0)
+    body = body[:keep]
+    if len(body) != n:
+        raise t.error(hdr_line, f"header states {n} vertices but the file has {len(body)} adjacency lines")
+    vertex_of_line = np.full(t.n_lines, -1, dtype=np.int64)
+    vertex_of_line[body] = np.arange(n)
+    tok = np.arange(t.first[0] + t.count[0], len(t.tline))
+    vert = vertex_of_line[t.tline[tok]]
+    line_first = np.full(t.n_lines, 0, dtype=np.int64)
+    line_first[t.line] = t.first
+    pos = tok - line_first[t.tline[tok]]
+    short = (per_line[body] < skip) | ((per_line[body] - skip) % step != 0)
+    if short.any():
+        line = body[np.flatnonzero(short)[0]]
+        raise t.error(line, f"expected {skip} vertex weight(s) then {'(neighbour, weight) pairs' if has_ew else 'neighbours'}: "
+                            f"{t.text(line)!r}")
+    if skip:
+        t.floats(tok[pos < skip], "adjacency")  # vertex sizes/weights: numeric, otherwise unused
+    nb_tok = tok[(pos >= skip) & ((pos - skip) % step == 0)]
+    nbrs = t.ints(nb_tok, "adjacency")
+    t.check_range(nbrs, nb_tok, 1, n)
+    u, v = vert[(pos >= skip) & ((pos - skip) % step == 0)], nbrs - 1
+    w = t.floats(tok[(pos >= skip) & ((pos - skip) % step == 1)], "adjacency") if has_ew else None
+    loops = u == v
+    if loops.any():
+        line = t.tline[nb_tok[np.flatnonzero(loops)[0]]]
+        raise t.error(line, f"vertex lists itself as a neighbour: {t.text(line)!r}")
+    # every edge must be listed from both ends
+    fwd, bwd = u < v, u > v
+    key_f = u[fwd] * n + v[fwd]
+    key_b = v[bwd] * n + u[bwd]
+    if len(key_f) != len(key_b) or not np.array_equal(np.sort(key_f), np.sort(key_b)):
+        one_sided = np.setxor1d(key_f, key_b)
+        if len(one_sided):
+            a, b = divmod(int(one_sided[0]), n)
+            hit = np.flatnonzero(((u == a) & (v == b)) | ((u == b) & (v == a)))[0]
+            line = t.tline[nb_tok[hit]]
+            raise t.error(line, f"edge {a + 1}-{b + 1} is listed at only one of its endpoints")
+        line = body[0] if len(body) else hdr_line
+        raise t.error(line, "an edge is listed more than once")
+    if len(key_f) != m:
+        raise t.error(hdr_line, f"header states {m} edges but the adjacency lists hold {len(key_f)}")
+    return Graph.from_edges(n, u[fwd], v[fwd], None if w is None else w[fwd])
 
 
 def _read_edgelist(path: Path) -> Graph:
-    lines = _Lines(path, ("#", "%"))
-    rows = lines.items
-    ncols = len(rows[0][1].split()) if rows else 2
+    t = _Tokens(path, b"#%")
+    # optional size comment on the first line, as written by write_graph: '# n=5 m=3'
+    stated = re.match(rb"\s*[#%][^\n]*?\bn\s*=\s*(\d+)", t.data[: t.newlines[0] if len(t.newlines) else None])
+    n_stated = int(stated.group(1)) if stated else None
+    if not len(t):
+        if n_stated is not None:
+            return Graph.from_edges(n_stated, np.zeros(0, np.int64), np.zeros(0, np.int64))
+        raise t.empty()
+    ncols = int(t.count[0])
     if ncols not in (2, 3):
-        raise lines.error(rows[0][0], f"expected 'u v' or 'u v w', got {rows[0][1]!r}")
-    if ncols == 2:
-        edges = lines.ints(rows, 2)
-        w = None
-    else:
-        try:
-            arr = np.array(" ".join(t for _, t in rows).split(), dtype=np.float64).reshape(len(rows), 3)
-        except ValueError:
-            for lineno, text in rows:
-                parts = text.split()
-                if len(parts) != 3:
-                    raise lines.error(lineno, f"expected 3 fields, got {len(parts)}: {text!r}") from None
-                try:
-                    [float(p) for p in parts]
-                except ValueError:
-                    raise lines.error(lineno, f"non-numeric token: {text!r}") from None
-            raise
-        edges, w = arr[:, :2], arr[:, 2]
-        if np.any(edges != np.round(edges)):
-            bad = int(np.flatnonzero((edges != np.round(edges)).any(axis=1))[0])
-            raise lines.error(rows[bad][0], f"vertex ids must be integers: {rows[bad][1]!r}")
-        edges = edges.astype(np.int64)
+        raise t.error(t.line[0], f"expected 'u v' or 'u v w', got {t.text(t.line[0])!r}")
+    t.expect_counts(slice(None), ncols, "edge")
+    tok = t.first[:, None] + np.arange(2)
+    edges = t.ints(tok.ravel()).reshape(-1, 2)
+    w = t.floats(t.first + 2) if ncols == 3 else None
     if edges.size and edges.min() < 0:
-        bad = int(np.flatnonzero((edges < 0).any(axis=1))[0])
-        raise lines.error(rows[bad][0], f"negative vertex id: {rows[bad][1]!r}")
+        line = t.tline[tok.ravel()[np.flatnonzero(edges.ravel() < 0)[0]]]
+        raise t.error(line, f"negative vertex id: {t.text(line)!r}")
     n = int(edges.max()) + 1 if edges.size else 0
+    if n_stated is not None:
+        t.check_range(edges, tok, 0, n_stated - 1)
+        n = n_stated
     return Graph.from_edges(n, edges[:, 0], edges[:, 1], w)
 
 
 def _read_mtx(path: Path) -> Graph:
-    from matrices.mmio import read_matrix
+    """Graph of a Matrix Market file: edges from the off-diagonal pattern, weights = values.
 
-    A = read_matrix(path)
+    Pattern files give an unweighted graph. A (numerically) symmetric matrix gives weights
+    ``a_ij``; an unsymmetric one the matrix-graph weights ``|a_ij| + |a_ji|``
+    (:meth:`Graph.from_scipy`)."""
+    from matrices.mmio import mm_header, read_matrix
+
+    field = mm_header(path)[2]
+    A = read_matrix(path).tocsr()
+    if A.shape[0] != A.shape[1]:
+        raise ValueError(f"{path}:2: a graph needs a square matrix, got shape {A.shape}")
+    if field == "pattern":
+        return Graph.from_scipy(A, weighted=False)
+    diff = A - A.T
+    if diff.nnz == 0 or not np.any(diff.data):
+        U = sp.triu(A, k=1).tocoo()
+        return Graph.from_edges(A.shape[0], U.row, U.col, U.data.astype(np.float64), warn=False)
     return Graph.from_scipy(A, weighted=True)
 
 
 _READERS = {"dimacs": _read_dimacs, "pace": _read_pace, "metis": _read_metis, "edgelist": _read_edgelist, "mtx": _read_mtx}
 
 
+def _looks_like_metis(lines: list[str]) -> bool:
+    """A METIS header ``n m [fmt [ncon]]`` followed by exactly ``n`` adjacency lines."""
+    body = [s for s in (line.strip() for line in lines) if not s.startswith("%")]
+    while body and not body[0]:
+        body.pop(0)
+    if not body:
+        return False
+    head = body[0].split()
+    if not 2 <= len(head) <= 4 or not all(h.isdigit() for h in head):
+        return False
+    rest = body[1:]
+    while len(rest) > int(head[0]) and not rest[-1]:
+        rest.pop()
+    if len(rest) != int(head[0]):
+        return False
+    if len(head) == 2:  # plain adjacency lists: every edge is listed twice
+        return sum(len(s.split()) for s in rest) == 2 * int(head[1])
+    return True
+
+
 def _sniff(path: Path) -> str:
-    for line in _read_lines(path)[:200]:
+    lines = _read_lines(path)
+    for line in lines[:200]:
         s = line.strip()
         if not s:
             continue
         if s.startswith("%%MatrixMarket"):
             return "mtx"
-        if s.startswith(("c ", "#")) or s in ("c", "%"):
+        if s.startswith(("c ", "#", "%")) or s == "c":
             continue
         parts = s.split()
         if parts[0] == "p" and len(parts) > 1:
             return "dimacs" if parts[1] in ("edge", "col", "edges") else "pace"
-        return "edgelist"
-    return "edgelist"
+        break
+    return "metis" if _looks_like_metis(lines) else "edgelist"
 
 
 def guess_format(path) -> str:
@@ -318,23 +512,62 @@ def _open_for_write(target):
         yield fh
 
 
-def _write_pairs(fh, prefix: str, u, v, base: int):
-    if len(u):
-        np.savetxt(fh, np.column_stack([u + base, v + base]), fmt=f"{prefix}%d %d")
+def _write_pairs(fh, prefix: str, u, v, base: int, w=None):
+    """Write rows ``prefix u+base v+base [w]`` (``w`` with round-trip ``repr``)."""
+    if not len(u):
+        return
+    u = (np.asarray(u, dtype=np.int64) + base).tolist()
+    v = (np.asarray(v, dtype=np.int64) + base).tolist()
+    if w is None:
+        rows = (f"{prefix}{a} {b}" for a, b in zip(u, v))
+    else:
+        rows = (f"{prefix}{a} {b} {c!r}" for a, b, c in zip(u, v, np.asarray(w, dtype=np.float64).tolist()))
+    fh.write("\n".join(rows) + "\n")
 
 
-def write_graph(G: Graph, path, format: str | None = None) -> None:  # noqa: A002
-    """Write ``G`` in DIMACS, PACE, METIS, edge-list or Matrix Market format.
+def write_graph(G, path, format: str | None = None) -> None:  # noqa: A002
+    """Write a graph in DIMACS, PACE ``.gr``, METIS, edge-list or Matrix Market format.
 
-    The format is guessed from the extension when not given; ``.gz/.bz2/.xz`` compress.
+    Parameters
+    ----------
+    G : Graph or anything :func:`graphkit.as_graph` accepts
+    path : str, Path, ``"-"`` (stdout) or an open text file
+        ``.gz/.bz2/.xz`` suffixes compress.
+    format : {"dimacs", "pace", "metis", "edgelist", "mtx"}, optional
+        Guessed from the extension (default edge list).
+
+    Notes
+    -----
+    Vertex ids are written 1-based except in edge lists (0-based ``u v [w]`` lines after a
+    ``# n=<vertices> m=<edges>`` comment, which the reader uses to keep isolated vertices). Weights are written by edge lists
+    (third column), METIS (``fmt 001``; float weights are an extension of METIS) and
+    Matrix Market (``real``; an unweighted graph becomes a ``pattern`` file); DIMACS and
+    PACE files carry no weights.
+
+    Examples
+    --------
+    >>> import graphkit
+    >>> G = graphkit.Graph.from_edges(3, [0, 1], [1, 2])
+    >>> graphkit.write_graph(G, "-", format="pace")
+    p td 3 2
+    1 2
+    2 3
+    >>> graphkit.write_graph(G, "-", format="metis")
+    3 2
+    2
+    1 3
+    2
     """
-    fmt = (format or _EXTENSIONS.get(_plain_suffix(Path(path)), "edgelist")).lower()
+    G = as_graph(G)
+    suffix = _plain_suffix(Path(path)) if isinstance(path, (str, os.PathLike)) else ""
+    fmt = (format or _EXTENSIONS.get(suffix, "edgelist")).lower()
     if fmt == "mtx":
         import scipy.io
 
         with _open_for_write(path) as fh:
             buf = io.BytesIO()
-            scipy.io.mmwrite(buf, G.to_scipy(), symmetry="symmetric")
+            A = G.to_scipy()
+            scipy.io.mmwrite(buf, A, symmetry="symmetric", field=None if G.weighted else "pattern")
             fh.write(buf.getvalue().decode())
         return
     if fmt not in _READERS:
@@ -349,11 +582,8 @@ def write_graph(G: Graph, path, format: str | None = None) -> None:  # noqa: A00
             fh.write(f"p td {G.n} {G.m}\n")
             _write_pairs(fh, "", u, v, 1)
         elif fmt == "edgelist":
-            if G.weighted:
-                for a, b, w in zip(u.tolist(), v.tolist(), e[2].tolist()):
-                    fh.write(f"{a} {b} {w!r}\n")
-            else:
-                _write_pairs(fh, "", u, v, 0)
+            fh.write(f"# n={G.n} m={G.m}\n")  # keeps trailing isolated vertices
+            _write_pairs(fh, "", u, v, 0, e[2] if G.weighted else None)
         else:  # metis
             fh.write(f"{G.n} {G.m}{' 001' if G.weighted else ''}\n")
             for x in range(G.n):
@@ -366,77 +596,160 @@ def write_graph(G: Graph, path, format: str | None = None) -> None:  # noqa: A00
 
 
 # ---------------------------------------------------- PACE solution formats
-def _solution_header(path, kind: str, expected: str):
-    """Content lines of a PACE solution file and the integers of its ``s <kind> ...`` line."""
-    lines = _Lines(Path(path), ("c",))
-    if not lines.items:
-        raise ValueError(f"{path}:1: empty file")
-    lineno, head = lines.items[0]
-    parts = head.split()
-    if len(parts) != len(expected.split()) or parts[:2] != ["s", kind]:
-        raise lines.error(lineno, f"bad header {head!r}, expected {expected!r}")
-    try:
-        values = tuple(int(p) for p in parts[2:])
-    except ValueError:
-        raise lines.error(lineno, f"non-numeric header {head!r}") from None
-    return lines, lineno, values
-
-
 def read_tree_decomposition(path) -> tuple[TreeDecomposition, int]:
-    """Read a PACE ``.td`` file; returns the decomposition (0-based) and ``n``."""
-    lines, lineno, (n_bags, size, n) = _solution_header(path, "td", "s td bags width+1 n")
-    bags: list = [None] * n_bags
-    edge_rows = []
-    for ln, text in lines.items[1:]:
-        tok = text.split()
-        if tok[0] == "b":
-            try:
-                ids = [int(t) for t in tok[1:]]
-            except ValueError:
-                raise lines.error(ln, f"non-numeric token: {text!r}") from None
-            if not ids or not 1 <= ids[0] <= n_bags:
-                raise lines.error(ln, f"bag id out of range 1..{n_bags}: {text!r}")
-            verts = np.asarray(ids[1:], dtype=np.int64)
-            if verts.size and (verts.min() < 1 or verts.max() > n):
-                raise lines.error(ln, f"vertex id out of range 1..{n}: {text!r}")
-            bags[ids[0] - 1] = verts - 1
-        else:
-            edge_rows.append((ln, text))
-    missing = [i + 1 for i, b in enumerate(bags) if b is None]
-    if missing:
-        raise lines.error(lineno, f"bag(s) {missing[:5]} not listed")
-    edges = lines.ints(edge_rows, 2, what="tree edge")
-    _check_range(lines, edge_rows, edges, 1, n_bags)
+    """Read a PACE ``.td`` file (``s td bags width+1 n``, ``b i v...``, tree edges ``i j``).
+
+    Returns
+    -------
+    td : TreeDecomposition
+        Bags as 0-based vertex arrays (bag ``i`` of the file is ``td.bags[i - 1]``), tree
+        edges as 0-based bag indices.
+    n : int
+        Number of vertices of the decomposed graph.
+
+    Raises
+    ------
+    ValueError
+        Bad header, bag or vertex id out of range, a bag missing or listed twice, a width
+        that differs from the header, or a number of tree edges other than ``bags - 1``
+        (the message names the file and line).
+
+    Examples
+    --------
+    >>> import graphkit, os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "path.td")
+    >>> _ = open(path, "w").write("s td 2 2 3\\nb 1 1 2\\nb 2 2 3\\n1 2\\n")
+    >>> td, n = graphkit.read_tree_decomposition(path)
+    >>> n, td.width, [b.tolist() for b in td.bags], td.edges.tolist()
+    (3, 1, [[0, 1], [1, 2]], [[0, 1]])
+    """
+    path = Path(path)
+    t = _Tokens(path, b"c")
+    if not len(t):
+        raise t.empty()
+    lineno, parts = t.line[0], t.tokens(0)
+    if len(parts) != 5 or parts[:2] != ["s", "td"]:
+        raise t.error(lineno, f"bad .td header {t.text(lineno)!r}, expected 's td bags width+1 n'")
+    try:
+        n_bags, size, n = (int(p) for p in parts[2:])
+    except ValueError:
+        raise t.error(lineno, f"non-numeric header {t.text(lineno)!r}") from None
+    if min(n_bags, size, n) < 0:
+        raise t.error(lineno, "negative number in header")
+    rows = np.arange(1, len(t))
+    heads = t.first[rows]
+    is_bag = (t.ends[heads] - t.starts[heads] == 1) & (t.a[t.starts[heads]] == ord("b"))
+    brows, erows = rows[is_bag], rows[~is_bag]
+    if np.any(t.count[brows] < 2):
+        line = t.line[brows[np.flatnonzero(t.count[brows] < 2)[0]]]
+        raise t.error(line, f"bag line without a bag id: {t.text(line)!r}")
+    id_tok = t.first[brows] + 1
+    ids = t.ints(id_tok, "bag")
+    t.check_range(ids, id_tok, 1, n_bags, "bag id")
+    order = np.argsort(ids, kind="stable")
+    again = np.flatnonzero(np.diff(ids[order]) == 0)
+    if len(again):
+        line = t.line[brows[order[again[0] + 1]]]
+        raise t.error(line, f"bag {ids[order[again[0]]]} is listed twice")
+    if len(ids) != n_bags:
+        missing = np.setdiff1d(np.arange(1, n_bags + 1), ids)
+        raise t.error(lineno, f"bag(s) {missing[:5].tolist()} not listed")
+    sizes = t.count[brows] - 2
+    vtok = np.repeat(t.first[brows] + 2 - (np.cumsum(sizes) - sizes), sizes) + np.arange(int(sizes.sum()))
+    verts = t.ints(vtok, "bag")
+    t.check_range(verts, vtok, 1, n)
+    per_line = np.split(verts - 1, np.cumsum(sizes)[:-1]) if len(sizes) else []
+    bags = [per_line[k] for k in order]
+    edges = t.table(erows, 2, what="tree edge")
+    t.check_range(edges, t.first[erows][:, None] + np.arange(2), 1, n_bags, "bag id")
     td = TreeDecomposition(bags, edges - 1)
-    if td.width + 1 != size and n_bags:
-        raise lines.error(lineno, f"header states largest bag {size} but the largest has {td.width + 1}")
+    if n_bags and td.width + 1 != size:
+        raise t.error(lineno, f"header states largest bag {size} but the largest has {td.width + 1}")
+    if n_bags and len(edges) != n_bags - 1:
+        raise t.error(lineno, f"a tree on {n_bags} bags has {n_bags - 1} edges, the file has {len(edges)}")
     return td, n
 
 
 def write_tree_decomposition(td: TreeDecomposition, path, n: int) -> None:
-    """Write ``td`` (0-based) as a PACE ``.td`` file (1-based); ``path="-"`` for stdout."""
+    """Write ``td`` (0-based) as a PACE ``.td`` file (1-based); ``path="-"`` for stdout.
+
+    Examples
+    --------
+    >>> import numpy as np, graphkit
+    >>> td = graphkit.TreeDecomposition([np.array([0, 1]), np.array([1, 2])], np.array([[0, 1]]))
+    >>> graphkit.write_tree_decomposition(td, "-", n=3)
+    s td 2 2 3
+    b 1 1 2
+    b 2 2 3
+    1 2
+    """
+    n = int(n)
     with _open_for_write(path) as fh:
         fh.write(f"s td {len(td.bags)} {td.width + 1} {n}\n")
         for i, bag in enumerate(td.bags):
-            fh.write(" ".join(["b", str(i + 1), *map(str, (np.asarray(bag) + 1).tolist())]) + "\n")
+            fh.write(" ".join(["b", str(i + 1), *map(str, (np.asarray(bag, dtype=np.int64) + 1).tolist())]) + "\n")
         edges = np.asarray(td.edges, dtype=np.int64).reshape(-1, 2)
         _write_pairs(fh, "", edges[:, 0], edges[:, 1], 1)
 
 
 def read_vertex_cover(path) -> tuple[np.ndarray, int]:
-    """Read a PACE vertex-cover solution (``s vc n k`` + 1-based ids); returns (cover, n)."""
-    lines, lineno, (n, k) = _solution_header(path, "vc", "s vc n k")
-    rows = lines.items[1:]
-    ids = lines.ints(rows, 1, what="vertex").ravel()
-    _check_count(lines, lineno, k, len(ids), "cover vertices")
-    _check_range(lines, rows, ids.reshape(-1, 1), 1, n)
-    return np.sort(ids - 1), n
+    """Read a PACE vertex-cover solution (``s vc n k``, then ``k`` 1-based vertex ids).
+
+    Returns
+    -------
+    cover : ndarray of int64
+        Sorted 0-based vertex ids.
+    n : int
+        Number of vertices stated in the header.
+
+    Examples
+    --------
+    >>> import graphkit, os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "g.vc")
+    >>> _ = open(path, "w").write("s vc 4 2\\n3\\n1\\n")
+    >>> graphkit.read_vertex_cover(path)
+    (array([0, 2]), 4)
+    """
+    path = Path(path)
+    t = _Tokens(path, b"c")
+    if not len(t):
+        raise t.empty()
+    lineno, parts = t.line[0], t.tokens(0)
+    if len(parts) != 4 or parts[:2] != ["s", "vc"]:
+        raise t.error(lineno, f"bad header {t.text(lineno)!r}, expected 's vc n k'")
+    try:
+        n, k = int(parts[2]), int(parts[3])
+    except ValueError:
+        raise t.error(lineno, f"non-numeric header {t.text(lineno)!r}") from None
+    rows = np.arange(1, len(t))
+    ids = t.table(rows, 1, what="vertex").ravel()
+    _check_count(t, lineno, k, len(ids), "cover vertices")
+    t.check_range(ids, t.first[rows], 1, n)
+    order = np.argsort(ids, kind="stable")
+    again = np.flatnonzero(np.diff(ids[order]) == 0)
+    if len(again):
+        line = t.line[rows[order[again[0] + 1]]]
+        raise t.error(line, f"vertex {ids[order[again[0]]]} is listed twice")
+    return ids[order] - 1, n
 
 
 def write_vertex_cover(cover, path, n: int) -> None:
-    """Write a cover (0-based ids) in the PACE solution format; ``path="-"`` for stdout."""
-    cover = np.sort(np.asarray(cover, dtype=np.int64))
+    """Write a cover (0-based ids) in the PACE solution format; ``path="-"`` for stdout.
+
+    Examples
+    --------
+    >>> import graphkit
+    >>> graphkit.write_vertex_cover([2, 0], "-", n=4)
+    s vc 4 2
+    1
+    3
+    """
+    cover = np.sort(np.asarray(cover, dtype=np.int64).ravel())
+    if cover.size and (cover[0] < 0 or cover[-1] >= n):
+        raise ValueError(f"cover vertex ids must lie in 0..{n - 1}")
+    if np.any(np.diff(cover) == 0):
+        raise ValueError("cover lists a vertex twice")
     with _open_for_write(path) as fh:
         fh.write(f"s vc {n} {len(cover)}\n")
         if len(cover):
-            np.savetxt(fh, cover + 1, fmt="%d")
+            fh.write("\n".join(map(str, (cover + 1).tolist())) + "\n")
