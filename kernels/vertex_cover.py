@@ -557,12 +557,6 @@ def gpu_config(n, depth, *, threads=None, shared=None, worklist_size=None, thres
     return GpuConfig(blocks, t, use_shared, depth, worklist_size, min(threshold, worklist_size), sms)
 
 
-class _Shrink(Exception):
-    def __init__(self, blocks):
-        super().__init__(blocks)
-        self.blocks = blocks
-
-
 def lp_bound(indptr, indices):
     """LP lower bound on the minimum cover: half the maximum matching of the bipartite double cover.
 
@@ -632,8 +626,20 @@ def search_gpu(indptr, indices, root_deg, root_count, limit, *, pvc=False, metho
     depth = max(int(limit) - int(root_count), 0) + 2
     if config is None:
         config = gpu_config(n, depth)
+    name = f"vc_{method}_{'shared' if config.shared else 'global'}"
+    kern = get_kernel("vertex_cover", name)
+    smem = 4 * (n + 1) if config.shared else 0
+    if config.shared and smem > 48 * 1024:
+        kern.max_dynamic_shared_size_bytes = smem
     B, T = config.blocks, config.threads
-    S = config.stack_depth
+    # registers may allow fewer resident blocks than the configuration assumed
+    regs = int(getattr(kern, "num_regs", 0) or 0)
+    if regs > 0:
+        B = max(1, min(B, max(65536 // (regs * T), 1) * config.sms))
+        if B != config.blocks:
+            config = GpuConfig(B, T, config.shared, config.stack_depth, config.worklist_size, config.threshold,
+                               config.sms)
+    S = max(config.stack_depth, depth + 2)
     W = config.worklist_size if method == "hybrid" else 1
     d_indptr = cupy.asarray(np.asarray(indptr, dtype=np.int32))
     d_indices = cupy.asarray(np.asarray(indices, dtype=np.int32))
@@ -645,33 +651,13 @@ def search_gpu(indptr, indices, root_deg, root_count, limit, *, pvc=False, metho
     scratch = cupy.empty((B, n), dtype=np.int32) if not config.shared else cupy.empty((1, 1), dtype=np.int32)
     best_deg = cupy.asarray(np.asarray(root_deg, dtype=np.int32)).copy()
     root = cupy.asarray(np.asarray(root_deg, dtype=np.int32))
-    # ctl: 0 limit(best-1 / k), 1 best size found, 2 found flag, 3 pending, 4 head, 5 tail,
-    #      6 count, 7 cover lock, 8 overflow, 9 next subtree, 10 stop (time), 11 done
+    # ctl: 0 limit (best-1 / k), 1 best size found, 2 found flag (PVC), 3 pending, 4 head,
+    #      5 tail, 6 available, 7 cover lock, 8 overflow, 9 next sub-tree, 10 stop, 11 queue size
     ctl = cupy.zeros(16, dtype=np.int32)
     ctl[0] = int(limit)
     ctl[1] = -1
     nodes = cupy.zeros(B, dtype=np.int64)
     smid = cupy.zeros(B, dtype=np.int32)
-    stem = "vertex_cover"
-    name = f"vc_{method}_{'shared' if config.shared else 'global'}"
-    kern = get_kernel(stem, name)
-    smem = 4 * (n + 1) if config.shared else 0
-    if config.shared and smem > 48 * 1024:
-        kern.max_dynamic_shared_size_bytes = smem
-    # registers may allow fewer resident blocks than the configuration assumed
-    try:
-        regs = int(kern.num_regs)
-        if regs > 0:
-            per_sm_regs = max(65536 // (regs * T), 1)
-            B_fit = per_sm_regs * config.sms
-            if B_fit < B:
-                raise _Shrink(B_fit)
-    except _Shrink as sh:
-        config = GpuConfig(sh.blocks, T, config.shared, S, config.worklist_size, config.threshold, config.sms)
-        return search_gpu(indptr, indices, root_deg, root_count, limit, pvc=pvc, method=method,
-                          start_depth=start_depth, config=config, time_limit=time_limit)
-    except AttributeError:
-        pass
     if method == "hybrid":  # the root is the only worklist entry
         work[0] = root
         work_cnt[0] = int(root_count)
