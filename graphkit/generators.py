@@ -8,6 +8,14 @@ from .graph import Graph
 __all__ = ["grid2d", "uniform_random", "rmat", "kronecker", "road_like"]
 
 
+def _graph(n, u, v) -> Graph:
+    """Simple undirected graph of the edge arrays (self-loops and duplicates dropped, quietly)."""
+    from kernels.mis import csr_from_edges
+
+    indptr, indices = csr_from_edges(n, u, v)
+    return Graph(indptr, indices)
+
+
 def _check(n, what="n"):
     if not isinstance(n, (int, np.integer)) or n < 1:
         raise ValueError(f"{what} must be a positive integer, got {n!r}")
@@ -27,7 +35,7 @@ def grid2d(rows, cols=None) -> Graph:
     idx = np.arange(rows * cols, dtype=np.int64).reshape(rows, cols)
     u = np.concatenate([idx[:, :-1].ravel(), idx[:-1, :].ravel()])
     v = np.concatenate([idx[:, 1:].ravel(), idx[1:, :].ravel()])
-    return Graph.from_edges(rows * cols, u, v, warn=False)
+    return _graph(rows * cols, u, v)
 
 
 def uniform_random(n, avg_degree=8.0, seed=0) -> Graph:
@@ -35,7 +43,8 @@ def uniform_random(n, avg_degree=8.0, seed=0) -> Graph:
     n = _check(n)
     rng = np.random.default_rng(seed)
     m = int(n * avg_degree / 2)
-    return Graph.from_edges(n, rng.integers(0, n, m), rng.integers(0, n, m), warn=False)
+    dtype = np.int32 if n < 2**31 else np.int64
+    return _graph(n, rng.integers(0, n, m, dtype=dtype), rng.integers(0, n, m, dtype=dtype))
 
 
 def rmat(scale, edge_factor=16, a=0.57, b=0.19, c=0.19, seed=0) -> Graph:
@@ -51,18 +60,12 @@ def rmat(scale, edge_factor=16, a=0.57, b=0.19, c=0.19, seed=0) -> Graph:
     scale = _check(scale, "scale")
     if not (0 < a and 0 <= b and 0 <= c and a + b + c < 1):
         raise ValueError("R-MAT probabilities must satisfy a > 0, b, c >= 0, a + b + c < 1")
-    rng = np.random.default_rng(seed)
+    from kernels.mis import rmat_edges
+
     m = int(edge_factor * (1 << scale))
-    u = np.zeros(m, dtype=np.int64)
-    v = np.zeros(m, dtype=np.int64)
-    for bit in range(scale):
-        r = rng.random(m)
-        down = r >= a + b  # quadrants c, d: row bit set
-        right = ((r >= a) & (r < a + b)) | (r >= a + b + c)  # quadrants b, d: column bit set
-        u |= down.astype(np.int64) << bit
-        v |= right.astype(np.int64) << bit
-    perm = rng.permutation(1 << scale)  # hide the recursive structure from vertex ids
-    return Graph.from_edges(1 << scale, perm[u], perm[v], warn=False)
+    u, v = rmat_edges(scale, m, a, b, c, seed)  # per edge and level, one quadrant (Numba)
+    perm = np.random.default_rng(seed).permutation(1 << scale)  # hide the recursion from vertex ids
+    return _graph(1 << scale, perm[u], perm[v])
 
 
 def kronecker(scale, edge_factor=16, seed=0) -> Graph:
@@ -84,4 +87,4 @@ def road_like(n, seed=0) -> Graph:
     keep = np.concatenate([rng.random(n_grid) >= 0.3, rng.random(len(u) - n_grid) < 0.05])
     u, v = u[keep], v[keep]
     inside = (u < n) & (v < n)
-    return Graph.from_edges(n, u[inside], v[inside], warn=False)
+    return _graph(n, u[inside], v[inside])

@@ -42,10 +42,8 @@ def _membership(G, method, seed, device):
             member, _ = mis.luby_mis_gpu(indptr, indices, seed)
         return member.get(), dev
     if method == "ecl":
-        prio, _ = mis.ecl_priorities(G.indptr, seed)
-    else:
-        prio = mis.luby_priorities(G.n, seed)
-    return mis.greedy_mis_cpu(G.indptr.astype(np.int64), G.indices.astype(np.int64), prio), dev
+        return mis.ecl_mis_cpu(G.indptr, G.indices, seed), dev
+    return mis.luby_mis_cpu(G.indptr, G.indices, seed), dev
 
 
 def maximal_independent_set(G, method="ecl", seed=0, device="auto") -> MISResult:

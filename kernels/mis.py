@@ -15,7 +15,8 @@ from numba import njit
 
 from .hashing import hash32_array
 
-__all__ = ["ecl_priorities", "luby_priorities", "greedy_mis_cpu", "ecl_mis_gpu", "luby_mis_gpu"]
+__all__ = ["ecl_priorities", "luby_priorities", "greedy_mis_cpu", "ecl_mis_cpu", "luby_mis_cpu", "ecl_mis_gpu",
+           "luby_mis_gpu", "csr_from_edges", "rmat_edges"]
 
 IN, OUT = 254, 0
 
@@ -118,3 +119,178 @@ def luby_mis_gpu(indptr, indices, seed=0, check_every=4):
         if int(undecided[0]) == 0:  # host check every few rounds
             break
     return state == 1, rounds
+
+
+# --------------------------------------------------------------------------- fast CPU paths
+@njit(cache=True)
+def _relax(indptr, indices, status):
+    """ECL-MIS on one thread: the GPU kernel's chaotic relaxation with one sweeping "thread".
+
+    ``status`` holds odd priorities (undecided), 0 (out) or 254 (in) and is updated in place.
+    A vertex joins when no neighbour has a larger status (ties: larger id wins); it then
+    marks its neighbours out. Sweeps repeat until every vertex is decided; because a sweep
+    sees the updates of earlier vertices at once, few sweeps are needed.
+    """
+    n = len(indptr) - 1
+    todo = np.empty(n, dtype=np.int64)
+    k = 0
+    for v in range(n):
+        if status[v] & 1:
+            todo[k] = v
+            k += 1
+    while k:
+        kept = 0
+        for t in range(k):
+            v = todo[t]
+            s = status[v]
+            if not (s & 1):
+                continue
+            best = True
+            for e in range(indptr[v], indptr[v + 1]):
+                u = indices[e]
+                su = status[u]
+                if su > s or (su == s and u > v):
+                    best = False
+                    break
+            if best:
+                for e in range(indptr[v], indptr[v + 1]):
+                    status[indices[e]] = OUT
+                status[v] = IN
+            else:
+                todo[kept] = v
+                kept += 1
+        k = kept
+    return status
+
+
+@njit(cache=True)
+def _relax_keys(indptr, indices, prio):
+    """The same relaxation with 32-bit priorities and a separate state (random-permutation baseline)."""
+    n = len(indptr) - 1
+    state = np.zeros(n, dtype=np.uint8)  # 0 undecided, 1 in, 2 out
+    todo = np.arange(n)
+    k = n
+    while k:
+        kept = 0
+        for t in range(k):
+            v = todo[t]
+            if state[v] != 0:
+                continue
+            pv = prio[v]
+            best = True
+            for e in range(indptr[v], indptr[v + 1]):
+                u = indices[e]
+                if state[u] != 2 and (prio[u] > pv or (prio[u] == pv and u > v)):
+                    best = False
+                    break
+            if best:
+                state[v] = 1
+                for e in range(indptr[v], indptr[v + 1]):
+                    state[indices[e]] = 2
+            else:
+                todo[kept] = v
+                kept += 1
+        k = kept
+    return state == 1
+
+
+def ecl_mis_cpu(indptr, indices, seed=0):
+    """ECL-MIS on the CPU (Numba): the same priorities and fixed point as :func:`ecl_mis_gpu`.
+
+    Returns the boolean membership array. Equal to ``greedy_mis_cpu(indptr, indices,
+    ecl_priorities(indptr, seed)[0])`` (tested), without the sort.
+    """
+    status, _ = ecl_priorities(indptr, seed)
+    return _relax(indptr, indices, status) == IN
+
+
+def luby_mis_cpu(indptr, indices, seed=0):
+    """Random-permutation baseline on the CPU: membership equal to :func:`luby_mis_gpu`'s."""
+    return _relax_keys(indptr, indices, luby_priorities(len(indptr) - 1, seed))
+
+
+@njit(cache=True)
+def _csr_from_edges(n, u, v):
+    deg = np.zeros(n + 1, dtype=np.int64)
+    for i in range(len(u)):
+        if u[i] != v[i]:
+            deg[u[i] + 1] += 1
+            deg[v[i] + 1] += 1
+    for i in range(n):
+        deg[i + 1] += deg[i]
+    pos = deg[:-1].copy()
+    cols = np.empty(deg[n], dtype=np.int64)
+    for i in range(len(u)):
+        a, b = u[i], v[i]
+        if a != b:
+            cols[pos[a]] = b
+            pos[a] += 1
+            cols[pos[b]] = a
+            pos[b] += 1
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    w = 0
+    for r in range(n):
+        lo, hi = deg[r], deg[r + 1]
+        if hi - lo > 24:
+            cols[lo:hi].sort()
+        else:  # insertion sort: most rows are short
+            for i in range(lo + 1, hi):
+                x = cols[i]
+                j = i - 1
+                while j >= lo and cols[j] > x:
+                    cols[j + 1] = cols[j]
+                    j -= 1
+                cols[j + 1] = x
+        last = -1
+        for i in range(lo, hi):  # drop duplicates, compact in place (w <= i)
+            if cols[i] != last:
+                last = cols[i]
+                cols[w] = last
+                w += 1
+        indptr[r + 1] = w
+    return indptr, cols[:w]
+
+
+def csr_from_edges(n, u, v):
+    """Symmetric CSR ``(indptr, indices)`` (int64, sorted rows) of the simple graph with edges
+    ``{u[i], v[i]}``: self-loops and duplicates dropped. O(n + m) counting sort (Numba).
+    Endpoints must lie in ``0..n-1`` (not checked here)."""
+    return _csr_from_edges(int(n), np.ascontiguousarray(u), np.ascontiguousarray(v))
+
+
+@njit(cache=True, inline="always")
+def _splitmix64(x):
+    x = x + np.uint64(0x9E3779B97F4A7C15)
+    z = x
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+@njit(cache=True)
+def _rmat_edges(scale, m, ta, tab, tabc, seed):
+    u = np.empty(m, dtype=np.int64)
+    v = np.empty(m, dtype=np.int64)
+    base = _splitmix64(np.uint64(seed))
+    for i in range(m):
+        x = 0
+        y = 0
+        r = np.uint64(0)
+        for bit in range(scale):
+            if bit % 4 == 0:  # four 16-bit draws per 64-bit hash
+                r = _splitmix64(base ^ _splitmix64(np.uint64(i) * np.uint64(8) + np.uint64(bit // 4)))
+            q = r & np.uint64(0xFFFF)
+            r = r >> np.uint64(16)
+            down = q >= tab  # quadrants c, d: row bit set
+            right = (q >= tabc) or (q >= ta and not down)  # quadrants b, d: column bit set
+            x |= np.int64(down) << bit
+            y |= np.int64(right) << bit
+        u[i] = x
+        v[i] = y
+    return u, v
+
+
+def rmat_edges(scale, m, a, b, c, seed=0):
+    """``m`` R-MAT edge endpoints in ``0..2**scale-1`` (probabilities quantized to 1/65536)."""
+    t = [np.uint64(min(65536, round(p * 65536))) for p in (a, a + b, a + b + c)]
+    return _rmat_edges(int(scale), int(m), t[0], t[1], t[2], np.uint64(seed))
