@@ -37,7 +37,7 @@ def _membership(G, method, seed, device):
     if dev == "gpu":
         indptr, indices, _ = G.device_arrays()
         if method == "ecl":
-            member = mis.ecl_mis_gpu(indptr, indices, seed)
+            member = mis.ecl_mis_gpu(indptr, indices, seed, nnz=int(G.indptr[-1]))
         else:
             member, _ = mis.luby_mis_gpu(indptr, indices, seed)
         return member.get(), dev

@@ -6,7 +6,8 @@ seed), the result equals the sequential greedy that visits vertices by decreasin
 the parallel algorithms (``kernels/cuda/mis.cu``) and reach the same fixed point.
 
 ECL-MIS priorities: ``f = d_avg / (d_avg + d(v) - rand(v))`` with ``rand`` in [0, 1)
-from 24 hash bits, scaled to the odd byte values 1..253 (0 = out, 254 = in).
+from 24 hash bits, scaled by 126 and rounded to the nearest integer p, stored as the odd
+byte 2p + 1 in 1..253 (0 = out, 254 = in).
 """
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ def ecl_priorities(indptr, seed=0):
     r = (hash32_array(np.arange(n), 0, seed) >> np.uint64(8)).astype(np.float32) * np.float32(1.0 / 16777216.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         f = avg / ((avg + deg) - r)
-    p = np.clip((f * np.float32(126.0)).astype(np.int64), 0, 126)
+    p = np.clip(np.rint(f * np.float32(126.0)).astype(np.int64), 0, 126)  # round to nearest, as the paper
     prio = (2 * p + 1).astype(np.uint8)
     prio[deg == 0] = IN
     return prio, avg
@@ -61,37 +62,64 @@ def greedy_mis_cpu(indptr, indices, prio):
     return _greedy(indptr, indices, order)
 
 
-def _persistent_blocks(kernel, threads):
+_RESIDENT = {}
+
+
+def _persistent_blocks(kernel, key, threads):
+    """Blocks of ``threads`` that fit on the device at once (cached: queried once per kernel)."""
     import cupy
 
-    dev = cupy.cuda.Device()
-    sms = dev.attributes["MultiProcessorCount"]
+    dev = cupy.cuda.runtime.getDevice()
+    cached = _RESIDENT.get((dev, key, threads))
+    if cached is not None:
+        return cached
+    sms = cupy.cuda.runtime.deviceGetAttribute(cupy.cuda.runtime.cudaDevAttrMultiProcessorCount, dev)
     try:
         func = getattr(kernel, "kernel", kernel)  # RawKernel -> cupy.cuda.function.Function
         per_sm = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(func.ptr, threads, 0)
     except Exception:  # noqa: BLE001 - older CuPy: a conservative residency
         per_sm = 1
-    return max(1, sms * max(1, per_sm))
+    blocks = _RESIDENT[(dev, key, threads)] = max(1, sms * max(1, per_sm))
+    return blocks
 
 
-def ecl_mis_gpu(indptr, indices, seed=0):
-    """ECL-MIS on the GPU (CuPy CSR arrays); returns the boolean membership array (CuPy)."""
+def _average_degree(indptr, nnz):
+    n = len(indptr) - 1
+    if nnz is None:
+        nnz = int(indptr[-1])  # one device-to-host copy; callers that know it pass nnz
+    return np.float32(nnz / n) if n else np.float32(0)
+
+
+def ecl_mis_gpu(indptr, indices, seed=0, nnz=None, status=None):
+    """ECL-MIS on the GPU (CuPy CSR arrays); returns the boolean membership array (CuPy).
+
+    ``nnz`` (= ``indptr[-1]``, the number of stored neighbours) avoids a device-to-host
+    copy when given. With ``status`` (a CuPy uint8 array of length n), the final byte
+    status (254 = in, 0 = out) is left there and returned instead of the membership. The
+    call launches two kernels and never synchronizes with the host.
+    """
     import cupy
 
     from .cuda import get_kernel
 
     n = len(indptr) - 1
     itype = indices.dtype
-    status = cupy.empty(n, dtype=np.uint8)
-    avg = np.float32(int(indptr[-1]) / n) if n else np.float32(0)
+    out_status = status is not None
+    if status is None:
+        status = cupy.empty(n, dtype=np.uint8)
+    elif status.dtype != np.uint8 or status.shape != (n,):
+        raise ValueError("status must be a uint8 array of length n")
+    if n == 0:
+        return status if out_status else cupy.zeros(0, dtype=bool)
+    avg = _average_degree(indptr, nnz)
     threads = 256
     get_kernel("mis", "ecl_init", itype)(((n + threads - 1) // threads,), (threads,),
                                          (itype.type(n), indptr, avg, np.uint32(seed), status))
     kernel = get_kernel("mis", "ecl_mis", itype)
     # persistent threads: never more blocks than can be resident (the kernel spins)
-    blocks = min(_persistent_blocks(kernel, threads), max(1, (n + threads - 1) // threads))
+    blocks = min(_persistent_blocks(kernel, ("ecl_mis", itype.str), threads), (n + threads - 1) // threads)
     kernel((blocks,), (threads,), (itype.type(n), indptr, indices, status))
-    return status == IN
+    return status if out_status else status == IN
 
 
 def luby_mis_gpu(indptr, indices, seed=0, check_every=4):
@@ -102,13 +130,16 @@ def luby_mis_gpu(indptr, indices, seed=0, check_every=4):
 
     n = len(indptr) - 1
     itype = indices.dtype
-    prio = cupy.asarray(luby_priorities(n, seed))
+    if n == 0:
+        return cupy.zeros(0, dtype=bool), 0
+    threads = 256
+    blocks = max(1, min((n + threads - 1) // threads, 65535 * 4))
+    prio = cupy.empty(n, dtype=np.uint32)  # the same hash as luby_priorities, computed on the device
+    get_kernel("mis", "luby_init", itype)((blocks,), (threads,), (itype.type(n), np.uint32(seed), prio))
     state = cupy.zeros(n, dtype=np.uint8)
     undecided = cupy.zeros(1, dtype=np.int32)
     select = get_kernel("mis", "luby_select", itype)
     exclude = get_kernel("mis", "luby_exclude", itype)
-    threads = 256
-    blocks = max(1, min((n + threads - 1) // threads, 65535 * 4))
     rounds = 0
     while True:
         undecided.fill(0)

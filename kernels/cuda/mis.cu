@@ -5,7 +5,7 @@
 // asynchronous kernel: each thread sweeps its vertices until all are decided; a vertex
 // gives up as soon as it sees a neighbour of higher priority (an "in" neighbour has the
 // highest). luby_* run synchronous rounds with 32-bit priorities.
-// templates: ecl_init<I>, ecl_mis<I>, luby_select<I>, luby_exclude<I>
+// templates: ecl_init<I>, ecl_mis<I>, luby_init<I>, luby_select<I>, luby_exclude<I>
 #include "hashing.cuh"
 
 #define MIS_OUT 0
@@ -23,7 +23,7 @@ __global__ void ecl_init(const I n, const I* __restrict__ indptr, const float av
         // f = d_avg / (d_avg + d(v) - rand(id)), rand in [0, 1): 24 random bits
         const float r = (float)(hash32((unsigned int)v, 0u, seed) >> 8) * (1.0f / 16777216.0f);
         const float f = avg_degree / (avg_degree + (float)deg - r);
-        int p = (int)(f * 126.0f);
+        int p = __float2int_rn(f * 126.0f);  // round to nearest (even), like numpy.rint
         p = p < 0 ? 0 : (p > 126 ? 126 : p);
         status[v] = (unsigned char)(2 * p + 1);
     }
@@ -62,6 +62,12 @@ __global__ void ecl_mis(const I n, const I* __restrict__ indptr, const I* __rest
 
 // Luby baseline (random permutation, synchronous rounds): prio is a 32-bit hash; state
 // 0 = undecided, 1 = in, 2 = out.
+template <typename I>
+__global__ void luby_init(const I n, const unsigned int seed, unsigned int* __restrict__ prio) {
+    for (I v = blockIdx.x * (I)blockDim.x + threadIdx.x; v < n; v += (I)gridDim.x * blockDim.x)
+        prio[v] = hash32((unsigned int)v, 1u, seed);
+}
+
 template <typename I>
 __global__ void luby_select(const I n, const I* __restrict__ indptr, const I* __restrict__ indices,
                             const unsigned int* __restrict__ prio, unsigned char* __restrict__ state,
