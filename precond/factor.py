@@ -222,7 +222,7 @@ def identity_coverage(A) -> float:
     return float(Ap.diagonal(1).sum() + Ap.diagonal(-1).sum()) / total
 
 
-def linear_forest(A, f=None, **factor_kwargs) -> LinearForest:
+def linear_forest(A, f=None, *, method=None, **factor_kwargs) -> LinearForest:
     """Linear forest of a [0,2]-factor: break cycles, rank paths, permutation.
 
     Parameters
@@ -230,6 +230,11 @@ def linear_forest(A, f=None, **factor_kwargs) -> LinearForest:
     A : sparse matrix (SciPy or cupyx)
     f : Factor, optional
         A [0,2]-factor of ``A`` (computed with ``factor_kwargs`` when omitted).
+    method : {None, "walk", "ruling", "scan"}
+        None: the linear-time walk on the CPU, the sparse ruling set (O(N) work) on the
+        GPU. ``"ruling"`` also runs on the CPU (the Numba twins of the CUDA kernels);
+        ``"scan"`` is the paper's bidirectional scan with log2(N) steps (GPU only). All
+        give the identical forest.
 
     Returns
     -------
@@ -255,6 +260,6 @@ def linear_forest(A, f=None, **factor_kwargs) -> LinearForest:
         raise TypeError("factor and matrix live on different devices")
     xp = get_array_module(A)
     t0 = time.perf_counter()
-    nb, pid, pos, perm, starts, removed = linear_forest_arrays(f.neighbors, f.weights)
+    nb, pid, pos, perm, starts, removed = linear_forest_arrays(f.neighbors, f.weights, method=method)
     _sync(xp)
     return LinearForest(pid, pos, perm, starts, removed, nb, int(len(starts) - 1), time.perf_counter() - t0)

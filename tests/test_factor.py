@@ -86,77 +86,11 @@ def test_aniso_coverage_matches_paper():
         assert abs(precond.identity_coverage(A) - cid) <= 0.02
 
 
-def test_already_tridiagonal_matrix_keeps_one_path():
-    N = 50
-    A = sp.diags([np.full(N - 1, -1.0), np.full(N, 4.0), np.full(N - 1, -1.0)], [-1, 0, 1], format="csr")
-    f = precond.factor(A, n=2)
-    assert precond.weight_coverage(A, f) == pytest.approx(1.0)
-    lf = precond.linear_forest(A, f)
-    assert lf.n_paths == 1
-    np.testing.assert_array_equal(lf.permutation, np.arange(N))
-
-
-def test_single_long_cycle_broken_at_weakest_edge():
-    N = 40
-    w = np.linspace(2.0, 3.0, N)
-    w[17] = 0.5  # edge (17, 18) is the weakest
-    rows = np.arange(N)
-    cols = (rows + 1) % N
-    A = sp.csr_matrix((w, (rows, cols)), shape=(N, N))
-    A = (A + A.T + sp.eye(N) * 10).tocsr()
-    f = precond.factor(A, n=2, iterations=50, m=1)
-    assert (f.neighbors >= 0).sum() == 2 * N  # the whole cycle
-    lf = precond.linear_forest(A, f)
-    assert lf.removed_edges.tolist() == [[17, 18]]
-    assert lf.n_paths == 1 and lf.path_id[0] == 17
-    assert lf.position[17] == 0 and lf.position[18] == N - 1
-
-
-def test_isolated_and_zero_rows():
-    A = sp.csr_matrix(np.diag([1.0, 2.0, 3.0]))
-    f = precond.factor(A, n=2)
-    assert np.all(f.neighbors == -1) and f.maximal
-    lf = precond.linear_forest(A, f)
-    assert lf.n_paths == 3
-    np.testing.assert_array_equal(lf.position, 0)
-    Z = sp.csr_matrix((4, 4))
-    assert precond.factor(Z, n=1).n_edges == 0
-
-
 def test_all_equal_weights_deterministic():
     A = matrices.poisson2d(15)
     f1, f2 = precond.factor(A, n=2), precond.factor(A, n=2)
     np.testing.assert_array_equal(f1.neighbors, f2.neighbors)
     assert not np.array_equal(precond.factor(A, n=2, seed=3).neighbors, f1.neighbors)
-
-
-def _check_forest(A, lf):
-    N = A.shape[0]
-    nb = lf.neighbors
-    assert np.all((nb >= 0).sum(axis=1) <= 2)
-    perm = lf.permutation
-    assert sorted(perm.tolist()) == list(range(N))
-    inv = np.empty(N, int)
-    inv[perm] = np.arange(N)
-    for v in range(N):
-        for w in nb[v][nb[v] >= 0]:
-            assert abs(inv[v] - inv[w]) == 1, "forest edge not tridiagonal after permutation"
-            assert lf.path_id[v] == lf.path_id[w]
-    # positions 0..len-1 along each path, path id = smaller end
-    starts = lf.path_start
-    for t in range(lf.n_paths):
-        seg = perm[starts[t]:starts[t + 1]]
-        np.testing.assert_array_equal(lf.position[seg], np.arange(len(seg)))
-        assert lf.path_id[seg[0]] == min(seg[0], seg[-1]) == seg[0]
-
-
-@pytest.mark.parametrize("m", [1, 5])
-def test_linear_forest_valid(rng, m):
-    A = _random_sym(rng, N=200, density=0.03)
-    f = precond.factor(A, n=2, iterations=20, m=m)
-    lf = precond.linear_forest(A, f)
-    _check_forest(A, lf)
-    assert precond.weight_coverage(A, lf) <= precond.weight_coverage(A, f) + 1e-12
 
 
 def test_unsymmetric_uses_symmetrized_graph(rng):
@@ -200,31 +134,3 @@ def test_factor_gpu_equals_cpu(rng, dtype, n, m, k_m):
         assert fg.iterations == fc.iterations and fg.maximal == fc.maximal
         np.testing.assert_array_equal(fg.neighbors.get(), fc.neighbors)
         np.testing.assert_array_equal(fg.weights.get(), fc.weights)
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("early_exit", [True, False])
-def test_forest_gpu_equals_cpu(rng, early_exit):
-    from kernels.backend import to_device
-    from kernels.forest import linear_forest_gpu
-
-    cases = [_random_sym(rng, N=5000, density=0.001, ties=True), matrices.aniso3(80), matrices.aniso1(64)]
-    N = 3000  # one long cycle plus short ones
-    rows = np.arange(N)
-    A = sp.csr_matrix((np.linspace(1, 2, N), (rows, (rows + 1) % N)), shape=(N, N))
-    cases.append((A + A.T + sp.eye(N)).tocsr())
-    for A in cases:
-        f = precond.factor(A, n=2, iterations=40, m=1)
-        lc = precond.linear_forest(A, f)
-        Ad = to_device(A)
-        fg = precond.factor(Ad, n=2, iterations=40, m=1)
-        out = linear_forest_gpu(fg.neighbors, fg.weights, early_exit=early_exit)
-        nb, pid, pos, perm, starts, removed = (x.get() for x in out)
-        np.testing.assert_array_equal(nb, lc.neighbors)
-        np.testing.assert_array_equal(pid, lc.path_id)
-        np.testing.assert_array_equal(pos, lc.position)
-        np.testing.assert_array_equal(perm, lc.permutation)
-        np.testing.assert_array_equal(starts, lc.path_start)
-        np.testing.assert_array_equal(np.sort(removed, axis=0), np.sort(lc.removed_edges, axis=0))
-        lg = precond.linear_forest(Ad, fg)
-        assert abs(precond.weight_coverage(Ad, lg) - precond.weight_coverage(A, lc)) < 1e-12

@@ -1,0 +1,198 @@
+"""Linear forests from [0,2]-factors: validity, cycle breaking, ruling set == walk, CPU == GPU."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import matrices
+import precond
+from kernels.forest import linear_forest_cpu, linear_forest_ruling
+
+
+def _random_sym(rng, N=60, density=0.1, ties=False):
+    A = sp.random(N, N, density=density, random_state=int(rng.integers(1 << 30)), format="csr")
+    if ties:
+        A.data = np.round(A.data * 3) + 1
+    A = A + A.T + sp.eye(N) * 10
+    return A.tocsr()
+
+
+def _ring(N, w=None):
+    rows = np.arange(N)
+    w = np.linspace(1, 2, N) if w is None else w
+    A = sp.csr_matrix((w, (rows, (rows + 1) % N)), shape=(N, N))
+    return (A + A.T + sp.eye(N)).tocsr()
+
+
+def _check_forest(A, lf):
+    N = A.shape[0]
+    nb = np.asarray(lf.neighbors)
+    assert np.all((nb >= 0).sum(axis=1) <= 2)
+    perm = np.asarray(lf.permutation)
+    assert sorted(perm.tolist()) == list(range(N))
+    inv = np.empty(N, int)
+    inv[perm] = np.arange(N)
+    for v in range(N):
+        for w in nb[v][nb[v] >= 0]:
+            assert v in nb[w], "forest partner relation not symmetric"
+            assert abs(inv[v] - inv[w]) == 1, "forest edge not tridiagonal after permutation"
+            assert lf.path_id[v] == lf.path_id[w]
+    # acyclic: N vertices, (edges) = N - (number of paths)
+    assert (nb >= 0).sum() // 2 == N - lf.n_paths
+    # positions 0..len-1 along each path, path id = smaller end
+    starts = np.asarray(lf.path_start)
+    for t in range(lf.n_paths):
+        seg = perm[starts[t]:starts[t + 1]]
+        np.testing.assert_array_equal(lf.position[seg], np.arange(len(seg)))
+        assert lf.path_id[seg[0]] == min(seg[0], seg[-1]) == seg[0]
+    # the permuted forest adjacency is tridiagonal
+    rows = np.repeat(np.arange(N), 2)
+    cols = nb.ravel()
+    keep = cols >= 0
+    F = sp.csr_matrix((np.ones(keep.sum()), (inv[rows[keep]], inv[cols[keep]])), shape=(N, N))
+    assert sp.triu(F, 2).nnz == 0 and sp.tril(F, -2).nnz == 0
+
+
+def _assert_same_forest(a, b):
+    names = ["neighbors", "path_id", "position", "permutation", "path_start"]
+    for x, y, name in zip(a[:5], b[:5], names):
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y), err_msg=name)
+    ra, rb = np.asarray(a[5]), np.asarray(b[5])
+    np.testing.assert_array_equal(ra[np.lexsort(ra.T[::-1])], rb[np.lexsort(rb.T[::-1])], err_msg="removed_edges")
+
+
+def test_already_tridiagonal_matrix_keeps_one_path():
+    N = 50
+    A = sp.diags([np.full(N - 1, -1.0), np.full(N, 4.0), np.full(N - 1, -1.0)], [-1, 0, 1], format="csr")
+    f = precond.factor(A, n=2)
+    assert precond.weight_coverage(A, f) == pytest.approx(1.0)
+    lf = precond.linear_forest(A, f)
+    assert lf.n_paths == 1 and len(lf.removed_edges) == 0
+    np.testing.assert_array_equal(lf.permutation, np.arange(N))
+    np.testing.assert_array_equal(lf.position, np.arange(N))
+
+
+def test_single_long_cycle_broken_at_weakest_edge():
+    N = 40
+    w = np.linspace(2.0, 3.0, N)
+    w[17] = 0.5  # edge (17, 18) is the weakest
+    A = _ring(N, w) + sp.eye(N) * 9
+    f = precond.factor(A, n=2, iterations=50, m=1)
+    assert (f.neighbors >= 0).sum() == 2 * N  # the whole cycle
+    for method in ("walk", "ruling"):
+        lf = precond.linear_forest(A, f, method=method)
+        assert lf.removed_edges.tolist() == [[17, 18]]
+        assert lf.n_paths == 1 and lf.path_id[0] == 17
+        assert lf.position[17] == 0 and lf.position[18] == N - 1
+        _check_forest(A, lf)
+
+
+def test_equal_weight_cycle_ties_by_vertex_ids():
+    A = _ring(7, np.ones(7))  # all edges equal: the weakest is the smallest (lo, hi) = (0, 1)
+    f = precond.factor(A, n=2, iterations=50, m=1)
+    for method in ("walk", "ruling"):
+        lf = precond.linear_forest(A, f, method=method)
+        assert lf.removed_edges.tolist() == [[0, 1]]
+        assert lf.path_id.tolist() == [0] * 7
+        assert lf.position.tolist() == [0, 6, 5, 4, 3, 2, 1]
+
+
+def test_isolated_and_zero_rows():
+    A = sp.csr_matrix(np.diag([1.0, 2.0, 3.0]))
+    f = precond.factor(A, n=2)
+    assert np.all(f.neighbors == -1) and f.maximal
+    for method in ("walk", "ruling"):
+        lf = precond.linear_forest(A, f, method=method)
+        assert lf.n_paths == 3
+        np.testing.assert_array_equal(lf.position, 0)
+        np.testing.assert_array_equal(lf.path_id, [0, 1, 2])
+
+
+@pytest.mark.parametrize("m", [1, 5])
+def test_linear_forest_valid(rng, m):
+    A = _random_sym(rng, N=200, density=0.03)
+    f = precond.factor(A, n=2, iterations=20, m=m)
+    lf = precond.linear_forest(A, f)
+    _check_forest(A, lf)
+    assert precond.weight_coverage(A, lf) <= precond.weight_coverage(A, f) + 1e-12
+
+
+def test_linear_forest_needs_two_factor():
+    A = matrices.poisson2d(5)
+    with pytest.raises(ValueError, match="0,2"):
+        precond.linear_forest(A, precond.factor(A, n=3))
+    with pytest.raises(ValueError, match="method"):
+        precond.linear_forest(A, precond.factor(A, n=2), method="sort")
+    with pytest.raises(ValueError, match="GPU"):
+        precond.linear_forest(A, precond.factor(A, n=2), method="scan")
+
+
+def _forest_cases(rng):
+    cases = [_random_sym(rng, N=N, density=min(1.0, 4 / N), ties=True) for N in (3, 40, 400, 3000)]
+    cases += [_ring(3000), _ring(3), matrices.aniso3(40), matrices.aniso1(48), matrices.poisson2d(20)]
+    return cases
+
+
+@pytest.mark.parametrize("spacing", [1, 3, 32, 10_000])
+def test_ruling_set_equals_walk(rng, spacing):
+    """The ruling-set algorithm (Numba twins of the CUDA kernels) gives the walk's forest,
+    whatever the ruler density (10_000: most cycles have no ruler and walk themselves)."""
+    for A in _forest_cases(rng):
+        for m in (1, 5):
+            f = precond.factor(A, n=2, iterations=40, m=m)
+            ref = linear_forest_cpu(f.neighbors, f.weights)
+            for dtype in (np.int64, np.int32):
+                got = linear_forest_ruling(f.neighbors.astype(dtype), f.weights, spacing=spacing, seed=spacing)
+                _assert_same_forest(got, ref)
+
+
+def test_ruling_set_on_many_cycles():
+    # a union of rings of all lengths 3..60 plus paths: many cycles with and without rulers
+    blocks = [_ring(L, np.linspace(1, 2, L)[::-1].copy()) for L in range(3, 61)]
+    blocks.append(sp.diags([np.ones(99), np.ones(100), np.ones(99)], [-1, 0, 1]))
+    A = sp.block_diag(blocks, format="csr")
+    f = precond.factor(A, n=2, iterations=60, m=1)
+    ref = linear_forest_cpu(f.neighbors, f.weights)
+    assert len(ref[5]) == 58
+    for spacing in (2, 16, 64):
+        _assert_same_forest(linear_forest_ruling(f.neighbors, f.weights, spacing=spacing), ref)
+
+
+@pytest.mark.slow
+def test_ruling_set_large_aniso():
+    A = matrices.aniso2(400)
+    f = precond.factor(A, n=2)
+    _assert_same_forest(linear_forest_ruling(f.neighbors, f.weights), linear_forest_cpu(f.neighbors, f.weights))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("method, early_exit", [("ruling", True), ("scan", True), ("scan", False)])
+def test_forest_gpu_equals_cpu(rng, method, early_exit):
+    from kernels.backend import to_device
+    from kernels.forest import linear_forest_gpu
+
+    cases = [_random_sym(rng, N=5000, density=0.001, ties=True), matrices.aniso3(80), matrices.aniso1(64),
+             matrices.aniso2(300), _ring(3000), _ring(5)]
+    for A in cases:
+        for m in (1, 5):
+            f = precond.factor(A, n=2, iterations=40, m=m)
+            lc = precond.linear_forest(A, f)
+            Ad = to_device(A)
+            fg = precond.factor(Ad, n=2, iterations=40, m=m)
+            np.testing.assert_array_equal(fg.neighbors.get(), f.neighbors)
+            out = linear_forest_gpu(fg.neighbors, fg.weights, method=method, early_exit=early_exit)
+            _assert_same_forest([x.get() for x in out], [lc.neighbors, lc.path_id, lc.position, lc.permutation,
+                                                         lc.path_start, lc.removed_edges])
+            lg = precond.linear_forest(Ad, fg)
+            assert abs(precond.weight_coverage(Ad, lg) - precond.weight_coverage(A, lc)) < 1e-12
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("spacing", [1, 4, 10_000])
+def test_ruling_gpu_equals_cpu_twins(rng, spacing):
+    from kernels.backend import to_device
+
+    for A in _forest_cases(rng):
+        f = precond.factor(A, n=2, iterations=40, m=1)
+        ref = linear_forest_ruling(f.neighbors.astype(np.int32), f.weights, spacing=spacing)
+        got = linear_forest_ruling(to_device(f.neighbors.astype(np.int32)), to_device(f.weights), spacing=spacing)
+        _assert_same_forest([x.get() for x in got], ref)
