@@ -47,7 +47,15 @@ _COMPRESSED = (".gz", ".bz2", ".xz")
 
 @dataclass
 class TreeDecomposition:
-    """Bags (0-based vertex arrays) and tree edges (``k x 2`` bag indices)."""
+    """Bags (0-based vertex arrays) and tree edges (``k x 2`` bag indices).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> td = TreeDecomposition([np.array([0, 1, 2]), np.array([2, 3])], np.array([[0, 1]]))
+    >>> td.width
+    2
+    """
 
     bags: list = field(default_factory=list)
     edges: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=np.int64))
@@ -467,7 +475,20 @@ def _sniff(path: Path) -> str:
 
 
 def guess_format(path) -> str:
-    """Format of a graph file from its extension, else from its first content line."""
+    """Format of a graph file from its extension, else from its header.
+
+    Files without a known extension are sniffed: ``%%MatrixMarket`` banner, ``p edge|col``
+    (DIMACS), ``p td|tw`` (PACE), a METIS header followed by exactly ``n`` adjacency lines,
+    else an edge list.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "graph")
+    >>> _ = open(path, "w").write("c no extension\\np edge 2 1\\ne 1 2\\n")
+    >>> guess_format(path), guess_format("x.gr.xz"), guess_format("x.graph")
+    ('dimacs', 'pace', 'metis')
+    """
     path = Path(path)
     return _EXTENSIONS.get(_plain_suffix(path)) or _sniff(path)
 

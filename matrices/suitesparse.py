@@ -82,7 +82,15 @@ REGISTRY = {m.name.lower(): m for m in PAPER_MATRICES + LOCAL_MATRICES}
 
 
 def cache_dir() -> Path:
-    """Download cache: ``$GPUFOREST_CACHE``, else ``$XDG_CACHE_HOME/gpuforest/suitesparse``."""
+    """Download cache: ``$GPUFOREST_CACHE``, else ``$XDG_CACHE_HOME/gpuforest/suitesparse``
+    (``~/.cache/gpuforest/suitesparse`` without ``$XDG_CACHE_HOME``).
+
+    Examples
+    --------
+    >>> from matrices import suitesparse
+    >>> suitesparse.cache_dir().name
+    'suitesparse'
+    """
     if os.environ.get("GPUFOREST_CACHE"):
         return Path(os.environ["GPUFOREST_CACHE"])
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
@@ -131,7 +139,33 @@ def fetch(spec: str, *, cache: str | Path | None = None, url: str | None = None,
     url : str, optional
         Base URL of the collection (default ``$SUITESPARSE_URL`` or the public site).
     local_dirs : list of paths, optional
-        Folders searched for ``<name>.mtx`` before the cache.
+        Folders searched for ``<name>.mtx`` (also ``.mtx.gz/.bz2/.xz``) before the cache;
+        ``$GPUFOREST_MATRIX_DIRS`` and ``../shared/data/matrices`` are always searched.
+    progress : bool
+        Show a tqdm progress bar while downloading.
+    timeout : float
+        Seconds before an unresponsive server counts as offline.
+
+    Returns
+    -------
+    Path
+
+    Raises
+    ------
+    ConnectionError
+        The collection cannot be reached (offline); the message says where to put the file.
+    FileNotFoundError
+        The server has no such matrix (HTTP error).
+    ValueError
+        Unknown name without a group, or an archive without ``<name>.mtx``.
+
+    Examples
+    --------
+    >>> from matrices import suitesparse
+    >>> suitesparse.REGISTRY["ecology1"].path
+    'McRae/ecology1'
+    >>> suitesparse.fetch("McRae/ecology1")  # downloads 10 MB once, then cached  # doctest: +SKIP
+    PosixPath('/home/me/.cache/gpuforest/suitesparse/McRae/ecology1.mtx')
     """
     group, name = _split(spec)
     for folder in _local_dirs(local_dirs):
