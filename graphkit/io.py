@@ -445,14 +445,16 @@ def _looks_like_metis(lines: list[str]) -> bool:
     if not body:
         return False
     head = body[0].split()
-    if not 2 <= len(head) <= 4 or not all(h.isdigit() for h in head):
+    if not 2 <= len(head) <= 4 or not all(h.isdigit() for h in head) or int(head[0]) < 1:
+        return False
+    if len(head) > 2 and (len(head[2]) > 3 or set(head[2]) - {"0", "1"}):
         return False
     rest = body[1:]
     while len(rest) > int(head[0]) and not rest[-1]:
         rest.pop()
     if len(rest) != int(head[0]):
         return False
-    if len(head) == 2:  # plain adjacency lists: every edge is listed twice
+    if len(head) == 2 or int(head[2]) == 0:  # plain adjacency lists: every edge is listed twice
         return sum(len(s.split()) for s in rest) == 2 * int(head[1])
     return True
 
@@ -490,7 +492,10 @@ def guess_format(path) -> str:
     ('dimacs', 'pace', 'metis')
     """
     path = Path(path)
-    return _EXTENSIONS.get(_plain_suffix(path)) or _sniff(path)
+    suffix = _plain_suffix(path)
+    if suffix == ".txt" and path.exists():  # generic extension: trust the header first
+        return _sniff(path)
+    return _EXTENSIONS.get(suffix) or _sniff(path)
 
 
 def read_graph(path, format: str | None = None) -> Graph:  # noqa: A002 - networkx-style name

@@ -329,6 +329,9 @@ def test_sniffing_metis_and_percent_comments(tmp_path):
     graphkit.write_graph(G, p, format="metis")
     assert graphkit.io.guess_format(p) == "metis"
     assert graphkit.read_graph(p) == G
+    r = tmp_path / "dimacs.txt"  # a generic extension: the header decides
+    r.write_text("p edge 3 1\ne 1 3\n")
+    assert graphkit.io.guess_format(r) == "dimacs" and graphkit.read_graph(r).m == 1
     q = tmp_path / "el_noext"
     q.write_text("% a comment\n0 1\n1 2\n2 3\n")  # '2 3' is not a METIS file with 2 lines
     assert graphkit.io.guess_format(q) == "edgelist"
