@@ -336,6 +336,27 @@ def test_result_repr_and_fields():
     assert r.load_imbalance == 1.0
 
 
+H100 = dict(multiProcessorCount=132, maxThreadsPerMultiProcessor=2048, maxBlocksPerMultiProcessor=32,
+            sharedMemPerMultiprocessor=233472, sharedMemPerBlockOptin=232448, totalGlobalMem=80 * 2**30)
+
+
+def test_gpu_config_follows_section_IV_E():
+    from kernels.vertex_cover import gpu_config
+
+    small = gpu_config(300, 290, device_props=H100)
+    assert small.shared and small.threads & (small.threads - 1) == 0
+    assert small.blocks * small.threads >= 132 * 2048 // 2  # close to full occupancy
+    # the degree array no longer fits in shared memory: global-memory kernel
+    big = gpu_config(100_000, 50_000, device_props=H100)
+    assert not big.shared
+    # the stacks of all blocks fit in the memory budget
+    assert big.blocks * big.stack_depth * 4 * 100_001 <= 0.25 * 80 * 2**30
+    forced = gpu_config(300, 290, shared=False, threads=64, device_props=H100)
+    assert not forced.shared and forced.threads == 64
+    with pytest.raises(ValueError):
+        gpu_config(300, 290, threads=100, device_props=H100)
+
+
 # ------------------------------------------------------------------ CLI
 def test_cli_vc(tmp_path):
     G = random_graph(12, 0.4, 7)
