@@ -2,9 +2,12 @@
 
 Per matrix and precision: one proposal kernel (k > 0) next to one cuSPARSE SpMV of the
 same matrix; one bidirectional-scan step next to a device-to-device copy of the same
-bytes; the breakdown weight graph + factor (M=5) + cycle breaking + path ids +
-permutation, for the paper's fixed log2(N) scan and our early-exit scan; and the CPU
-(Numba) times of the same steps for the GPU speedup.
+bytes; the breakdown symmetry test + factor (M=5, proposals read A directly) + linear
+forest, for the work-efficient ruling-set forest (default), the paper's fixed log2(N)
+scan and the scan with early exit; the weight-graph build ``abs_graph`` (needed only for
+unsymmetric matrices) for reference; the end-to-end ``precond.factor`` +
+``precond.linear_forest``; and the CPU (Numba) times of the same steps for the GPU
+speedup.
 
     python examples/bench_forest.py                  # ANISO2 2500x2500 + stand-ins, GPU
     python examples/bench_forest.py --quick          # small sizes (CPU-only machines too)
@@ -20,8 +23,9 @@ from pathlib import Path
 import numpy as np
 
 import matrices
+import precond
 from kernels.backend import gpu_available, to_device
-from kernels.factor import charge_threshold, parallel_factor
+from kernels.factor import charge_threshold, parallel_factor, weights_symmetric
 from kernels.forest import linear_forest_cpu, linear_forest_gpu
 from kernels.graph import abs_graph
 from kernels.timing import cpu_time, gpu_time
@@ -40,10 +44,11 @@ def gpu_case(A, dtype):
     x = cupy.ones(N, dtype=dtype)
     out = {"N": N, "nnz": nnz}
     out["spmv"] = gpu_time(lambda: Ad @ x)
-    W = abs_graph(Ad, symmetric=True)
     out["abs_graph"] = gpu_time(lambda: abs_graph(Ad, symmetric=True), repeat=5)
+    out["sym_check"] = gpu_time(lambda: weights_symmetric(Ad), repeat=5)
+    W = Ad  # symmetric stencils: the proposals read A itself (|a_ij|, diagonal skipped)
     # one proposal kernel at k = 1 (charging on) on the state after iteration 0
-    partners, weights, _ = parallel_factor(W, 2, 1, 5, 0, 0.5, 0)
+    partners, weights, _ = parallel_factor(W, 2, 1, 5, 0, 0.5, 0, from_matrix=True)
     count = (partners >= 0).sum(axis=1).astype(np.int32)
     prop = cupy.empty_like(partners)
     prop_w = cupy.empty_like(weights)
@@ -51,10 +56,10 @@ def gpu_case(A, dtype):
     threads = 128
     blocks = (N + threads - 1) // threads
     args = (W.indices.dtype.type(N), W.indptr, W.indices, W.data, partners, count, prop, prop_w, np.int32(2),
-            np.uint32(1), np.uint32(0), np.int32(1), np.uint64(charge_threshold(0.5)))
+            np.uint32(1), np.uint32(0), np.int32(1), np.uint64(charge_threshold(0.5)), np.int32(1))
     out["propose_k1"] = gpu_time(lambda: propose((blocks,), (threads,), args))
-    out["factor_M5"] = gpu_time(lambda: parallel_factor(W, 2, 5, 5, 0, 0.5, 0), repeat=5)
-    partners, weights, _ = parallel_factor(W, 2, 5, 5, 0, 0.5, 0)
+    out["factor_M5"] = gpu_time(lambda: parallel_factor(W, 2, 5, 5, 0, 0.5, 0, from_matrix=True), repeat=5)
+    partners, weights, _ = parallel_factor(W, 2, 5, 5, 0, 0.5, 0, from_matrix=True)
     # one ranking scan step next to a copy of the bytes it reads and writes
     q = cupy.where(partners >= 0, partners, -1)
     r = cupy.ones_like(partners)
@@ -66,23 +71,25 @@ def gpu_case(A, dtype):
     both = cupy.concatenate([q.ravel(), r.ravel()])
     dst = cupy.empty_like(both)
     out["copy_same_bytes"] = gpu_time(lambda: dst.__setitem__(Ellipsis, both))
-    for early in (False, True):
-        key = "early_exit" if early else "paper_log2N"
+    for key, method, early in (("paper_log2N", "scan", False), ("early_exit", "scan", True), ("ruling", "ruling", True)):
         stats = {}
-        linear_forest_gpu(partners, weights, early_exit=early, stats=stats)
-        out[f"forest_{key}"] = gpu_time(lambda: linear_forest_gpu(partners, weights, early_exit=early), repeat=5)
+        linear_forest_gpu(partners, weights, method=method, early_exit=early, stats=stats)
+        out[f"forest_{key}"] = gpu_time(lambda: linear_forest_gpu(partners, weights, method=method, early_exit=early),
+                                        repeat=5)
         out[f"phases_{key}"] = stats
-    out["total_factor_forest"] = out["abs_graph"] + out["factor_M5"] + out["forest_early_exit"]
+    out["total_factor_forest"] = out["factor_M5"] + out["forest_ruling"]
+    out["precond_end_to_end"] = gpu_time(lambda: precond.linear_forest(Ad, precond.factor(Ad, n=2)), repeat=5)
     return out
 
 
 def cpu_case(A, dtype):
     A = A.astype(dtype)
-    W = abs_graph(A, symmetric=True)
     out = {"abs_graph": cpu_time(lambda: abs_graph(A, symmetric=True), repeat=2)}
-    out["factor_M5"] = cpu_time(lambda: parallel_factor(W, 2, 5, 5, 0, 0.5, 0), repeat=2)
-    partners, weights, _ = parallel_factor(W, 2, 5, 5, 0, 0.5, 0)
+    out["sym_check"] = cpu_time(lambda: weights_symmetric(A), repeat=2)
+    out["factor_M5"] = cpu_time(lambda: parallel_factor(A, 2, 5, 5, 0, 0.5, 0, from_matrix=True), repeat=2)
+    partners, weights, _ = parallel_factor(A, 2, 5, 5, 0, 0.5, 0, from_matrix=True)
     out["forest"] = cpu_time(lambda: linear_forest_cpu(partners, weights), repeat=2)
+    out["precond_end_to_end"] = cpu_time(lambda: precond.linear_forest(A, precond.factor(A, n=2)), repeat=2)
     out["spmv"] = cpu_time(lambda: A @ np.ones(A.shape[0], dtype), repeat=3)
     return out
 
@@ -112,24 +119,30 @@ def main(argv=None):
         dev = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
         print(f"GPU: {dev}; times in ms (CUDA events, median)")
         print(f"{'matrix':<24}{'dtype':<8}{'N':>9} {'SpMV':>9} {'propose':>9} {'%SpMV':>6} {'scan':>9} {'copy':>9}"
-              f" {'|A|':>9} {'factor5':>9} {'forest':>9} {'forestP':>9} {'total':>9} {'x SpMV':>7}")
+              f" {'symchk':>9} {'|A|':>9} {'factor5':>9} {'forestR':>9} {'forestE':>9} {'forestP':>9} {'total':>9}"
+              f" {'x SpMV':>7} {'e2e':>9}")
         for r in results:
             g = r["gpu"]
             print(f"{r['matrix']:<24}{r['dtype']:<8}{r['N']:>9} {ms(g['spmv'])} {ms(g['propose_k1'])}"
                   f" {100 * g['spmv'] / g['propose_k1']:>5.0f}% {ms(g['scan_step'])} {ms(g['copy_same_bytes'])}"
-                  f" {ms(g['abs_graph'])} {ms(g['factor_M5'])} {ms(g['forest_early_exit'])} {ms(g['forest_paper_log2N'])}"
-                  f" {ms(g['total_factor_forest'])} {g['total_factor_forest'] / g['spmv']:>7.1f}")
-        print("%SpMV = SpMV time / proposal time (the proposal's throughput relative to SpMV); forestP = paper's fixed"
-              " log2(N) scan; total = |A| + factor(M=5) + forest (early exit)")
+                  f" {ms(g['sym_check'])} {ms(g['abs_graph'])} {ms(g['factor_M5'])} {ms(g['forest_ruling'])}"
+                  f" {ms(g['forest_early_exit'])} {ms(g['forest_paper_log2N'])}"
+                  f" {ms(g['total_factor_forest'])} {g['total_factor_forest'] / g['spmv']:>7.1f} {ms(g['precond_end_to_end'])}")
+        print("%SpMV = SpMV time / proposal time (the proposal's throughput relative to SpMV); forestR = ruling set"
+              " (default), forestE = scan with early exit, forestP = paper's fixed log2(N) scan; total = factor(M=5,"
+              " from A) + forestR; |A| = weight-graph build (unsymmetric matrices only); e2e = precond.factor +"
+              " precond.linear_forest (with the symmetry test)")
     if not args.no_cpu:
         print("CPU (Numba, this machine), ms:")
-        print(f"{'matrix':<24}{'dtype':<8}{'|A|':>10}{'factor5':>10}{'forest':>10}{'SpMV':>10}" + ("  GPU speedup" if gpu else ""))
+        print(f"{'matrix':<24}{'dtype':<8}{'|A|':>10}{'symchk':>10}{'factor5':>10}{'forest':>10}{'e2e':>10}{'SpMV':>10}"
+              + ("  GPU speedup (e2e)" if gpu else ""))
         for r in results:
             c = r["cpu"]
             sp = ""
             if gpu:
-                sp = f"  {(c['abs_graph'] + c['factor_M5'] + c['forest']) / r['gpu']['total_factor_forest']:>10.0f}x"
-            print(f"{r['matrix']:<24}{r['dtype']:<8}{ms(c['abs_graph'])} {ms(c['factor_M5'])} {ms(c['forest'])} {ms(c['spmv'])}{sp}")
+                sp = f"  {c['precond_end_to_end'] / r['gpu']['precond_end_to_end']:>10.0f}x"
+            print(f"{r['matrix']:<24}{r['dtype']:<8}{ms(c['abs_graph'])} {ms(c['sym_check'])} {ms(c['factor_M5'])}"
+                  f" {ms(c['forest'])} {ms(c['precond_end_to_end'])} {ms(c['spmv'])}{sp}")
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=1))

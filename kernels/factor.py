@@ -20,7 +20,7 @@ from numba import njit, prange
 from .backend import is_device_array
 from .hashing import hash32
 
-__all__ = ["greedy_factor", "parallel_factor", "charge_threshold", "is_maximal"]
+__all__ = ["greedy_factor", "parallel_factor", "charge_threshold", "is_maximal", "weights_symmetric"]
 
 MAX_N = 4
 
@@ -88,8 +88,10 @@ def greedy_factor(W, n, ties="index", seed=0):
 
 
 @njit(cache=True, parallel=True)
-def _propose(indptr, indices, data, partners, count, prop, prop_w, n_max, k, seed, charging, threshold):
-    """Each unsaturated row keeps its best admissible columns in a small sorted accumulator."""
+def _propose(indptr, indices, data, partners, count, prop, prop_w, n_max, k, seed, charging, threshold, absval):
+    """Each unsaturated row keeps its best admissible columns in a small sorted accumulator.
+
+    ``absval``: ``data`` is the matrix itself (weights ``|a_ij|``, zeros skipped)."""
     N = len(indptr) - 1
     for v in prange(N):
         for s in range(n_max):
@@ -114,7 +116,9 @@ def _propose(indptr, indices, data, partners, count, prop, prop_w, n_max, k, see
                     already = True
             if already:
                 continue
-            w = data[e]
+            w = abs(data[e]) if absval else data[e]
+            if w == 0:
+                continue
             # insert (w, j) if better than the current worst; better = larger w, then smaller j
             if filled < room:
                 pos = filled
@@ -158,7 +162,7 @@ def _confirm(prop, prop_w, partners, weights, count, n_max):
     return proposed
 
 
-def _cpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold):
+def _cpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval):
     indptr = W.indptr.astype(np.int64)
     indices = W.indices.astype(np.int64)
     data = W.data
@@ -171,7 +175,7 @@ def _cpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold):
     used = iterations
     for k in range(iterations):
         charging = (k % m) != k_m
-        _propose(indptr, indices, data, partners, count, prop, prop_w, n, k, seed, charging, threshold)
+        _propose(indptr, indices, data, partners, count, prop, prop_w, n, k, seed, charging, threshold, absval)
         proposed = _confirm(prop, prop_w, partners, weights, count, n)
         if proposed == 0 and not charging:
             used = k + 1
@@ -179,7 +183,7 @@ def _cpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold):
     return partners, weights, used
 
 
-def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold):
+def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval):
     import cupy
 
     from .cuda import get_kernel
@@ -202,7 +206,8 @@ def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold):
     for k in range(iterations):
         charging = (k % m) != k_m
         propose((blocks,), (threads,), (N_, W.indptr, W.indices, W.data, partners, count, prop, prop_w, n32,
-                                        np.uint32(k), np.uint32(seed), np.int32(charging), np.uint64(threshold)))
+                                        np.uint32(k), np.uint32(seed), np.int32(charging), np.uint64(threshold),
+                                        np.int32(absval)))
         if not charging:
             proposed.fill(0)
         confirm((blocks,), (threads,), (N_, prop, prop_w, partners, weights, count, n32, proposed, np.int32(not charging)))
@@ -212,8 +217,13 @@ def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold):
     return partners, weights, used
 
 
-def parallel_factor(W, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0):
+def parallel_factor(W, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, from_matrix=False):
     """Algorithm 2 on a symmetric weight graph ``W`` (SciPy or cupyx CSR).
+
+    With ``from_matrix=True``, ``W`` is the matrix ``A`` itself (canonical CSR whose
+    ``|A| - diag(A)`` is symmetric, see :func:`weights_symmetric`): the proposals read
+    ``|a_ij|`` and skip the diagonal and zeros, so ``abs_graph`` is never built. The result
+    is identical to the one on ``abs_graph(A)``.
 
     Returns ``(partners, weights, used_iterations)`` on the backend of ``W``. Charging is
     disabled in iterations with ``k % m == k_m``; an uncharged iteration without any
@@ -221,8 +231,53 @@ def parallel_factor(W, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0):
     """
     threshold = charge_threshold(p)
     if is_device_array(W):
-        return _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold)
-    return _cpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold)
+        return _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, bool(from_matrix))
+    return _cpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, bool(from_matrix))
+
+
+@njit(cache=True, parallel=True)
+def _sym_check(indptr, indices, data):
+    """1 where an off-diagonal ``|a_ij|`` differs from ``|a_ji|`` (binary search, sorted rows)."""
+    N = len(indptr) - 1
+    bad = np.zeros(N, dtype=np.uint8)
+    for i in prange(N):
+        for e in range(indptr[i], indptr[i + 1]):
+            j = indices[e]
+            w = abs(data[e])
+            if j == i or w == 0:
+                continue
+            lo, hi = indptr[j], indptr[j + 1]
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if indices[mid] < i:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            if lo >= indptr[j + 1] or indices[lo] != i or abs(data[lo]) != w:
+                bad[i] = 1
+                break
+    return bad
+
+
+def weights_symmetric(A) -> bool:
+    """True when ``|A| - diag(A)`` (explicit zeros dropped) equals its transpose.
+
+    ``A`` must be a canonical CSR matrix (sorted indices, no duplicates), float32 or
+    float64, SciPy or cupyx. One pass with a binary search per entry, no transpose.
+    """
+    if is_device_array(A):
+        import cupy
+
+        from .cuda import get_kernel
+
+        N = A.shape[0]
+        bad = cupy.zeros(1, dtype=np.int32)
+        threads = 128
+        blocks = max(1, min((N + threads - 1) // threads, 1 << 20))
+        get_kernel("factor", "sym_check", A.data.dtype, A.indices.dtype)(
+            (blocks,), (threads,), (A.indices.dtype.type(N), A.indptr, A.indices, A.data, bad))
+        return int(bad[0]) == 0
+    return not bool(_sym_check(A.indptr, A.indices, A.data).any())
 
 
 def is_maximal(W, partners) -> bool:

@@ -14,7 +14,7 @@ import numpy as np
 
 from kernels.backend import get_array_module, is_device_array, sparse_module, to_device, to_host
 from kernels.factor import greedy_factor as _greedy
-from kernels.factor import is_maximal, parallel_factor
+from kernels.factor import is_maximal, parallel_factor, weights_symmetric
 from kernels.forest import linear_forest_arrays
 from kernels.graph import abs_graph, offdiag_abs
 
@@ -30,6 +30,7 @@ class Factor:
     """
 
     def __init__(self, neighbors, weights, n, iterations, maximal=None, time=0.0, graph=None):
+        # graph: the weight graph, or a callable building it (for the lazy maximality test)
         self.neighbors = neighbors
         self.weights = weights
         self.n = n
@@ -41,7 +42,8 @@ class Factor:
     @property
     def maximal(self) -> bool:
         if self._maximal is None:
-            self._maximal = is_maximal(self._graph, self.neighbors)
+            W = self._graph() if callable(self._graph) else self._graph
+            self._maximal = is_maximal(W, self.neighbors)
             self._graph = None
         return self._maximal
 
@@ -96,6 +98,24 @@ def _sync(xp):
         xp.cuda.Device().synchronize()
 
 
+def _weight_source(A, symmetric):
+    """The CSR the proposals read: ``A`` itself when ``|A| - diag(A)`` is symmetric (no
+    weight graph is built; the kernels take absolute values and skip the diagonal),
+    otherwise ``abs_graph(A)`` = ``A' + A'^T``. Returns ``(matrix, from_matrix)``."""
+    xp = get_array_module(A)
+    if np.dtype(A.dtype) in (np.float32, np.float64) and symmetric is not False:
+        C = A if A.format == "csr" else A.tocsr()
+        if not C.has_canonical_format:
+            C = C.copy()
+            C.sum_duplicates()
+        if np.dtype(C.indices.dtype) != np.dtype(C.indptr.dtype):
+            C = sparse_module(xp).csr_matrix((C.data, C.indices.astype(C.indptr.dtype), C.indptr), shape=C.shape)
+        if symmetric or weights_symmetric(C):
+            return C, True
+        symmetric = False
+    return abs_graph(A, symmetric=symmetric), False
+
+
 def factor(A, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, *, symmetric=None) -> Factor:
     """Parallel [0,n]-factor of the matrix graph (Algorithm 2 of paper 001).
 
@@ -113,7 +133,9 @@ def factor(A, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, *, symmetric=None) -
     seed : int
         Seed of the charge hash (vertex id, iteration, seed).
     symmetric : bool, optional
-        Whether ``|A| - diag(A)`` is symmetric (tested when None).
+        Whether ``|A| - diag(A)`` is symmetric (tested when None, by one binary-search
+        pass). When it is, the proposals read ``A`` directly; otherwise they use the
+        weight graph ``A' + A'^T``.
 
     Returns
     -------
@@ -136,11 +158,13 @@ def factor(A, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, *, symmetric=None) -
         raise ValueError(f"charge probability p must be in [0, 1], got {p}")
     xp = get_array_module(A)
     t0 = time.perf_counter()
-    W = abs_graph(A, symmetric=symmetric)
-    partners, weights, used = parallel_factor(W, n, iterations, m, k_m, p, _check_int("seed", seed, 0))
+    G, from_matrix = _weight_source(A, symmetric)
+    partners, weights, used = parallel_factor(G, n, iterations, m, k_m, p, _check_int("seed", seed, 0),
+                                              from_matrix=from_matrix)
     _sync(xp)
     known = True if used < iterations else None  # stopped early: an uncharged round proposed nothing
-    return Factor(partners, weights, n, used, known, time.perf_counter() - t0, graph=W)
+    graph = (lambda: abs_graph(G, symmetric=True)) if from_matrix else G
+    return Factor(partners, weights, n, used, known, time.perf_counter() - t0, graph=graph)
 
 
 def greedy_factor(A, n=2, *, ties="index", seed=0) -> Factor:

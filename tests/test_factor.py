@@ -134,3 +134,51 @@ def test_factor_gpu_equals_cpu(rng, dtype, n, m, k_m):
         assert fg.iterations == fc.iterations and fg.maximal == fc.maximal
         np.testing.assert_array_equal(fg.neighbors.get(), fc.neighbors)
         np.testing.assert_array_equal(fg.weights.get(), fc.weights)
+
+
+def test_weights_symmetric_matches_transpose_test(rng):
+    from kernels.factor import weights_symmetric
+    from kernels.graph import is_symmetric, offdiag_abs
+
+    cases = [_random_sym(rng, N=80), matrices.aniso2(12), matrices.convection_diffusion3d(4)]
+    B = _random_sym(rng, N=50)
+    B = B.tolil()
+    B[3, 7] = -B[3, 7] if B[3, 7] else 2.0  # |a_37| == |a_73| still, or a new one-sided entry
+    cases.append(B.tocsr())
+    C = _random_sym(rng, N=50).tocsr()
+    C.data[C.indices != np.repeat(np.arange(50), np.diff(C.indptr))] *= -1  # signs do not matter
+    cases.append(C)
+    D = _random_sym(rng, N=50).tocsr()
+    D.data[5] = 0.0  # explicit zero: dropped from the graph, so the mirror entry breaks symmetry
+    cases.append(D)
+    for A in cases:
+        A = A.tocsr()
+        A.sum_duplicates()
+        assert weights_symmetric(A) == is_symmetric(offdiag_abs(A))
+
+
+def test_factor_from_matrix_equals_weight_graph(rng):
+    from kernels.factor import parallel_factor
+
+    for A in (_random_sym(rng, N=300, density=0.02, ties=True), matrices.aniso1(30), matrices.poisson2d(12)):
+        A = A.tocsr()
+        A.data[::7] *= -1  # signs must not matter
+        A = (A + A.T).tocsr()
+        for n in (1, 2, 3):
+            f = precond.factor(A, n=n, iterations=9, m=3)
+            p, w, used = parallel_factor(abs_graph(A, symmetric=True), n, 9, 3, 0, 0.5, 0)
+            np.testing.assert_array_equal(f.neighbors, p)
+            np.testing.assert_array_equal(f.weights, w)
+            assert f.iterations == used
+            assert np.all(f.weights[f.neighbors >= 0] > 0)
+
+
+@pytest.mark.gpu
+def test_weights_symmetric_gpu(rng):
+    from kernels.backend import to_device
+    from kernels.factor import weights_symmetric
+
+    for A in (_random_sym(rng, N=500), matrices.convection_diffusion3d(8), matrices.aniso3(40)):
+        A = A.tocsr()
+        A.sum_duplicates()
+        assert weights_symmetric(to_device(A)) == weights_symmetric(A)

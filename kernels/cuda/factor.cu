@@ -2,7 +2,8 @@
 // propose: one thread per row; the generalized SpMV keeps the n best admissible
 //          (weight, -column) pairs of the row in a small sorted register accumulator.
 // confirm: keep mutual proposals.
-// templates: propose<V,I>, confirm<V,I>
+// sym_check: flags an off-diagonal |a_ij| != |a_ji| (binary search in sorted rows).
+// templates: propose<V,I>, confirm<V,I>, sym_check<V,I>
 #include "hashing.cuh"
 
 #define MAX_N 4
@@ -12,7 +13,7 @@ __global__ void propose(const I n_rows, const I* __restrict__ indptr, const I* _
                         const V* __restrict__ data, const I* __restrict__ partners,
                         const int* __restrict__ count, I* __restrict__ prop, V* __restrict__ prop_w,
                         const int n, const unsigned int k, const unsigned int seed, const int charging,
-                        const unsigned long long threshold) {
+                        const unsigned long long threshold, const int absval) {
     for (I v = blockIdx.x * (I)blockDim.x + threadIdx.x; v < n_rows; v += (I)gridDim.x * blockDim.x) {
         const int c = count[v];
         const int room = n - c;
@@ -30,7 +31,8 @@ __global__ void propose(const I n_rows, const I* __restrict__ indptr, const I* _
                 bool already = false;
                 for (int s = 0; s < MAX_N; ++s) already |= (mine[s] == j);
                 if (already) continue;
-                const V w = data[e];
+                const V w = absval ? (V)fabs(data[e]) : data[e];
+                if (w == V(0)) continue;
                 int pos;
                 if (filled < room) {
                     pos = filled++;
@@ -76,5 +78,28 @@ __global__ void confirm(const I n_rows, const I* __restrict__ prop, const V* __r
         }
         count[v] = c;
         if (count_proposals && made) atomicAdd(proposed, (unsigned long long)made);
+    }
+}
+
+template <typename V, typename I>
+__global__ void sym_check(const I n_rows, const I* __restrict__ indptr, const I* __restrict__ indices,
+                          const V* __restrict__ data, int* __restrict__ bad) {
+    for (I i = blockIdx.x * (I)blockDim.x + threadIdx.x; i < n_rows; i += (I)gridDim.x * blockDim.x) {
+        for (I e = indptr[i]; e < indptr[i + 1]; ++e) {
+            const I j = indices[e];
+            const V w = (V)fabs(data[e]);
+            if (j == i || w == V(0)) continue;
+            I lo = indptr[j], hi = indptr[j + 1];
+            const I end = hi;
+            while (lo < hi) {
+                const I mid = lo + (hi - lo) / 2;
+                if (indices[mid] < i) lo = mid + 1;
+                else hi = mid;
+            }
+            if (lo >= end || indices[lo] != i || (V)fabs(data[lo]) != w) {
+                *bad = 1;
+                break;
+            }
+        }
     }
 }
