@@ -23,6 +23,15 @@ from .vertex_cover import (
     minimum_vertex_cover,
     parameterized_vertex_cover,
 )
+from .treewidth import (
+    TreewidthResult,
+    decomposition_from_ordering,
+    is_tree_decomposition,
+    ordering_width,
+    tree_decomposition,
+    treewidth,
+    treewidth_bounds,
+)
 from .io import (
     TreeDecomposition,
     read_graph,
@@ -34,6 +43,13 @@ from .io import (
 )
 
 __all__ = [
+    "treewidth",
+    "tree_decomposition",
+    "is_tree_decomposition",
+    "treewidth_bounds",
+    "decomposition_from_ordering",
+    "ordering_width",
+    "TreewidthResult",
     "minimum_vertex_cover",
     "parameterized_vertex_cover",
     "maximum_independent_set",

@@ -21,10 +21,11 @@ of a state are computed from the connected components of ``G[S]``: the neighbour
 ``v`` after eliminating ``S`` is ``N(v) \\ S`` joined with the outside neighbourhoods of
 the components of ``G[S]`` that touch ``v``.
 
-GPU (``kernels/cuda/treewidth.cu``): one thread per input state, a search through ``S``
-per candidate as in the paper's Listing 1, exact hash set with per-slot claim/publish
-protocol or Bloom filter with ``atomicOr``, the wavefront buffer sized from free device
-memory and overflow counted, never silently ignored.
+GPU (``kernels/cuda/treewidth.cu``): one thread per input state with the same
+component-based degree computation (the paper's Listing 1 search through ``S``, shared by
+the candidates of the state), exact hash set with a per-slot claim/publish protocol or
+Bloom filter with ``atomicOr``, the wavefront buffer sized from free device memory and
+overflow counted and reported, never silently ignored.
 
 Helpers: elimination width of an ordering, min-degree / min-fill upper bounds,
 minor-min-width lower bound, local vertex connectivity (vertex-disjoint paths) and a
@@ -841,7 +842,8 @@ def search_gpu(adj, cand, k, target, mode=EXACT, max_states=None, nhash=8, bloom
            "level_sizes": [1], "overflow": False, "dropped": 0, "timed_out": False}
     if target <= 0:
         return res
-    kern = get_kernel("treewidth", "tw_expand")
+    MW = 1 if W == 1 else (2 if W == 2 else 4)
+    kern = get_kernel("treewidth", f"tw_expand_{MW}_{'rule' if rule else 'plain'}")
     d_adj = cupy.asarray(adj)
     d_cand = cupy.asarray(np.ascontiguousarray(cand, dtype=np.uint64))
     states = cupy.zeros((1, W), dtype=cupy.uint64)

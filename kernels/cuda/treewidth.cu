@@ -1,8 +1,16 @@
 // Exact treewidth (paper 002): one breadth-first level of the search over sets S of
 // eliminated vertices, for a target width k. One thread per input state: for every
 // candidate v (not in S, not in the excluded clique) it computes the degree of v after
-// eliminating S by a search through S over adjacency bitsets (Listing 1), and inserts
-// S + {v} into the next level when that degree is at most k.
+// eliminating S (the vertices outside S reachable from v through S, Listing 1) and inserts
+// S + {v} into the next level when that degree is at most k. The search through S is
+// shared by all candidates of the state: the connected components of G[S] are labelled
+// once (bitset BFS), each with its neighbourhood outside S; the neighbourhood of v is
+// then N(v) \ S joined with the neighbourhoods of the components that touch v.
+//
+// Kernels tw_expand_<MW>_<plain|rule>: MW = 1, 2, 4 words per bitset (n <= 64, 128, 256).
+// "rule": the simplicial / almost-simplicial rule (beyond the paper, as on the CPU): a
+// state whose remaining graph has an (almost) simplicial candidate of degree <= k gets
+// that single child.
 //
 // Duplicate removal:
 //   mode 0 (exact): open-addressing hash set of int32 slots holding indices into `out`.
@@ -102,70 +110,191 @@ __device__ int tw_insert_bloom(const u64* child, int W, u64* out, long long cap,
     return 0;
 }
 
-extern "C" __global__ void tw_expand(const u64* __restrict__ adj, const u64* __restrict__ cand, int n, int W, int k,
-                                     const u64* __restrict__ states, long long n_in, u64* out, int* out_parent,
-                                     int* out_vertex, long long cap, int* table, u64 tmask, unsigned int* bloom,
-                                     u64 bmask, int nhash, int mode, u64* counters) {
+__device__ __forceinline__ bool tw_test(const u64* b, int i) { return (b[i >> 6] >> (i & 63)) & 1ull; }
+
+// True when all but at most one vertex of R[v] form a clique (R: neighbourhoods, MW words).
+template <int MW>
+__device__ bool tw_almost_simplicial(const u64 (*R)[MW], int v, int W) {
+    u64 tmp[MW];
+    int first_bad = -1;
+    for (int q = 0; q < W && first_bad < 0; ++q) {
+        u64 y = R[v][q];
+        while (y) {
+            int u = q * 64 + __ffsll((long long)y) - 1;
+            y &= y - 1;
+            bool bad = false;
+            for (int r = 0; r < W; ++r) {
+                tmp[r] = R[v][r] & ~R[u][r];
+                if (r == (u >> 6)) tmp[r] &= ~(1ull << (u & 63));
+                bad |= tmp[r] != 0;
+            }
+            if (bad) { first_bad = u; break; }
+        }
+    }
+    if (first_bad < 0) return true;
+    int miss = 0, other = -1;
+    for (int r = 0; r < W; ++r) {
+        int c = __popcll(tmp[r]);
+        if (c) { miss += c; other = r * 64 + __ffsll((long long)tmp[r]) - 1; }
+    }
+    for (int t = 0; t < 2; ++t) {
+        int w = first_bad;
+        if (t == 1) {
+            if (miss != 1) break;
+            w = other;
+        }
+        bool ok = true;
+        for (int q = 0; q < W && ok; ++q) {
+            u64 y = R[v][q];
+            while (y && ok) {
+                int u = q * 64 + __ffsll((long long)y) - 1;
+                y &= y - 1;
+                if (u == w) continue;
+                for (int r = 0; r < W; ++r) {
+                    u64 m = R[v][r] & ~R[u][r];
+                    if (r == (u >> 6)) m &= ~(1ull << (u & 63));
+                    if (r == (w >> 6)) m &= ~(1ull << (w & 63));
+                    if (m) ok = false;
+                }
+            }
+        }
+        if (ok) return true;
+    }
+    return false;
+}
+
+template <int MW, bool RULE>
+__device__ void tw_expand_body(const u64* __restrict__ adj, const u64* __restrict__ cand, int n, int W, int k,
+                               const u64* __restrict__ states, long long n_in, u64* out, int* out_parent,
+                               int* out_vertex, long long cap, int* table, u64 tmask, unsigned int* bloom, u64 bmask,
+                               int nhash, int mode, u64* counters) {
     long long s = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (s >= n_in) return;
-    u64 S[TW_MAXW], reach[TW_MAXW], front[TW_MAXW], vis[TW_MAXW], child[TW_MAXW];
+    u64 S[MW], cm[MW], front[MW], reach[MW], seen[MW], child[MW];
+    short comp[64 * MW];
+    u64 nout[64 * MW][MW];
+    u64 R[RULE ? 64 * MW : 1][MW];
+    short deg[RULE ? 64 * MW : 1];
     for (int q = 0; q < W; ++q) S[q] = states[s * W + q];
+    // components of G[S] and their neighbourhoods outside S
+    int ncomp = 0;
+    for (int q = 0; q < W; ++q) {
+        u64 x = S[q];
+        while (x) { comp[q * 64 + __ffsll((long long)x) - 1] = -1; x &= x - 1; }
+    }
+    for (int q = 0; q < W; ++q) {
+        u64 x = S[q];
+        while (x) {
+            int u = q * 64 + __ffsll((long long)x) - 1;
+            x &= x - 1;
+            if (comp[u] >= 0) continue;
+            for (int r = 0; r < W; ++r) { cm[r] = 0; front[r] = 0; nout[ncomp][r] = 0; }
+            cm[u >> 6] |= 1ull << (u & 63);
+            front[u >> 6] |= 1ull << (u & 63);
+            while (true) {
+                int z = -1;
+                for (int r = 0; r < W; ++r) {
+                    if (front[r]) {
+                        z = r * 64 + __ffsll((long long)front[r]) - 1;
+                        front[r] &= front[r] - 1;
+                        break;
+                    }
+                }
+                if (z < 0) break;
+                comp[z] = (short)ncomp;
+                const u64* az = adj + (long long)z * W;
+                for (int r = 0; r < W; ++r) {
+                    u64 a = az[r];
+                    nout[ncomp][r] |= a & ~S[r];
+                    u64 nw = a & S[r] & ~cm[r];
+                    cm[r] |= nw;
+                    front[r] |= nw;
+                }
+            }
+            ++ncomp;
+        }
+    }
     u64 evaluations = 0;
+    int forced = -1;
+    // degrees after eliminating S: every remaining vertex (RULE) or the candidates
     for (int wv = 0; wv < W; ++wv) {
-        u64 x = cand[wv] & ~S[wv];
+        u64 x = RULE ? ~S[wv] : (cand[wv] & ~S[wv]);
+        if (RULE && wv == W - 1 && (n & 63)) x &= (1ull << (n & 63)) - 1;
         while (x) {
             int b = __ffsll((long long)x) - 1;
             x &= x - 1;
             int v = wv * 64 + b;
             const u64* av = adj + (long long)v * W;
-            bool any = false;
+            for (int q = 0; q < W; ++q) { reach[q] = av[q] & ~S[q]; seen[q] = 0; }
             for (int q = 0; q < W; ++q) {
-                reach[q] = av[q] & ~S[q];
-                front[q] = av[q] & S[q];
-                vis[q] = front[q];
-                any |= front[q] != 0;
-            }
-            int deg = 0;
-            for (int q = 0; q < W; ++q) deg += __popcll(reach[q]);
-            // search through S: everything outside S reachable via eliminated vertices
-            while (any && deg <= k + 1) {
-                int u = -1;
-                for (int q = 0; q < W; ++q) {
-                    if (front[q]) {
-                        int bb = __ffsll((long long)front[q]) - 1;
-                        front[q] &= front[q] - 1;
-                        u = q * 64 + bb;
-                        break;
+                u64 y = av[q] & S[q];
+                while (y) {
+                    int c = comp[q * 64 + __ffsll((long long)y) - 1];
+                    y &= y - 1;
+                    if (!((seen[c >> 6] >> (c & 63)) & 1ull)) {
+                        seen[c >> 6] |= 1ull << (c & 63);
+                        for (int r = 0; r < W; ++r) reach[r] |= nout[c][r];
                     }
-                }
-                if (u < 0) break;
-                const u64* au = adj + (long long)u * W;
-                any = false;
-                deg = 0;
-                for (int q = 0; q < W; ++q) {
-                    reach[q] |= au[q] & ~S[q];
-                    u64 nw = au[q] & S[q] & ~vis[q];
-                    vis[q] |= nw;
-                    front[q] |= nw;
-                    any |= front[q] != 0;
-                    deg += __popcll(reach[q]);
                 }
             }
             reach[wv] &= ~(1ull << b);
-            deg = 0;
-            for (int q = 0; q < W; ++q) deg += __popcll(reach[q]);
+            int d = 0;
+            for (int q = 0; q < W; ++q) d += __popcll(reach[q]);
             ++evaluations;
-            if (deg > k) continue;
+            if (RULE) {
+                for (int q = 0; q < W; ++q) R[v][q] = reach[q];
+                deg[v] = (short)d;
+                continue;
+            }
+            if (d > k) continue;
             for (int q = 0; q < W; ++q) child[q] = S[q];
             child[wv] |= 1ull << b;
             long long idx = -1;
             int r = mode == 0 ? tw_insert_exact(child, W, out, cap, table, tmask, counters, &idx)
                               : tw_insert_bloom(child, W, out, cap, bloom, bmask, nhash, counters, &idx);
-            if (r == 0) {
-                out_parent[idx] = (int)s;
-                out_vertex[idx] = v;
+            if (r == 0) { out_parent[idx] = (int)s; out_vertex[idx] = v; }
+        }
+    }
+    if (RULE) {
+        for (int wv = 0; wv < W && forced < 0; ++wv) {
+            u64 x = cand[wv] & ~S[wv];
+            while (x) {
+                int v = wv * 64 + __ffsll((long long)x) - 1;
+                x &= x - 1;
+                if (deg[v] <= k && tw_almost_simplicial<MW>(R, v, W)) { forced = v; break; }
+            }
+        }
+        for (int wv = 0; wv < W; ++wv) {
+            u64 x = cand[wv] & ~S[wv];
+            while (x) {
+                int b = __ffsll((long long)x) - 1;
+                x &= x - 1;
+                int v = wv * 64 + b;
+                if (deg[v] > k || (forced >= 0 && v != forced)) continue;
+                for (int q = 0; q < W; ++q) child[q] = S[q];
+                child[wv] |= 1ull << b;
+                long long idx = -1;
+                int r = mode == 0 ? tw_insert_exact(child, W, out, cap, table, tmask, counters, &idx)
+                                  : tw_insert_bloom(child, W, out, cap, bloom, bmask, nhash, counters, &idx);
+                if (r == 0) { out_parent[idx] = (int)s; out_vertex[idx] = v; }
             }
         }
     }
     atomicAdd(&counters[2], evaluations);
 }
+
+#define TW_KERNEL(MW, NAME, RULE)                                                                                   \
+    extern "C" __global__ void tw_expand_##MW##_##NAME(                                                            \
+        const u64* __restrict__ adj, const u64* __restrict__ cand, int n, int W, int k,                            \
+        const u64* __restrict__ states, long long n_in, u64* out, int* out_parent, int* out_vertex, long long cap, \
+        int* table, u64 tmask, unsigned int* bloom, u64 bmask, int nhash, int mode, u64* counters) {               \
+        tw_expand_body<MW, RULE>(adj, cand, n, W, k, states, n_in, out, out_parent, out_vertex, cap, table, tmask, \
+                                 bloom, bmask, nhash, mode, counters);                                             \
+    }
+
+TW_KERNEL(1, plain, false)
+TW_KERNEL(1, rule, true)
+TW_KERNEL(2, plain, false)
+TW_KERNEL(2, rule, true)
+TW_KERNEL(4, plain, false)
+TW_KERNEL(4, rule, true)
