@@ -182,3 +182,28 @@ def test_weights_symmetric_gpu(rng):
         A = A.tocsr()
         A.sum_duplicates()
         assert weights_symmetric(to_device(A)) == weights_symmetric(A)
+
+
+def test_paper_table1_proposals_of_vertex_4():
+    """Paper 001, Table 1: row 4 of A' = (3: 0.2, 5: 0.3, 6: 0.9, 7: 0.4, 9: 0.5); vertex 4
+    is (-), vertices 3, 7, 9 are (+) and 5, 6 are (-). Without charging it proposes to 6
+    and 9, with charging to 9 and 7."""
+    from kernels.factor import _propose, charge_threshold
+    from kernels.hashing import hash32_array
+
+    cols, vals = [3, 5, 6, 7, 9], [0.2, 0.3, 0.9, 0.4, 0.5]
+    W = sp.csr_matrix((vals, ([4] * 5, cols)), shape=(10, 10))
+    W = (W + W.T).tocsr()
+    W.sort_indices()
+    thr = charge_threshold(0.5)
+    want = {3: True, 4: False, 5: False, 6: False, 7: True, 9: True}  # True = positive
+    seed = next(s for s in range(5000)
+                if all((hash32_array(v, 1, s) < thr) == pos for v, pos in want.items()))
+    args = (W.indptr.astype(np.int64), W.indices.astype(np.int64), W.data)
+    partners = -np.ones((10, 2), dtype=np.int64)
+    count = np.zeros(10, dtype=np.int64)
+    prop, prop_w = np.empty((10, 2), dtype=np.int64), np.empty((10, 2))
+    _propose(*args, partners, count, prop, prop_w, 2, 1, seed, False, thr, False)
+    assert prop[4].tolist() == [6, 9] and prop_w[4].tolist() == [0.9, 0.5]
+    _propose(*args, partners, count, prop, prop_w, 2, 1, seed, True, thr, False)
+    assert prop[4].tolist() == [9, 7] and prop_w[4].tolist() == [0.5, 0.4]
