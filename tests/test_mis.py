@@ -98,16 +98,105 @@ def test_greedy_coloring_valid():
     assert not graphkit.is_coloring(graphkit.as_graph(nx.path_graph(3)), [0, 0, 1])
 
 
-def test_generators():
-    assert (gen.grid2d(4, 5).n, gen.grid2d(4, 5).m) == (20, 31)
-    G = gen.rmat(12, 8, seed=3)
-    assert G.n == 4096 and G.m > 4096 and G.degrees.max() > 10 * G.degrees.mean()
-    R = gen.road_like(10000, seed=1)
-    assert 2.0 < R.degrees.mean() < 3.5
-    U = gen.uniform_random(5000, 8, seed=1)
-    assert 7.5 < U.degrees.mean() <= 8
-    with pytest.raises(ValueError):
-        gen.rmat(10, 8, a=0.9, b=0.2)
+def _async_sim(G, prio, rng):
+    """Chaotic relaxation in a random order, one vertex at a time (any GPU interleaving)."""
+    n = G.n
+    state = np.zeros(n, dtype=np.int8)  # 0 undecided, 1 in, -1 out
+    key = [(int(prio[v]), v) for v in range(n)]
+    while True:
+        und = np.flatnonzero(state == 0)
+        if not len(und):
+            return state == 1
+        for v in rng.permutation(und):
+            if state[v]:
+                continue
+            nb = G.indices[G.indptr[v]:G.indptr[v + 1]]
+            if all(state[u] == -1 or key[u] < key[v] for u in nb):
+                state[v] = 1
+                state[nb] = -1
+
+
+def _sync_rounds(G, prio):
+    """Synchronous rounds on a snapshot (the random-permutation algorithm's rounds)."""
+    n = G.n
+    state = np.zeros(n, dtype=np.int8)
+    key = [(int(prio[v]), v) for v in range(n)]
+    rounds = 0
+    while (state == 0).any():
+        snap = state.copy()
+        chosen = [v for v in np.flatnonzero(snap == 0)
+                  if all(snap[u] == -1 or key[u] < key[v] for u in G.indices[G.indptr[v]:G.indptr[v + 1]])]
+        assert chosen  # progress in every round
+        for v in chosen:
+            state[v] = 1
+            state[G.indices[G.indptr[v]:G.indptr[v + 1]]] = -1
+        rounds += 1
+    return state == 1
+
+
+@pytest.mark.parametrize("method", ["ecl", "luby"])
+def test_fixed_point_is_order_independent(method):
+    """The asynchronous algorithm's result depends only on the priorities: random orders,
+    synchronous rounds, the one-thread relaxation and the sorted greedy all agree."""
+    from kernels import mis
+
+    rng = np.random.default_rng(0)
+    for seed, H in enumerate((nx.gnp_random_graph(150, 0.05, seed=1), nx.grid_2d_graph(9, 11),
+                              nx.barabasi_albert_graph(150, 3, seed=2), nx.star_graph(20))):
+        G = graphkit.as_graph(H)
+        prio = mis.ecl_priorities(G.indptr, seed)[0] if method == "ecl" else mis.luby_priorities(G.n, seed)
+        greedy = mis.greedy_mis_cpu(G.indptr, G.indices, prio)
+        api = graphkit.maximal_independent_set(G, method=method, seed=seed, device="cpu").vertices
+        assert np.array_equal(np.flatnonzero(greedy), api)
+        assert np.array_equal(_sync_rounds(G, prio), greedy)
+        for _ in range(3):
+            assert np.array_equal(_async_sim(G, prio, rng), greedy)
+
+
+@pytest.mark.parametrize("method", ["ecl", "luby"])
+def test_relaxation_equals_greedy_on_larger_graphs(method):
+    from kernels import mis
+
+    for G in (gen.uniform_random(20000, 6, seed=3), gen.rmat(13, 8, seed=1), gen.grid2d(120, 130),
+              gen.road_like(20000, seed=2)):
+        for seed in (0, 7):
+            prio = mis.ecl_priorities(G.indptr, seed)[0] if method == "ecl" else mis.luby_priorities(G.n, seed)
+            fast = (mis.ecl_mis_cpu if method == "ecl" else mis.luby_mis_cpu)(G.indptr, G.indices, seed)
+            assert np.array_equal(fast, mis.greedy_mis_cpu(G.indptr, G.indices, prio))
+
+
+def test_ecl_priorities():
+    """Paper 003, Section 3: f = d_avg / (d_avg + d(v) - rand), scaled by 126, rounded, odd."""
+    from kernels import mis
+    from kernels.hashing import hash32_array
+
+    G = graphkit.as_graph(nx.disjoint_union(nx.barabasi_albert_graph(2000, 4, seed=1), nx.empty_graph(5)))
+    prio, avg = mis.ecl_priorities(G.indptr, seed=3)
+    deg = G.degrees
+    assert prio.dtype == np.uint8 and avg == np.float32(2 * G.m / G.n)
+    assert np.all(prio[deg == 0] == 254) and np.all(prio[deg > 0] % 2 == 1)
+    assert prio[deg > 0].min() >= 1 and prio[deg > 0].max() <= 253
+    # lower degree never gets a lower priority
+    d, p = deg[deg > 0], prio[deg > 0].astype(int)
+    for k in np.unique(d)[:-1]:
+        assert p[d == k].min() >= p[d > k].max()
+    # the formula in float64 (differences only at rounding boundaries)
+    r = (hash32_array(np.arange(G.n), 0, 3) >> np.uint64(8)).astype(np.float64) / 2**24
+    f = float(avg) / (float(avg) + deg - r)
+    ref = 2 * np.rint(126 * f).astype(int) + 1
+    close = np.abs(126 * f - np.floor(126 * f) - 0.5) < 1e-4
+    assert np.array_equal(ref[(deg > 0) & ~close], prio[(deg > 0) & ~close].astype(int))
+    # degree-1 vertices of a star: 126 * avg / (avg + 1 - r) with avg = 2 * 20 / 21 rounds into the top levels
+    star, _ = mis.ecl_priorities(graphkit.as_graph(nx.star_graph(20)).indptr)
+    assert star[0] < star[1:].min()
+
+
+def test_result_object():
+    res = graphkit.maximal_independent_set(nx.path_graph(5), device="cpu")
+    assert res.method == "ecl" and res.device == "cpu" and res.time >= 0 and len(res) == res.size == 3
+    assert "size=3" in repr(res) and "vertices" not in repr(res)
+    empty = graphkit.maximal_independent_set(nx.empty_graph(0), device="cpu")
+    assert empty.size == 0 and empty.vertices.dtype == np.int64
 
 
 def test_cli_mis(tmp_path, capsys):
@@ -147,3 +236,45 @@ def test_gpu_priorities_equal_cpu():
     status = cupy.empty(G.n, dtype=np.uint8)
     get_kernel("mis", "ecl_init", indptr.dtype)((64,), (256,), (np.int32(G.n), indptr, avg, np.uint32(4), status))
     np.testing.assert_array_equal(status.get(), prio)
+    # the baseline's 32-bit priorities, hashed on the device
+    prio32 = cupy.empty(G.n, dtype=np.uint32)
+    get_kernel("mis", "luby_init", indptr.dtype)((64,), (256,), (np.int32(G.n), np.uint32(4), prio32))
+    np.testing.assert_array_equal(prio32.get(), mis.luby_priorities(G.n, 4))
+
+
+@pytest.mark.gpu
+def test_gpu_int64_indices_status_and_determinism():
+    import cupy
+
+    from kernels import mis
+
+    G = gen.rmat(15, 16, seed=7)
+    ref_ecl = mis.ecl_mis_cpu(G.indptr, G.indices, 3)
+    ref_luby = mis.luby_mis_cpu(G.indptr, G.indices, 3)
+    for dtype in (np.int32, np.int64):
+        indptr = cupy.asarray(G.indptr.astype(dtype))
+        indices = cupy.asarray(G.indices.astype(dtype))
+        for nnz in (None, int(G.indptr[-1])):  # nnz=None reads indptr[-1] from the device
+            for _ in range(3):  # asynchronous, yet the same set every time
+                assert np.array_equal(mis.ecl_mis_gpu(indptr, indices, 3, nnz=nnz).get(), ref_ecl)
+        status = cupy.full(G.n, 7, dtype=np.uint8)
+        out = mis.ecl_mis_gpu(indptr, indices, 3, status=status)
+        assert out is status and set(np.unique(status.get()).tolist()) <= {0, 254}
+        assert np.array_equal(status.get() == 254, ref_ecl)
+        member, rounds = mis.luby_mis_gpu(indptr, indices, 3)
+        assert np.array_equal(member.get(), ref_luby) and rounds >= 1
+    with pytest.raises(ValueError, match="status"):
+        mis.ecl_mis_gpu(indptr, indices, 3, status=cupy.zeros(G.n, dtype=np.int32))
+
+
+@pytest.mark.gpu
+def test_gpu_seeds_and_coloring():
+    G = gen.uniform_random(30000, 10, seed=4)
+    for seed in (1, 2):
+        cpu = graphkit.maximal_independent_set(G, seed=seed, device="cpu")
+        gpu = graphkit.maximal_independent_set(G, seed=seed, device="gpu")
+        assert gpu.device == "gpu" and np.array_equal(cpu.vertices, gpu.vertices)
+    H = gen.grid2d(60, 70)
+    c_cpu = graphkit.greedy_coloring(H, device="cpu")
+    c_gpu = graphkit.greedy_coloring(H, device="gpu")
+    assert np.array_equal(c_cpu.colors, c_gpu.colors) and graphkit.is_coloring(H, c_gpu.colors)
