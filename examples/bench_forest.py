@@ -40,15 +40,20 @@ def gpu_case(A, dtype):
     from kernels.cuda import get_kernel
 
     Ad = to_device(A.astype(dtype))
+    Ad.sum_duplicates()  # canonical CSR (sorted rows) for the symmetry test
     N, nnz = Ad.shape[0], Ad.nnz
     x = cupy.ones(N, dtype=dtype)
     out = {"N": N, "nnz": nnz}
     out["spmv"] = gpu_time(lambda: Ad @ x)
     out["abs_graph"] = gpu_time(lambda: abs_graph(Ad, symmetric=True), repeat=5)
     out["sym_check"] = gpu_time(lambda: weights_symmetric(Ad), repeat=5)
-    W = Ad  # symmetric stencils: the proposals read A itself (|a_ij|, diagonal skipped)
+    # symmetric |A|-diag: the proposals read A itself (|a_ij|, diagonal skipped); else A' + A'^T
+    fm = out["symmetric"] = weights_symmetric(Ad)
+    W = Ad if fm else abs_graph(Ad, symmetric=False)
+    if not fm:
+        out["abs_graph"] = gpu_time(lambda: abs_graph(Ad, symmetric=False), repeat=5)
     # one proposal kernel at k = 1 (charging on) on the state after iteration 0
-    partners, weights, _ = parallel_factor(W, 2, 1, 5, 0, 0.5, 0, from_matrix=True)
+    partners, weights, _ = parallel_factor(W, 2, 1, 5, 0, 0.5, 0, from_matrix=fm)
     count = (partners >= 0).sum(axis=1).astype(np.int32)
     prop = cupy.empty_like(partners)
     prop_w = cupy.empty_like(weights)
@@ -56,10 +61,10 @@ def gpu_case(A, dtype):
     threads = 128
     blocks = (N + threads - 1) // threads
     args = (W.indices.dtype.type(N), W.indptr, W.indices, W.data, partners, count, prop, prop_w, np.int32(2),
-            np.uint32(1), np.uint32(0), np.int32(1), np.uint64(charge_threshold(0.5)), np.int32(1))
+            np.uint32(1), np.uint32(0), np.int32(1), np.uint64(charge_threshold(0.5)), np.int32(fm))
     out["propose_k1"] = gpu_time(lambda: propose((blocks,), (threads,), args))
-    out["factor_M5"] = gpu_time(lambda: parallel_factor(W, 2, 5, 5, 0, 0.5, 0, from_matrix=True), repeat=5)
-    partners, weights, _ = parallel_factor(W, 2, 5, 5, 0, 0.5, 0, from_matrix=True)
+    out["factor_M5"] = gpu_time(lambda: parallel_factor(W, 2, 5, 5, 0, 0.5, 0, from_matrix=fm), repeat=5)
+    partners, weights, _ = parallel_factor(W, 2, 5, 5, 0, 0.5, 0, from_matrix=fm)
     # one ranking scan step next to a copy of the bytes it reads and writes
     q = cupy.where(partners >= 0, partners, -1)
     r = cupy.ones_like(partners)
@@ -77,17 +82,20 @@ def gpu_case(A, dtype):
         out[f"forest_{key}"] = gpu_time(lambda: linear_forest_gpu(partners, weights, method=method, early_exit=early),
                                         repeat=5)
         out[f"phases_{key}"] = stats
-    out["total_factor_forest"] = out["factor_M5"] + out["forest_ruling"]
+    out["total_factor_forest"] = out["factor_M5"] + out["forest_ruling"] + (0.0 if fm else out["abs_graph"])
     out["precond_end_to_end"] = gpu_time(lambda: precond.linear_forest(Ad, precond.factor(Ad, n=2)), repeat=5)
     return out
 
 
 def cpu_case(A, dtype):
-    A = A.astype(dtype)
+    A = A.astype(dtype).tocsr()
+    A.sum_duplicates()
     out = {"abs_graph": cpu_time(lambda: abs_graph(A, symmetric=True), repeat=2)}
     out["sym_check"] = cpu_time(lambda: weights_symmetric(A), repeat=2)
-    out["factor_M5"] = cpu_time(lambda: parallel_factor(A, 2, 5, 5, 0, 0.5, 0, from_matrix=True), repeat=2)
-    partners, weights, _ = parallel_factor(A, 2, 5, 5, 0, 0.5, 0, from_matrix=True)
+    fm = weights_symmetric(A)
+    W = A if fm else abs_graph(A, symmetric=False)
+    out["factor_M5"] = cpu_time(lambda: parallel_factor(W, 2, 5, 5, 0, 0.5, 0, from_matrix=fm), repeat=2)
+    partners, weights, _ = parallel_factor(W, 2, 5, 5, 0, 0.5, 0, from_matrix=fm)
     out["forest"] = cpu_time(lambda: linear_forest_cpu(partners, weights), repeat=2)
     out["precond_end_to_end"] = cpu_time(lambda: precond.linear_forest(A, precond.factor(A, n=2)), repeat=2)
     out["spmv"] = cpu_time(lambda: A @ np.ones(A.shape[0], dtype), repeat=3)
@@ -131,7 +139,7 @@ def main(argv=None):
         print("%SpMV = SpMV time / proposal time (the proposal's throughput relative to SpMV); forestR = ruling set"
               " (default), forestE = scan with early exit, forestP = paper's fixed log2(N) scan; total = factor(M=5,"
               " from A) + forestR; |A| = weight-graph build (unsymmetric matrices only); e2e = precond.factor +"
-              " precond.linear_forest (with the symmetry test)")
+              " precond.linear_forest (with the symmetry test); unsymmetric matrices: total includes |A| (A' + A'^T)")
     if not args.no_cpu:
         print("CPU (Numba, this machine), ms:")
         print(f"{'matrix':<24}{'dtype':<8}{'|A|':>10}{'symchk':>10}{'factor5':>10}{'forest':>10}{'e2e':>10}{'SpMV':>10}"
