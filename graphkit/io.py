@@ -230,11 +230,11 @@ class _Tokens:
         if not len(tok):
             return np.zeros(0, dtype=np.float64)
         s, e = self.starts[tok], self.ends[tok]
-        length = e - s
-        offset = np.cumsum(length) - length
-        pos = np.arange(int(length.sum()), dtype=np.int64) - np.repeat(offset - s, length)
-        buf = np.full(len(self.a), 32, dtype=np.uint8)  # everything else becomes blanks
-        buf[pos] = self.a[pos]
+        mark = np.zeros(len(self.a) + 1, dtype=np.int8)  # +1 at token starts, -1 at ends
+        mark[s] = 1
+        mark[e] -= 1
+        inside = np.cumsum(mark[:-1], dtype=np.int8).view(bool)
+        buf = np.where(inside, self.a, np.uint8(32))  # everything else becomes blanks
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("error", DeprecationWarning)
@@ -460,8 +460,14 @@ def _looks_like_metis(lines: list[str]) -> bool:
 
 
 def _sniff(path: Path) -> str:
-    lines = _read_lines(path)
-    for line in lines[:200]:
+    if not path.exists():
+        raise FileNotFoundError(f"no such file: {path}")
+    try:
+        with open_maybe_compressed(path, "rb") as fh:
+            head = fh.read(1 << 16).decode("utf-8", errors="replace").splitlines()[:200]
+    except (OSError, EOFError, lzma.LZMAError) as exc:
+        raise ValueError(f"{path}: cannot decompress ({exc})") from exc
+    for line in head:
         s = line.strip()
         if not s:
             continue
@@ -472,8 +478,10 @@ def _sniff(path: Path) -> str:
         parts = s.split()
         if parts[0] == "p" and len(parts) > 1:
             return "dimacs" if parts[1] in ("edge", "col", "edges") else "pace"
+        if 2 <= len(parts) <= 4 and all(p.isdigit() for p in parts) and _looks_like_metis(_read_lines(path)):
+            return "metis"
         break
-    return "metis" if _looks_like_metis(lines) else "edgelist"
+    return "edgelist"
 
 
 def guess_format(path) -> str:
