@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sp
 
 from matrices.mmio import open_maybe_compressed
 
@@ -414,24 +413,18 @@ def _read_edgelist(path: Path) -> Graph:
 
 
 def _read_mtx(path: Path) -> Graph:
-    """Graph of a Matrix Market file: edges from the off-diagonal pattern, weights = values.
+    """Graph of a Matrix Market file: edges from the off-diagonal pattern.
 
-    Pattern files give an unweighted graph. A (numerically) symmetric matrix gives weights
-    ``a_ij``; an unsymmetric one the matrix-graph weights ``|a_ij| + |a_ji|``
-    (:meth:`Graph.from_scipy`)."""
+    ``pattern`` files give an unweighted graph; otherwise the weights are those of the
+    matrix graph used everywhere in the project (:meth:`Graph.from_scipy`): ``|a_ij|`` for
+    a symmetric matrix, ``|a_ij| + |a_ji|`` for an unsymmetric one."""
     from matrices.mmio import mm_header, read_matrix
 
     field = mm_header(path)[2]
-    A = read_matrix(path).tocsr()
+    A = read_matrix(path)
     if A.shape[0] != A.shape[1]:
         raise ValueError(f"{path}:2: a graph needs a square matrix, got shape {A.shape}")
-    if field == "pattern":
-        return Graph.from_scipy(A, weighted=False)
-    diff = A - A.T
-    if diff.nnz == 0 or not np.any(diff.data):
-        U = sp.triu(A, k=1).tocoo()
-        return Graph.from_edges(A.shape[0], U.row, U.col, U.data.astype(np.float64), warn=False)
-    return Graph.from_scipy(A, weighted=True)
+    return Graph.from_scipy(A, weighted=field != "pattern")
 
 
 _READERS = {"dimacs": _read_dimacs, "pace": _read_pace, "metis": _read_metis, "edgelist": _read_edgelist, "mtx": _read_mtx}

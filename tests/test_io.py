@@ -295,7 +295,7 @@ def test_matrix_market_graphs(tmp_path):
     assert G.weights is None and _edge_set(G) == {(0, 1), (1, 2)}  # diagonal ignored
     p.write_text("%%MatrixMarket matrix coordinate real symmetric\n3 3 2\n2 1 -2.5\n3 2 0.25\n")
     G = graphkit.read_graph(p)
-    assert sorted(G.weights.tolist()) == [-2.5, -2.5, 0.25, 0.25]  # values kept as they are
+    assert sorted(G.weights.tolist()) == [0.25, 0.25, 2.5, 2.5]  # |a_ij|, the matrix graph
     p.write_text("%%MatrixMarket matrix coordinate real general\n2 2 2\n1 2 1.0\n2 1 -3.0\n")
     assert graphkit.read_graph(p).weights.tolist() == [4.0, 4.0]  # unsymmetric: |a_ij| + |a_ji|
     p.write_text("%%MatrixMarket matrix coordinate real general\n2 3 1\n1 2 1.0\n")
