@@ -801,15 +801,15 @@ def max_clique(A: np.ndarray, node_limit: int = 2_000_000) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- GPU
-_STATE_BYTES_EXTRA = 4 + 4 + 8  # parent + vertex + two hash-table slots of int32
+_STATE_BYTES_EXTRA = 4 + 4 + 16  # parent + vertex + up to four hash-table slots of int32
 
 
-def gpu_capacity(W: int, fraction: float = 0.5, max_states=None) -> int:
+def gpu_capacity(W: int, fraction: float = 0.4, max_states=None) -> int:
     """Largest wavefront (states per level) that fits ``fraction`` of free device memory.
 
     Free memory counts the blocks cached by CuPy's pool. Per state: the output buffer
     (``8 * W`` bytes) plus the input buffer of the next level (``8 * W``), the parent and
-    vertex records (8 bytes) and two hash-table slots (8 bytes).
+    vertex records (8 bytes) and two to four hash-table slots (8-16 bytes, power of two).
     """
     import cupy
 

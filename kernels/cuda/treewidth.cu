@@ -50,15 +50,22 @@ __device__ __forceinline__ u64 tw_hash(const u64* w, int W) {
     return h;
 }
 
-// 0: inserted at *slot_out index, 1: duplicate, 2: no room (counted).
+// 0: inserted (index in *index_out), 1: duplicate, 2: no room (counted in counters[1]).
+// A full output buffer never claims slots (only the few threads racing past the capacity
+// check do, marking them LOST), and the probe count is bounded, so the table cannot fill.
 __device__ int tw_insert_exact(const u64* child, int W, u64* out, long long cap, int* table, u64 tmask,
                                u64* counters, long long* index_out) {
     u64 slot = tw_hash(child, W) & tmask;
     volatile int* vtable = table;
     const volatile u64* vout = out;
-    while (true) {
+    volatile u64* vcount = counters;
+    for (u64 probes = 0; probes <= tmask; ++probes) {
         int cur = vtable[slot];
         if (cur == SLOT_EMPTY) {
+            if ((long long)vcount[0] >= cap) {
+                atomicAdd(&counters[1], 1ull);
+                return 2;
+            }
             int old = atomicCAS(&table[slot], SLOT_EMPTY, SLOT_BUSY);
             if (old == SLOT_EMPTY) {
                 long long idx = (long long)atomicAdd(&counters[0], 1ull);
@@ -85,6 +92,8 @@ __device__ int tw_insert_exact(const u64* child, int W, u64* out, long long cap,
         }
         slot = (slot + 1) & tmask;
     }
+    atomicAdd(&counters[1], 1ull);
+    return 2;
 }
 
 __device__ int tw_insert_bloom(const u64* child, int W, u64* out, long long cap, unsigned int* bloom, u64 bmask,
