@@ -623,6 +623,23 @@ def write_graph(G, path, format: str | None = None) -> None:  # noqa: A002
 
 
 # ---------------------------------------------------- PACE solution formats
+def _solution_header(path, kind: str, expected: str):
+    """Tokens of a PACE solution file and the integers of its ``s <kind> ...`` line."""
+    t = _Tokens(Path(path), b"c")
+    if not len(t):
+        raise t.empty()
+    lineno, parts = t.line[0], t.tokens(0)
+    if len(parts) != len(expected.split()) or parts[:2] != ["s", kind]:
+        raise t.error(lineno, f"bad header {t.text(lineno)!r}, expected {expected!r}")
+    try:
+        values = tuple(int(p) for p in parts[2:])
+    except ValueError:
+        raise t.error(lineno, f"non-numeric header {t.text(lineno)!r}") from None
+    if min(values) < 0:
+        raise t.error(lineno, "negative number in header")
+    return t, lineno, values
+
+
 def read_tree_decomposition(path) -> tuple[TreeDecomposition, int]:
     """Read a PACE ``.td`` file (``s td bags width+1 n``, ``b i v...``, tree edges ``i j``).
 
@@ -650,19 +667,7 @@ def read_tree_decomposition(path) -> tuple[TreeDecomposition, int]:
     >>> n, td.width, [b.tolist() for b in td.bags], td.edges.tolist()
     (3, 1, [[0, 1], [1, 2]], [[0, 1]])
     """
-    path = Path(path)
-    t = _Tokens(path, b"c")
-    if not len(t):
-        raise t.empty()
-    lineno, parts = t.line[0], t.tokens(0)
-    if len(parts) != 5 or parts[:2] != ["s", "td"]:
-        raise t.error(lineno, f"bad .td header {t.text(lineno)!r}, expected 's td bags width+1 n'")
-    try:
-        n_bags, size, n = (int(p) for p in parts[2:])
-    except ValueError:
-        raise t.error(lineno, f"non-numeric header {t.text(lineno)!r}") from None
-    if min(n_bags, size, n) < 0:
-        raise t.error(lineno, "negative number in header")
+    t, lineno, (n_bags, size, n) = _solution_header(path, "td", "s td bags width+1 n")
     rows = np.arange(1, len(t))
     heads = t.first[rows]
     is_bag = (t.ends[heads] - t.starts[heads] == 1) & (t.a[t.starts[heads]] == ord("b"))
@@ -737,17 +742,7 @@ def read_vertex_cover(path) -> tuple[np.ndarray, int]:
     >>> graphkit.read_vertex_cover(path)
     (array([0, 2]), 4)
     """
-    path = Path(path)
-    t = _Tokens(path, b"c")
-    if not len(t):
-        raise t.empty()
-    lineno, parts = t.line[0], t.tokens(0)
-    if len(parts) != 4 or parts[:2] != ["s", "vc"]:
-        raise t.error(lineno, f"bad header {t.text(lineno)!r}, expected 's vc n k'")
-    try:
-        n, k = int(parts[2]), int(parts[3])
-    except ValueError:
-        raise t.error(lineno, f"non-numeric header {t.text(lineno)!r}") from None
+    t, lineno, (n, k) = _solution_header(path, "vc", "s vc n k")
     rows = np.arange(1, len(t))
     ids = t.table(rows, 1, what="vertex").ravel()
     _check_count(t, lineno, k, len(ids), "cover vertices")

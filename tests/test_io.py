@@ -398,7 +398,8 @@ def test_tree_decomposition_errors_and_compression(tmp_path):
         "s td 2 3 3\nb 1 1 2\nb 2 2 3\n1 2\n": r"x\.td:1: header states largest bag 3",
         "s td 2 2 3\nb 1 1 2\nb 2 2 3\n1 5\n": r"x\.td:4: bag id out of range",
         "s td 2 2 3\nb 1 1 x\nb 2 2 3\n1 2\n": r"x\.td:2: non-numeric",
-        "p td 2 2 3\n": r"x\.td:1: bad \.td header",
+        "p td 2 2 3\n": r"x\.td:1: bad header 'p td 2 2 3', expected 's td bags width\+1 n'",
+        "s td 2 x 3\n": r"x\.td:1: non-numeric header",
     }
     for text, message in cases.items():
         (tmp_path / "x.td").write_text(text)
