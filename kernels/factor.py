@@ -183,7 +183,10 @@ def _cpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval):
     return partners, weights, used
 
 
-def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval):
+WARP_ROW_LENGTH = 16  # mean row length from which the GPU proposals use one warp per row
+
+
+def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kernel="auto"):
     import cupy
 
     from .cuda import get_kernel
@@ -197,15 +200,20 @@ def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval):
     prop = cupy.empty((N, n), dtype=itype)
     prop_w = cupy.empty((N, n), dtype=vtype)
     proposed = cupy.zeros(1, dtype=np.uint64)
-    propose = get_kernel("factor", "propose", vtype, itype)
+    if kernel == "auto":
+        kernel = "warp" if W.nnz >= WARP_ROW_LENGTH * N else "thread"
+    if kernel not in ("thread", "warp"):
+        raise ValueError(f"kernel must be 'auto', 'thread' or 'warp', got {kernel!r}")
+    propose = get_kernel("factor", "propose_warp" if kernel == "warp" else "propose", vtype, itype)
     confirm = get_kernel("factor", "confirm", vtype, itype)
     threads = 128
     blocks = (N + threads - 1) // threads
+    pblocks = min((32 * N + threads - 1) // threads, 1 << 20) if kernel == "warp" else blocks
     used = iterations
     n32, N_ = np.int32(n), itype.type(N)
     for k in range(iterations):
         charging = (k % m) != k_m
-        propose((blocks,), (threads,), (N_, W.indptr, W.indices, W.data, partners, count, prop, prop_w, n32,
+        propose((pblocks,), (threads,), (N_, W.indptr, W.indices, W.data, partners, count, prop, prop_w, n32,
                                         np.uint32(k), np.uint32(seed), np.int32(charging), np.uint64(threshold),
                                         np.int32(absval)))
         if not charging:
@@ -217,7 +225,7 @@ def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval):
     return partners, weights, used
 
 
-def parallel_factor(W, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, from_matrix=False):
+def parallel_factor(W, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, from_matrix=False, kernel="auto"):
     """Algorithm 2 on a symmetric weight graph ``W`` (SciPy or cupyx CSR).
 
     With ``from_matrix=True``, ``W`` is the matrix ``A`` itself (canonical CSR whose
@@ -225,13 +233,17 @@ def parallel_factor(W, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, from_matrix
     ``|a_ij|`` and skip the diagonal and zeros, so ``abs_graph`` is never built. The result
     is identical to the one on ``abs_graph(A)``.
 
+    ``kernel`` (GPU only): ``"thread"`` (one thread per row), ``"warp"`` (one warp per
+    row, for long rows) or ``"auto"`` (warp when the mean row length is at least
+    ``WARP_ROW_LENGTH``). Both give the identical factor.
+
     Returns ``(partners, weights, used_iterations)`` on the backend of ``W``. Charging is
     disabled in iterations with ``k % m == k_m``; an uncharged iteration without any
     proposal proves the factor maximal and ends the loop (``used = k + 1``).
     """
     threshold = charge_threshold(p)
     if is_device_array(W):
-        return _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, bool(from_matrix))
+        return _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, bool(from_matrix), kernel)
     return _cpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, bool(from_matrix))
 
 

@@ -207,3 +207,25 @@ def test_paper_table1_proposals_of_vertex_4():
     assert prop[4].tolist() == [6, 9] and prop_w[4].tolist() == [0.9, 0.5]
     _propose(*args, partners, count, prop, prop_w, 2, 1, seed, True, thr, False)
     assert prop[4].tolist() == [9, 7] and prop_w[4].tolist() == [0.5, 0.4]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kernel", ["thread", "warp"])
+@pytest.mark.parametrize("n", [1, 2, 4])
+def test_gpu_proposal_kernels_equal_cpu(rng, kernel, n):
+    """One thread per row and one warp per row give the CPU factor, long rows and hubs too."""
+    from kernels.backend import to_device
+    from kernels.factor import parallel_factor
+
+    hub = sp.random(3000, 3000, density=0.002, random_state=5, format="lil")
+    hub[0, :] = np.round(rng.random(3000) * 4) + 1  # a dense row with ties
+    hub = sp.csr_matrix(hub)
+    cases = [_random_sym(rng, N=1500, density=0.05, ties=True), (hub + hub.T).tocsr(), matrices.aniso2(50)]
+    for A in cases:
+        W = abs_graph(A, symmetric=None)
+        for m, k_m in ((5, 0), (1, 0), (5, 1)):
+            pc, wc, uc = parallel_factor(W, n, 10, m, k_m, 0.5, 7)
+            pg, wg, ug = parallel_factor(to_device(W), n, 10, m, k_m, 0.5, 7, kernel=kernel)
+            assert ug == uc
+            np.testing.assert_array_equal(pg.get(), pc)
+            np.testing.assert_array_equal(wg.get(), wc)

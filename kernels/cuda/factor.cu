@@ -3,7 +3,9 @@
 //          (weight, -column) pairs of the row in a small sorted register accumulator.
 // confirm: keep mutual proposals.
 // sym_check: flags an off-diagonal |a_ij| != |a_ji| (binary search in sorted rows).
-// templates: propose<V,I>, confirm<V,I>, sym_check<V,I>
+// propose_warp: the same proposal with one warp per row (lanes scan strided entries, then a
+//               butterfly merge of the sorted top-n lists; identical result: strict total order).
+// templates: propose<V,I>, propose_warp<V,I>, confirm<V,I>, sym_check<V,I>
 #include "hashing.cuh"
 
 #define MAX_N 4
@@ -99,6 +101,103 @@ __global__ void sym_check(const I n_rows, const I* __restrict__ indptr, const I*
             if (lo >= end || indices[lo] != i || (V)fabs(data[lo]) != w) {
                 *bad = 1;
                 break;
+            }
+        }
+    }
+}
+
+template <typename V, typename I>
+__device__ __forceinline__ bool better(V w1, I j1, V w2, I j2) {
+    return w1 > w2 || (w1 == w2 && j1 < j2);
+}
+
+template <typename V, typename I>
+__global__ void propose_warp(const I n_rows, const I* __restrict__ indptr, const I* __restrict__ indices,
+                             const V* __restrict__ data, const I* __restrict__ partners,
+                             const int* __restrict__ count, I* __restrict__ prop, V* __restrict__ prop_w,
+                             const int n, const unsigned int k, const unsigned int seed, const int charging,
+                             const unsigned long long threshold, const int absval) {
+    const unsigned FULL = 0xffffffffu;
+    const int lane = threadIdx.x & 31;
+    const I first = (blockIdx.x * (I)blockDim.x + threadIdx.x) >> 5;
+    const I n_warps = ((I)gridDim.x * blockDim.x) >> 5;
+    for (I v = first; v < n_rows; v += n_warps) {  // warp-uniform loop
+        const int c = count[v];
+        const int room = n - c;
+        V acc_w[MAX_N];
+        I acc_j[MAX_N];
+        for (int s = 0; s < MAX_N; ++s) {
+            acc_w[s] = V(0);
+            acc_j[s] = (I)-1;
+        }
+        int filled = 0;
+        if (room > 0) {  // warp-uniform branch
+            const bool qv = (unsigned long long)hash32((unsigned int)v, k, seed) < threshold;
+            I mine[MAX_N];
+            for (int s = 0; s < MAX_N; ++s) mine[s] = s < c ? partners[(size_t)v * n + s] : (I)-1;
+            for (I e = indptr[v] + lane; e < indptr[v + 1]; e += 32) {
+                const I j = indices[e];
+                if (j == v || count[j] >= n) continue;
+                if (charging && (((unsigned long long)hash32((unsigned int)j, k, seed) < threshold) == qv)) continue;
+                bool already = false;
+                for (int s = 0; s < MAX_N; ++s) already |= (mine[s] == j);
+                if (already) continue;
+                const V w = absval ? (V)fabs(data[e]) : data[e];
+                if (w == V(0)) continue;
+                int pos;
+                if (filled < room) {
+                    pos = filled++;
+                } else if (better(w, j, acc_w[room - 1], acc_j[room - 1])) {
+                    pos = room - 1;
+                } else {
+                    continue;
+                }
+                while (pos > 0 && better(w, j, acc_w[pos - 1], acc_j[pos - 1])) {
+                    acc_w[pos] = acc_w[pos - 1];
+                    acc_j[pos] = acc_j[pos - 1];
+                    --pos;
+                }
+                acc_w[pos] = w;
+                acc_j[pos] = j;
+            }
+            for (int off = 16; off > 0; off >>= 1) {
+                V ow[MAX_N];
+                I oj[MAX_N];
+                const int of = __shfl_xor_sync(FULL, filled, off);
+                for (int s = 0; s < MAX_N; ++s) {
+                    ow[s] = __shfl_xor_sync(FULL, acc_w[s], off);
+                    oj[s] = __shfl_xor_sync(FULL, acc_j[s], off);
+                }
+                V mw[MAX_N];
+                I mj[MAX_N];
+                int ia = 0, ib = 0, t = 0;
+                for (; t < room; ++t) {
+                    bool take_a;
+                    if (ia < filled && ib < of) take_a = better(acc_w[ia], acc_j[ia], ow[ib], oj[ib]);
+                    else if (ia < filled) take_a = true;
+                    else if (ib < of) take_a = false;
+                    else break;
+                    if (take_a) {
+                        mw[t] = acc_w[ia];
+                        mj[t] = acc_j[ia];
+                        ++ia;
+                    } else {
+                        mw[t] = ow[ib];
+                        mj[t] = oj[ib];
+                        ++ib;
+                    }
+                }
+                filled = t;
+                for (int s = 0; s < MAX_N; ++s) {
+                    acc_w[s] = s < t ? mw[s] : V(0);
+                    acc_j[s] = s < t ? mj[s] : (I)-1;
+                }
+            }
+        }
+        if (lane == 0) {
+            for (int s = 0; s < n; ++s) {
+                prop[(size_t)v * n + s] = s < filled ? acc_j[s] : (I)-1;
+                prop_w[(size_t)v * n + s] = s < filled ? acc_w[s] : V(0);
             }
         }
     }
