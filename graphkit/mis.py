@@ -18,13 +18,15 @@ METHODS = ("ecl", "luby")
 
 @dataclass(frozen=True)
 class MISResult:
-    """A maximal independent set: sorted ``vertices``, ``size``, ``method``, ``device``, ``time`` (s)."""
+    """A maximal independent set: sorted ``vertices``, ``size``, ``method``, ``device``, ``time`` (s),
+    and ``swaps`` (local-search improvements, 0 unless ``improve=True``)."""
 
     vertices: np.ndarray = field(repr=False)
     size: int
     method: str
     device: str
     time: float
+    swaps: int = 0  #: (1,2)-swaps applied by ``improve=True``
 
     def __len__(self) -> int:
         return self.size
@@ -46,7 +48,7 @@ def _membership(G, method, seed, device):
     return mis.luby_mis_cpu(G.indptr, G.indices, seed), dev
 
 
-def maximal_independent_set(G, method="ecl", seed=0, device="auto") -> MISResult:
+def maximal_independent_set(G, method="ecl", seed=0, device="auto", improve=False) -> MISResult:
     """A maximal independent set, deterministic for a given seed (same on CPU and GPU).
 
     Parameters
@@ -59,6 +61,23 @@ def maximal_independent_set(G, method="ecl", seed=0, device="auto") -> MISResult
     seed : int
         Seed of the priority hash.
     device : {"auto", "cpu", "gpu"}
+    improve : bool
+        Not part of the paper: afterwards apply (1,2)-swaps (replace one set vertex by two
+        non-adjacent neighbours whose only set neighbour it is, then refill) until none
+        applies, on the CPU (Numba; after a GPU run the set is copied to the host). Larger
+        sets, still maximal and deterministic.
+
+    Returns
+    -------
+    MISResult
+        Sorted ``vertices``, ``size``, ``method``, ``device``, ``time``, ``swaps``.
+
+    Raises
+    ------
+    ValueError
+        Unknown method, negative seed or unknown device.
+    TypeError
+        ``improve`` not a bool.
 
     Examples
     --------
@@ -66,18 +85,28 @@ def maximal_independent_set(G, method="ecl", seed=0, device="auto") -> MISResult
     >>> res = graphkit.maximal_independent_set(nx.path_graph(5), device="cpu")
     >>> res.vertices.tolist()
     [0, 2, 4]
+    >>> star_of_triangles = nx.Graph([(0, 1), (0, 2), (1, 2), (1, 3), (2, 4), (3, 4)])
+    >>> graphkit.maximal_independent_set(star_of_triangles, improve=True, device="cpu").size
+    2
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     if not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    if not isinstance(improve, (bool, np.bool_)):
+        raise TypeError(f"improve must be a bool, got {improve!r}")
     G = as_graph(G)
     t0 = time.perf_counter()
     if G.n == 0:
         return MISResult(np.zeros(0, dtype=np.int64), 0, method, resolve_device(device), 0.0)
     member, dev = _membership(G, method, int(seed), device)
+    swaps = 0
+    if improve:
+        from kernels.mis import two_improve_cpu
+
+        member, swaps = two_improve_cpu(G.indptr, G.indices, member)
     vertices = np.flatnonzero(member)
-    return MISResult(vertices, len(vertices), method, dev, time.perf_counter() - t0)
+    return MISResult(vertices, len(vertices), method, dev, time.perf_counter() - t0, swaps)
 
 
 def _as_mask(G, vertices):
@@ -90,7 +119,25 @@ def _as_mask(G, vertices):
 
 
 def is_independent_set(G, vertices) -> bool:
-    """True when no edge of ``G`` joins two of ``vertices``."""
+    """True when no edge of ``G`` joins two of ``vertices``.
+
+    Parameters
+    ----------
+    G : Graph, networkx graph, sparse matrix or path
+    vertices : array_like of int
+        0-based vertex ids (duplicates allowed).
+
+    Raises
+    ------
+    ValueError
+        A vertex id outside ``0..n-1``.
+
+    Examples
+    --------
+    >>> import networkx as nx, graphkit
+    >>> graphkit.is_independent_set(nx.path_graph(4), [0, 2]), graphkit.is_independent_set(nx.path_graph(4), [1, 2])
+    (True, False)
+    """
     G = as_graph(G)
     mask = _as_mask(G, vertices)
     u, v = G.edges()[:2]
@@ -98,7 +145,22 @@ def is_independent_set(G, vertices) -> bool:
 
 
 def is_maximal_independent_set(G, vertices) -> bool:
-    """True when ``vertices`` is independent and every other vertex has a neighbour in it."""
+    """True when ``vertices`` is independent and every other vertex has a neighbour in it.
+
+    Parameters
+    ----------
+    G : Graph, networkx graph, sparse matrix or path
+    vertices : array_like of int
+        0-based vertex ids.
+
+    Examples
+    --------
+    >>> import networkx as nx, graphkit
+    >>> graphkit.is_maximal_independent_set(nx.path_graph(4), [0, 2])
+    True
+    >>> graphkit.is_maximal_independent_set(nx.path_graph(5), [0, 2])  # vertex 4 could be added
+    False
+    """
     G = as_graph(G)
     if not is_independent_set(G, vertices):
         return False
@@ -120,7 +182,18 @@ class ColoringResult:
 
 def greedy_coloring(G, seed=0, device="auto") -> ColoringResult:
     """Colouring by repeated MIS (paper 003's motivating use): colour k is a maximal
-    independent set of the vertices left after colours 0..k-1.
+    independent set (ECL-MIS, seed ``seed + k``) of the vertices left after colours 0..k-1.
+
+    Parameters
+    ----------
+    G : Graph, networkx graph, sparse matrix or path
+    seed : int
+    device : {"auto", "cpu", "gpu"}
+
+    Returns
+    -------
+    ColoringResult
+        ``colors`` (int64, 0-based), ``n_colors``, ``time``.
 
     Examples
     --------
@@ -144,7 +217,20 @@ def greedy_coloring(G, seed=0, device="auto") -> ColoringResult:
 
 
 def is_coloring(G, colors) -> bool:
-    """True when every vertex has a colour >= 0 and no edge joins two equal colours."""
+    """True when every vertex has a colour >= 0 and no edge joins two equal colours.
+
+    Parameters
+    ----------
+    G : Graph, networkx graph, sparse matrix or path
+    colors : array_like of int
+        One colour per vertex.
+
+    Examples
+    --------
+    >>> import networkx as nx, graphkit
+    >>> graphkit.is_coloring(nx.path_graph(3), [0, 1, 0]), graphkit.is_coloring(nx.path_graph(3), [0, 0, 1])
+    (True, False)
+    """
     G = as_graph(G)
     colors = np.asarray(colors)
     if colors.shape != (G.n,) or (G.n and colors.min() < 0):

@@ -73,7 +73,7 @@ def _persistent_blocks(kernel, key, threads):
     cached = _RESIDENT.get((dev, key, threads))
     if cached is not None:
         return cached
-    sms = cupy.cuda.runtime.deviceGetAttribute(cupy.cuda.runtime.cudaDevAttrMultiProcessorCount, dev)
+    sms = cupy.cuda.Device(dev).attributes["MultiProcessorCount"]
     try:
         func = getattr(kernel, "kernel", kernel)  # RawKernel -> cupy.cuda.function.Function
         per_sm = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(func.ptr, threads, 0)
@@ -325,3 +325,110 @@ def rmat_edges(scale, m, a, b, c, seed=0):
     """``m`` R-MAT edge endpoints in ``0..2**scale-1`` (probabilities quantized to 1/65536)."""
     t = [np.uint64(min(65536, round(p * 65536))) for p in (a, a + b, a + b + c)]
     return _rmat_edges(int(scale), int(m), t[0], t[1], t[2], np.uint64(seed))
+
+
+# --------------------------------------------------------------------------- local search (extra)
+@njit(cache=True)
+def _insert(v, indptr, indices, inset, tight):
+    inset[v] = True
+    for e in range(indptr[v], indptr[v + 1]):
+        tight[indices[e]] += 1
+
+
+@njit(cache=True)
+def _two_improve(indptr, indices, inset):
+    """(1,2)-swaps (Andrade, Resende, Werneck's 2-improvement) until none applies.
+
+    ``tight[v]`` counts v's neighbours in the set. A set vertex x with two non-adjacent
+    neighbours u, w whose only set neighbour is x is replaced by u and w, then the free
+    vertices around x are added (lowest id first). Set vertices whose neighbourhood
+    changed are queued again, so the result admits no further swap. Deterministic.
+    Returns the number of swaps; ``inset`` is updated in place.
+    """
+    n = len(indptr) - 1
+    tight = np.zeros(n, dtype=np.int64)
+    for v in range(n):
+        if inset[v]:
+            for e in range(indptr[v], indptr[v + 1]):
+                tight[indices[e]] += 1
+    queue = np.empty(n, dtype=np.int64)  # ring buffer; queued[] keeps each vertex at most once
+    queued = np.zeros(n, dtype=np.bool_)
+    head = 0
+    size = 0
+    for v in range(n):
+        if inset[v]:
+            queue[size] = v
+            queued[v] = True
+            size += 1
+    mark = np.zeros(n, dtype=np.int64)
+    stamp = 0
+    cand = np.empty(n, dtype=np.int64)
+    swaps = 0
+    while size:
+        x = queue[head]
+        head = (head + 1) % n
+        size -= 1
+        queued[x] = False
+        if not inset[x]:
+            continue
+        k = 0
+        for e in range(indptr[x], indptr[x + 1]):
+            u = indices[e]
+            if tight[u] == 1:
+                cand[k] = u
+                k += 1
+        if k < 2:
+            continue
+        pu = -1
+        pw = -1
+        for i in range(k - 1):
+            u = cand[i]
+            stamp += 1
+            for e in range(indptr[u], indptr[u + 1]):
+                mark[indices[e]] = stamp
+            for j in range(i + 1, k):
+                if mark[cand[j]] != stamp:
+                    pu = u
+                    pw = cand[j]
+                    break
+            if pu >= 0:
+                break
+        if pu < 0:
+            continue
+        swaps += 1
+        inset[x] = False
+        for e in range(indptr[x], indptr[x + 1]):
+            tight[indices[e]] -= 1
+        _insert(pu, indptr, indices, inset, tight)
+        _insert(pw, indptr, indices, inset, tight)
+        for e in range(indptr[x], indptr[x + 1]):
+            z = indices[e]
+            if not inset[z] and tight[z] == 0:
+                _insert(z, indptr, indices, inset, tight)
+        # requeue: the new set vertices and the set neighbours of vertices that became 1-tight
+        for e in range(indptr[x], indptr[x + 1]):
+            z = indices[e]
+            s = -1
+            if inset[z]:
+                s = z
+            elif tight[z] == 1:
+                for f in range(indptr[z], indptr[z + 1]):
+                    if inset[indices[f]]:
+                        s = indices[f]
+                        break
+            if s >= 0 and not queued[s]:
+                queue[(head + size) % n] = s
+                queued[s] = True
+                size += 1
+    return swaps
+
+
+def two_improve_cpu(indptr, indices, member):
+    """Improve an independent set by (1,2)-swaps (CPU, Numba); returns ``(member, swaps)``.
+
+    ``member`` (boolean, not modified) must be an independent set; the result is a maximal
+    independent set admitting no (1,2)-swap, at least as large as a maximal ``member``.
+    """
+    inset = np.array(member, dtype=np.bool_, copy=True)
+    swaps = _two_improve(indptr, indices, inset)
+    return inset, int(swaps)

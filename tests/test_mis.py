@@ -191,6 +191,45 @@ def test_ecl_priorities():
     assert star[0] < star[1:].min()
 
 
+def _has_two_improvement(G, member):
+    tight = np.zeros(G.n, dtype=int)
+    for v in np.flatnonzero(member):
+        tight[G.indices[G.indptr[v]:G.indptr[v + 1]]] += 1
+    adj = G.to_scipy().tocsr()
+    for x in np.flatnonzero(member):
+        cand = [u for u in G.indices[G.indptr[x]:G.indptr[x + 1]] if tight[u] == 1]
+        for i, u in enumerate(cand):
+            for w in cand[i + 1:]:
+                if adj[u, w] == 0:
+                    return True
+    return False
+
+
+def test_improve_two_swaps():
+    gains = []
+    for seed, H in enumerate((nx.gnp_random_graph(300, 0.03, seed=4), nx.random_geometric_graph(300, 0.1, seed=5),
+                              nx.barabasi_albert_graph(300, 2, seed=6), nx.grid_2d_graph(12, 13))):
+        G = graphkit.as_graph(H)
+        base = graphkit.maximal_independent_set(G, seed=seed, device="cpu")
+        better = graphkit.maximal_independent_set(G, seed=seed, device="cpu", improve=True)
+        assert graphkit.is_maximal_independent_set(G, better.vertices)
+        assert better.size >= base.size + better.swaps and base.swaps == 0
+        member = np.zeros(G.n, dtype=bool)
+        member[better.vertices] = True
+        assert not _has_two_improvement(G, member)  # a local optimum
+        assert _has_two_improvement(G, np.isin(np.arange(G.n), base.vertices)) == (better.swaps > 0)
+        gains.append(better.size / base.size)
+    assert np.mean(gains) > 1.01
+    # the classic case: a degree-2 vertex of the set between two non-adjacent free leaves
+    from kernels import mis
+
+    G = graphkit.as_graph(nx.path_graph(3))
+    member, swaps = mis.two_improve_cpu(G.indptr, G.indices, np.array([False, True, False]))
+    assert swaps == 1 and member.tolist() == [True, False, True]
+    with pytest.raises(TypeError, match="improve"):
+        graphkit.maximal_independent_set(G, improve="yes")
+
+
 def test_result_object():
     res = graphkit.maximal_independent_set(nx.path_graph(5), device="cpu")
     assert res.method == "ecl" and res.device == "cpu" and res.time >= 0 and len(res) == res.size == 3
@@ -274,6 +313,8 @@ def test_gpu_seeds_and_coloring():
         cpu = graphkit.maximal_independent_set(G, seed=seed, device="cpu")
         gpu = graphkit.maximal_independent_set(G, seed=seed, device="gpu")
         assert gpu.device == "gpu" and np.array_equal(cpu.vertices, gpu.vertices)
+    assert np.array_equal(graphkit.maximal_independent_set(G, device="cpu", improve=True).vertices,
+                          graphkit.maximal_independent_set(G, device="gpu", improve=True).vertices)
     H = gen.grid2d(60, 70)
     c_cpu = graphkit.greedy_coloring(H, device="cpu")
     c_gpu = graphkit.greedy_coloring(H, device="gpu")
