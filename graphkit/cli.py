@@ -50,6 +50,7 @@ def _add_mis(sub):
     p.add_argument("--method", choices=["ecl", "luby"], default="ecl")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", choices=["auto", "cpu", "gpu"], default="auto")
+    p.add_argument("--improve", action="store_true", help="then apply (1,2)-swaps until none applies (larger set)")
     p.add_argument("--output", default="-", help="output file (default: stdout)")
     p.add_argument("--format", default=None, help="input format (guessed from extension and header)")
     p.set_defaults(run=_run_mis)
@@ -60,7 +61,7 @@ def _run_mis(args) -> int:
     from .mis import maximal_independent_set
 
     G = read_graph(args.file, format=args.format)
-    res = maximal_independent_set(G, method=args.method, seed=args.seed, device=args.device)
+    res = maximal_independent_set(G, method=args.method, seed=args.seed, device=args.device, improve=args.improve)
     base = 0 if (args.format or guess_format(args.file)) == "edgelist" else 1
     text = "\n".join(str(int(v) + base) for v in res.vertices) + ("\n" if res.size else "")
     if args.output == "-":

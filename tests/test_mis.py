@@ -248,6 +248,10 @@ def test_cli_mis(tmp_path, capsys):
     out = tmp_path / "mis.txt"
     assert main(["mis", str(path), "--method", "luby", "--device", "cpu", "--output", str(out)]) == 0
     assert graphkit.is_maximal_independent_set(graphkit.read_graph(path), [int(x) - 1 for x in out.read_text().split()])
+    star = tmp_path / "s.gr"  # the centre of a 3-leaf star, given as the set, is swapped out: ECL already avoids it
+    star.write_text("p td 4 3\n1 2\n1 3\n1 4\n")
+    assert main(["mis", str(star), "--device", "cpu", "--improve"]) == 0
+    assert capsys.readouterr().out.split() == ["2", "3", "4"]
 
 
 @pytest.mark.gpu
