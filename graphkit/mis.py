@@ -111,7 +111,10 @@ def maximal_independent_set(G, method="ecl", seed=0, device="auto", improve=Fals
 
 def _as_mask(G, vertices):
     mask = np.zeros(G.n, dtype=bool)
-    vertices = np.asarray(vertices, dtype=np.int64)
+    vertices = np.asarray(vertices)
+    if vertices.size and (vertices.dtype == bool or not np.issubdtype(vertices.dtype, np.integer)):
+        raise TypeError(f"vertices must be integer vertex ids (use numpy.flatnonzero for a mask), got {vertices.dtype}")
+    vertices = vertices.astype(np.int64).ravel()
     if vertices.size and (vertices.min() < 0 or vertices.max() >= G.n):
         raise ValueError("vertex id out of range")
     mask[vertices] = True
@@ -131,6 +134,8 @@ def is_independent_set(G, vertices) -> bool:
     ------
     ValueError
         A vertex id outside ``0..n-1``.
+    TypeError
+        Non-integer (or boolean) ``vertices``.
 
     Examples
     --------
@@ -167,7 +172,7 @@ def is_maximal_independent_set(G, vertices) -> bool:
     mask = _as_mask(G, vertices)
     rows = np.repeat(np.arange(G.n), G.degrees)
     covered = mask.copy()
-    np.logical_or.at(covered, rows, mask[G.indices])
+    covered[rows[mask[G.indices]]] = True  # vertices with a neighbour in the set
     return bool(covered.all())
 
 

@@ -51,6 +51,20 @@ def test_checkers_reject():
     assert not graphkit.is_maximal_independent_set(G, [0])
     with pytest.raises(ValueError):
         graphkit.is_independent_set(G, [7])
+    with pytest.raises(ValueError):
+        graphkit.is_maximal_independent_set(G, [-1])
+    with pytest.raises(TypeError, match="integer"):
+        graphkit.is_independent_set(G, [0.0, 2.0])
+    with pytest.raises(TypeError, match="flatnonzero"):
+        graphkit.is_independent_set(G, np.array([True, False, True, False]))
+    assert graphkit.is_independent_set(G, []) and not graphkit.is_maximal_independent_set(G, [])
+    assert graphkit.is_maximal_independent_set(nx.empty_graph(0), [])
+    # maximality on a larger graph: dropping any one vertex of a maximal set breaks it
+    U = gen.uniform_random(5000, 5, seed=8)
+    res = graphkit.maximal_independent_set(U, device="cpu").vertices
+    assert graphkit.is_maximal_independent_set(U, res)
+    assert not graphkit.is_maximal_independent_set(U, res[1:])
+    assert not graphkit.is_independent_set(U, np.append(res, np.setdiff1d(np.arange(U.n), res)[0]))
 
 
 def test_bad_arguments():
