@@ -218,6 +218,42 @@ def test_time_limit_returns_best_found(shared_data):
     assert is_tree_decomposition(G, res.decomposition, width=res.width)
 
 
+def _glued(seed):
+    """Random pieces glued along cliques of size 1-3: several atoms."""
+    rng = np.random.default_rng(seed)
+    G = nx.gnp_random_graph(5, 0.5, seed=seed)
+    nxt = 5
+    for piece in range(3):
+        size = int(rng.integers(1, 4))
+        nodes = list(G.nodes)
+        glue = [int(x) for x in rng.choice(nodes, size=size, replace=False)]
+        H = nx.gnp_random_graph(5, 0.5, seed=seed * 10 + piece)
+        mapping = {i: (glue[i] if i < size else nxt + i - size) for i in range(5)}
+        nxt += 5 - size
+        G.add_edges_from((mapping[a], mapping[b]) for a, b in H.edges)
+        G.add_edges_from(itertools.combinations(glue, 2))
+        G.add_nodes_from(mapping.values())
+    return nx.convert_node_labels_to_integers(G)
+
+
+def test_clique_separator_atoms():
+    from graphkit.treewidth import _clique_atoms
+
+    G = nx.Graph(list(nx.complete_graph(4).edges) + [(2, 4), (3, 4), (2, 5), (3, 5), (4, 5), (5, 6), (6, 7), (7, 8),
+                                                     (8, 5)])
+    atoms = _clique_atoms([set(G[v]) for v in range(9)])
+    assert sorted(tuple(a) for a, _ in atoms) == [(0, 1, 2, 3), (2, 3, 4, 5), (5, 6, 7, 8)]
+    for seed in range(15):
+        G = _glued(seed)
+        exp = subset_dp(G) if G.number_of_nodes() <= 12 else None
+        a = treewidth(G, device="cpu", preprocess=False, separators=True)
+        b = treewidth(G, device="cpu", preprocess=False, separators=False)
+        assert a.width == b.width and a.optimal and b.optimal
+        if exp is not None:
+            assert a.width == exp
+        assert is_tree_decomposition(G, a.decomposition, width=a.width)
+
+
 def test_bounds():
     G = nx.grid_2d_graph(4, 4)
     lo, hi, order = graphkit.treewidth_bounds(G)
@@ -293,7 +329,7 @@ def test_tree_decomposition_convenience():
 # ---------------------------------------------------------------- shared instances
 
 QUICK = ["water.1.21.gr", "myciel4.1.23.gr", "queen5_5.1.25.gr", "queen6_6.1.36.gr", "grid-0016-4-4.gr",
-         "grid-0036-6-6.gr", "RandomBoundedToleranceGraph_60.1.59.gr"]
+         "grid-0036-6-6.gr", "RandomBoundedToleranceGraph_60.1.59.gr", "ex081", "ex096"]
 SLOW = ["McGeeGraph.1.24.gr", "NonisotropicUnitaryPolarGraph_3_3.1.63.gr", "DoubleStarSnark.1.30.gr",
         "contiki_dhcpc_handle_dhcp.1.39.gr", "HarborthGraph.1.40.gr", "1ubq.1.47.gr"]
 
