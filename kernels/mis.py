@@ -2,8 +2,14 @@
 
 Both algorithms are deterministic: given the priorities (a hash of the vertex id and the
 seed), the result equals the sequential greedy that visits vertices by decreasing
-(priority, id). The CPU versions compute exactly that greedy (Numba); the GPU versions run
-the parallel algorithms (``kernels/cuda/mis.cu``) and reach the same fixed point.
+(priority, id). The GPU versions run the parallel algorithms (``kernels/cuda/mis.cu``);
+the CPU versions (:func:`ecl_mis_cpu`, :func:`luby_mis_cpu`) run the same relaxation on
+one thread (Numba) and reach the same fixed point; :func:`greedy_mis_cpu` is the sorted
+greedy, kept as the reference the tests compare with.
+
+Also here (Numba helpers used by ``graphkit``): :func:`two_improve_cpu` ((1,2)-swap local
+search, an extra beyond the paper), :func:`csr_from_edges` (O(n + m) simple symmetric CSR
+from edge arrays) and :func:`rmat_edges` (R-MAT sampling) for ``graphkit.generators``.
 
 ECL-MIS priorities: ``f = d_avg / (d_avg + d(v) - rand(v))`` with ``rand`` in [0, 1)
 from 24 hash bits, scaled by 126 and rounded to the nearest integer p, stored as the odd
@@ -17,7 +23,7 @@ from numba import njit
 from .hashing import hash32_array
 
 __all__ = ["ecl_priorities", "luby_priorities", "greedy_mis_cpu", "ecl_mis_cpu", "luby_mis_cpu", "ecl_mis_gpu",
-           "luby_mis_gpu", "csr_from_edges", "rmat_edges"]
+           "luby_mis_gpu", "two_improve_cpu", "csr_from_edges", "rmat_edges"]
 
 IN, OUT = 254, 0
 
