@@ -59,7 +59,7 @@ def maximal_independent_set(G, method="ecl", seed=0, device="auto", improve=Fals
         kernel on the GPU). ``"luby"``: the random-permutation baseline with uniform
         priorities and synchronous rounds.
     seed : int
-        Seed of the priority hash.
+        Seed of the priority hash, in ``[0, 2**32)``.
     device : {"auto", "cpu", "gpu"}
     improve : bool
         Not part of the paper: afterwards apply (1,2)-swaps (replace one set vertex by two
@@ -91,8 +91,8 @@ def maximal_independent_set(G, method="ecl", seed=0, device="auto", improve=Fals
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    if not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or not 0 <= seed < 2**32:
+        raise ValueError(f"seed must be an integer in [0, 2**32), got {seed!r}")
     if not isinstance(improve, (bool, np.bool_)):
         raise TypeError(f"improve must be a bool, got {improve!r}")
     G = as_graph(G)
@@ -214,7 +214,7 @@ def greedy_coloring(G, seed=0, device="auto") -> ColoringResult:
     k = 0
     while len(remaining):
         H = G.subgraph(remaining)
-        chosen = maximal_independent_set(H, "ecl", seed + k, device).vertices
+        chosen = maximal_independent_set(H, "ecl", (seed + k) % 2**32, device).vertices
         colors[remaining[chosen]] = k
         remaining = remaining[colors[remaining] < 0]
         k += 1

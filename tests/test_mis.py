@@ -71,8 +71,10 @@ def test_bad_arguments():
     G = graphkit.as_graph(nx.path_graph(4))
     with pytest.raises(ValueError, match="method"):
         graphkit.maximal_independent_set(G, method="magic")
-    with pytest.raises(ValueError, match="seed"):
-        graphkit.maximal_independent_set(G, seed=-1)
+    for seed in (-1, 2**32, 1.5, True):
+        with pytest.raises(ValueError, match="seed"):
+            graphkit.maximal_independent_set(G, seed=seed)
+    assert graphkit.maximal_independent_set(G, seed=2**32 - 1, device="cpu").size == 2
     with pytest.raises(ValueError):
         graphkit.maximal_independent_set(G, device="tpu")
 
