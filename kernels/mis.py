@@ -96,13 +96,15 @@ def _average_degree(indptr, nnz):
     return np.float32(nnz / n) if n else np.float32(0)
 
 
-def ecl_mis_gpu(indptr, indices, seed=0, nnz=None, status=None):
+def ecl_mis_gpu(indptr, indices, seed=0, nnz=None, status=None, skip_decided=False):
     """ECL-MIS on the GPU (CuPy CSR arrays); returns the boolean membership array (CuPy).
 
     ``nnz`` (= ``indptr[-1]``, the number of stored neighbours) avoids a device-to-host
     copy when given. With ``status`` (a CuPy uint8 array of length n), the final byte
     status (254 = in, 0 = out) is left there and returned instead of the membership. The
-    call launches two kernels and never synchronizes with the host.
+    call launches two kernels and never synchronizes with the host. ``skip_decided``
+    selects the kernel variant that writes "out" only to still undecided neighbours
+    (same result; see ``kernels/cuda/mis.cu``).
     """
     import cupy
 
@@ -124,7 +126,7 @@ def ecl_mis_gpu(indptr, indices, seed=0, nnz=None, status=None):
     kernel = get_kernel("mis", "ecl_mis", itype)
     # persistent threads: never more blocks than can be resident (the kernel spins)
     blocks = min(_persistent_blocks(kernel, ("ecl_mis", itype.str), threads), (n + threads - 1) // threads)
-    kernel((blocks,), (threads,), (itype.type(n), indptr, indices, status))
+    kernel((blocks,), (threads,), (itype.type(n), indptr, indices, status, np.int32(bool(skip_decided))))
     return status if out_status else status == IN
 
 

@@ -301,6 +301,12 @@ def test_gpu_equals_cpu(method):
         gpu = graphkit.maximal_independent_set(G, method=method, device="gpu")
         assert np.array_equal(cpu.vertices, gpu.vertices)
         assert graphkit.is_maximal_independent_set(G, gpu.vertices)
+        if method == "ecl" and G.n:
+            from kernels import mis
+
+            indptr, indices, _ = G.device_arrays()
+            assert np.array_equal(np.flatnonzero(mis.ecl_mis_gpu(indptr, indices, skip_decided=True).get()),
+                                  cpu.vertices)
 
 
 @pytest.mark.gpu
@@ -335,8 +341,10 @@ def test_gpu_int64_indices_status_and_determinism():
         indptr = cupy.asarray(G.indptr.astype(dtype))
         indices = cupy.asarray(G.indices.astype(dtype))
         for nnz in (None, int(G.indptr[-1])):  # nnz=None reads indptr[-1] from the device
-            for _ in range(3):  # asynchronous, yet the same set every time
-                assert np.array_equal(mis.ecl_mis_gpu(indptr, indices, 3, nnz=nnz).get(), ref_ecl)
+            for skip in (False, True):  # both kernel variants
+                for _ in range(3):  # asynchronous, yet the same set every time
+                    got = mis.ecl_mis_gpu(indptr, indices, 3, nnz=nnz, skip_decided=skip).get()
+                    assert np.array_equal(got, ref_ecl)
         status = cupy.full(G.n, 7, dtype=np.uint8)
         out = mis.ecl_mis_gpu(indptr, indices, 3, status=status)
         assert out is status and set(np.unique(status.get()).tolist()) <= {0, 254}

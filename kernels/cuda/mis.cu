@@ -29,9 +29,13 @@ __global__ void ecl_init(const I n, const I* __restrict__ indptr, const float av
     }
 }
 
+// skip_decided = 0 is the paper's code (a joining vertex writes "out" to every neighbour);
+// skip_decided = 1 first reads the neighbour and writes only undecided ones, which avoids
+// many writes to the same byte of a hub in power-law graphs at the price of one read each
+// (a tuning knob measured by examples/bench_mis.py; the result is the same).
 template <typename I>
 __global__ void ecl_mis(const I n, const I* __restrict__ indptr, const I* __restrict__ indices,
-                        volatile unsigned char* status) {
+                        volatile unsigned char* status, const int skip_decided) {
     const I stride = (I)gridDim.x * blockDim.x;
     bool missing;
     do {
@@ -50,7 +54,14 @@ __global__ void ecl_mis(const I n, const I* __restrict__ indptr, const I* __rest
                 }
             }
             if (best) {
-                for (I e = indptr[v]; e < end; ++e) status[indices[e]] = MIS_OUT;
+                if (skip_decided) {
+                    for (I e = indptr[v]; e < end; ++e) {
+                        const I u = indices[e];
+                        if (status[u] & 1) status[u] = MIS_OUT;
+                    }
+                } else {
+                    for (I e = indptr[v]; e < end; ++e) status[indices[e]] = MIS_OUT;
+                }
                 __threadfence();
                 status[v] = MIS_IN;
             } else {
