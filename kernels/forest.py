@@ -16,6 +16,7 @@ time from the path lengths (an exclusive scan) instead of a sort.
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 from numba import njit, prange
@@ -479,11 +480,25 @@ def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, seed=0, s
         launcher("ruler_finish", count, sc(count), lst, use, P, Wt, is_ruler, rank, rinfo,
                  *bufs[cur], P_out, path_id, position, length, removed_lo, flag)
 
+    marks = []
+
+    def mark():
+        if stats is not None:
+            if xp is np:
+                marks.append(time.perf_counter())
+            else:
+                ev = xp.cuda.Event()
+                ev.record()
+                marks.append(ev)
+
+    mark()
     one_pass(P_in, None)
     on_cycle = xp.flatnonzero(flag == 1).astype(itype)
+    mark()
     if len(on_cycle):
         # the cycles with rulers are broken now (P_out); rank their vertices again as paths
         one_pass(P_out, on_cycle)
+    mark()
     offsets = xp.zeros(N + 1, dtype=itype)
     xp.cumsum(length, out=offsets[1:])
     perm = xp.empty(N, dtype=itype)
@@ -492,9 +507,16 @@ def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, seed=0, s
     path_start = xp.concatenate([offsets[starts], offsets[-1:]])
     lo = xp.flatnonzero(removed_lo >= 0)
     removed = xp.stack([lo.astype(np.int64), removed_lo[lo].astype(np.int64)], axis=1)
+    mark()
     if stats is not None:
         stats["ruler_steps"] = steps_run
         stats["cycle_vertices"] = int(len(on_cycle))
+        if xp is np:
+            spans = [b - a for a, b in zip(marks, marks[1:])]
+        else:
+            marks[-1].synchronize()
+            spans = [xp.cuda.get_elapsed_time(a, b) * 1e-3 for a, b in zip(marks, marks[1:])]
+        stats.update(zip(("pass1_paths_and_cycles", "pass2_broken_cycles", "permutation"), spans))
     return P_out, path_id, position, perm, path_start, removed
 
 
