@@ -1,0 +1,671 @@
+"""Maximal clique enumeration (paper 004, Bron-Kerbosch with pivoting) and maximum clique.
+
+CPU (Numba)
+-----------
+The top level is split by a degeneracy ordering: vertex ``v`` starts its own sub-problem
+with ``candidate = P`` (neighbours later in the order, at most the degeneracy ``D``) and
+``not = X`` (earlier neighbours). A sub-problem is a small local graph: every local vertex
+(``P`` and the ``X`` vertices with at least one neighbour in ``P``; the others can never
+block a clique below the root) holds a bitset row over ``P``, and every ``P`` vertex a
+bitset column over ``X``. The search is the paper's Procedure 1/2 with an explicit stack:
+the pivot ``fixv`` maximizes ``|P & N(u)|`` over ``P | X`` (fewest branches), the branch
+vertices are ``P \\ N(fixv)``, and ``filter`` is a bitwise AND.
+
+The enumeration is resumable: all state lives in arrays owned by the caller
+(:class:`MceState`), and a run returns as soon as the output buffer is full, so the
+cliques stream out in chunks of bounded size (the CPU twin of the paper's output
+buffering), none lost and none duplicated.
+
+Maximum clique: the same decomposition (vertices in reverse degeneracy order, a
+sub-problem is skipped when ``1 + |P| <= best``) with a bitset branch and bound whose
+bound is a greedy sequential colouring of ``P`` (MCQ/BBMC style).
+
+GPU (``kernels/cuda/cliques.cu``)
+---------------------------------
+One warp per sub-problem, taken from a shared queue with an atomic counter; sub-problems
+of high-degree vertices are split into one task per top-level branch. Inside a node the
+warp works in parallel over bitset words and local vertices (pivot search, filtering,
+next branch vertex). Cliques are written to a preallocated device buffer reserved with an
+atomic counter; when a reservation does not fit, the warp keeps its state and stops, the
+host flushes the buffer and relaunches (see :func:`mce_gpu_chunks`).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, objmode
+
+__all__ = [
+    "degeneracy_order",
+    "MceState",
+    "mce_cpu_chunks",
+    "mce_cpu_count",
+    "max_clique_cpu",
+    "mce_gpu_chunks",
+    "mce_gpu_count",
+    "max_clique_gpu",
+]
+
+_M1 = np.uint64(0x5555555555555555)
+_M2 = np.uint64(0x3333333333333333)
+_M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
+_H01 = np.uint64(0x0101010101010101)
+_ONE = np.uint64(1)
+_ZERO = np.uint64(0)
+
+
+@njit(cache=True, inline="always")
+def _popc(x):
+    x = x - ((x >> np.uint64(1)) & _M1)
+    x = (x & _M2) + ((x >> np.uint64(2)) & _M2)
+    x = (x + (x >> np.uint64(4))) & _M4
+    return np.int64((x * _H01) >> np.uint64(56))
+
+
+@njit(cache=True, inline="always")
+def _ctz(x):
+    # index of the lowest set bit of a nonzero word
+    return _popc((x & (~x + _ONE)) - _ONE)
+
+
+@njit(cache=True)
+def degeneracy_order(indptr, indices):
+    """Smallest-last (degeneracy) order by bucket peeling; returns ``(order, core)``.
+
+    ``core[v]`` is the core number, which equals the number of neighbours of ``v`` that
+    come later in ``order``.
+    """
+    n = len(indptr) - 1
+    deg = np.empty(n, np.int64)
+    maxd = 0
+    for v in range(n):
+        deg[v] = indptr[v + 1] - indptr[v]
+        if deg[v] > maxd:
+            maxd = deg[v]
+    bins = np.zeros(maxd + 2, np.int64)
+    for v in range(n):
+        bins[deg[v]] += 1
+    start = 0
+    for d in range(maxd + 1):
+        num = bins[d]
+        bins[d] = start
+        start += num
+    pos = np.empty(n, np.int64)
+    vert = np.empty(n, np.int64)
+    for v in range(n):
+        pos[v] = bins[deg[v]]
+        vert[pos[v]] = v
+        bins[deg[v]] += 1
+    for d in range(maxd, 0, -1):
+        bins[d] = bins[d - 1]
+    bins[0] = 0
+    for i in range(n):
+        v = vert[i]
+        for e in range(indptr[v], indptr[v + 1]):
+            u = indices[e]
+            if deg[u] > deg[v]:
+                du = deg[u]
+                pu = pos[u]
+                pw = bins[du]
+                w = vert[pw]
+                if u != w:
+                    pos[u] = pw
+                    vert[pu] = w
+                    pos[w] = pu
+                    vert[pw] = u
+                bins[du] += 1
+                deg[u] -= 1
+    return vert, deg
+
+
+@njit(cache=True)
+def _bsearch(indices, lo, hi, x):
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if indices[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True)
+def _build_row(indptr, indices, u, pmark, Pv, k, row, W):
+    """Bits over the local ``P`` of the neighbours of ``u``; returns whether any is set."""
+    for w in range(W):
+        row[w] = _ZERO
+    lo = indptr[u]
+    hi = indptr[u + 1]
+    du = hi - lo
+    anyset = False
+    if du <= 8 * k:
+        for e in range(lo, hi):
+            j = pmark[indices[e]]
+            if j >= 0:
+                row[j >> 6] |= _ONE << np.uint64(j & 63)
+                anyset = True
+    else:
+        for j in range(k):
+            x = Pv[j]
+            p = _bsearch(indices, lo, hi, x)
+            if p < hi and indices[p] == x:
+                row[j >> 6] |= _ONE << np.uint64(j & 63)
+                anyset = True
+    return anyset
+
+
+@njit(cache=True)
+def _setup(indptr, indices, v, rank, pmark, Pv, Xv, rows, cols, keep_x):
+    """Local graph of the sub-problem of ``v``; returns ``(k, r)``."""
+    k = 0
+    rv = rank[v]
+    for e in range(indptr[v], indptr[v + 1]):
+        u = indices[e]
+        if rank[u] > rv:
+            Pv[k] = u
+            pmark[u] = k
+            k += 1
+    W = (k + 63) >> 6
+    for i in range(k):
+        _build_row(indptr, indices, Pv[i], pmark, Pv, k, rows[i], W)
+    r = 0
+    if keep_x and k > 0:
+        for e in range(indptr[v], indptr[v + 1]):
+            u = indices[e]
+            if rank[u] < rv:
+                if _build_row(indptr, indices, u, pmark, Pv, k, rows[k + r], W):
+                    Xv[r] = u
+                    r += 1
+        WX = (r + 63) >> 6
+        for i in range(k):
+            for w in range(WX):
+                cols[i, w] = _ZERO
+        for j in range(r):
+            row = rows[k + j]
+            bj = _ONE << np.uint64(j & 63)
+            wj = j >> 6
+            for w in range(W):
+                x = row[w]
+                while x != _ZERO:
+                    i = (w << 6) + _ctz(x)
+                    x &= x - _ONE
+                    cols[i, wj] |= bj
+    for i in range(k):
+        pmark[Pv[i]] = -1
+    return k, r
+
+
+@njit(cache=True)
+def _pivot_branches(d, k, r, W, WX, rows, SP, SXP, SXX, SB):
+    """Choose ``fixv`` (max ``|P & N(u)|`` over ``P | X``) and set ``SB[d] = P \\ N(fixv)``;
+    returns the number of branches."""
+    P = SP[d]
+    pc = 0
+    for w in range(W):
+        pc += _popc(P[w])
+    best = -1
+    bu = -1
+    found = False
+    for w in range(W):
+        x = P[w] | SXP[d, w]
+        while x != _ZERO:
+            u = (w << 6) + _ctz(x)
+            x &= x - _ONE
+            row = rows[u]
+            c = 0
+            for t in range(W):
+                c += _popc(P[t] & row[t])
+            if c > best:
+                best = c
+                bu = u
+                inP = (P[u >> 6] >> np.uint64(u & 63)) & _ONE
+                if c == pc - np.int64(inP):
+                    found = True
+                    break
+        if found:
+            break
+    if not found:
+        for w in range(WX):
+            x = SXX[d, w]
+            while x != _ZERO:
+                j = (w << 6) + _ctz(x)
+                x &= x - _ONE
+                row = rows[k + j]
+                c = 0
+                for t in range(W):
+                    c += _popc(P[t] & row[t])
+                if c > best:
+                    best = c
+                    bu = k + j
+                    if c == pc:
+                        found = True
+                        break
+            if found:
+                break
+    row = rows[bu]
+    nb = 0
+    for w in range(W):
+        b = P[w] & ~row[w]
+        SB[d, w] = b
+        nb += _popc(b)
+    return nb
+
+
+@njit(cache=True)
+def _emit(v, d, clq, Pv, out_v, out_off, st, count_only, hist):
+    """Write the clique of frame ``d`` (sorted); False when the buffer has no room."""
+    if count_only:
+        hist[d] += 1
+        return True
+    nw = st[8]
+    nc = st[9]
+    if nw + d > len(out_v) or nc + 1 >= len(out_off):
+        return False
+    out_v[nw] = v
+    for t in range(2, d + 1):
+        x = Pv[clq[t]]
+        q = nw + t - 1
+        while q > nw and out_v[q - 1] > x:
+            out_v[q] = out_v[q - 1]
+            q -= 1
+        out_v[q] = x
+    nw += d
+    nc += 1
+    out_off[nc] = nw
+    st[8] = nw
+    st[9] = nc
+    return True
+
+
+# state slots
+_POS, _DEPTH, _K, _R, _W, _WX, _PENDING, _V, _NW, _NC, _NODES = range(11)
+
+
+@njit(cache=True)
+def _mce_run(indptr, indices, order, rank, min_size, count_only, st, pmark, Pv, Xv, rows, cols,
+             SP, SXP, SXX, SB, clq, out_v, out_off, hist):
+    """Resumable Bron-Kerbosch over the sub-problems ``order[st[POS]:]``.
+
+    Returns 1 when every sub-problem is done, 0 when the output buffer is full (the state
+    in ``st`` and the stacks lets the next call continue exactly where this one stopped).
+    """
+    n = len(order)
+    st[_NW] = 0
+    st[_NC] = 0
+    out_off[0] = 0
+    depth = st[_DEPTH]
+    k = st[_K]
+    r = st[_R]
+    W = st[_W]
+    WX = st[_WX]
+    v = st[_V]
+    nodes = st[_NODES]
+    if st[_PENDING] != 0:
+        # a maximal clique found before the last flush: emit it now, then pop it
+        _emit(v, depth, clq, Pv, out_v, out_off, st, count_only, hist)
+        st[_PENDING] = 0
+        depth -= 1
+    while True:
+        if depth == 0:
+            p = st[_POS]
+            if p >= n:
+                st[_DEPTH] = 0
+                st[_NODES] = nodes
+                return 1
+            v = order[p]
+            dv = indptr[v + 1] - indptr[v]
+            if dv == 0:
+                if min_size <= 1:
+                    if not _emit(v, 1, clq, Pv, out_v, out_off, st, count_only, hist):
+                        st[_DEPTH] = 0
+                        st[_NODES] = nodes
+                        return 0
+                st[_POS] = p + 1
+                continue
+            st[_POS] = p + 1
+            # cheap exits before building the local graph
+            kk = 0
+            rv = rank[v]
+            for e in range(indptr[v], indptr[v + 1]):
+                if rank[indices[e]] > rv:
+                    kk += 1
+            if kk == 0 or 1 + kk < min_size:
+                continue  # no P: {v} has a later... earlier neighbour, so not maximal
+            k, r = _setup(indptr, indices, v, rank, pmark, Pv, Xv, rows, cols, True)
+            W = (k + 63) >> 6
+            WX = (r + 63) >> 6
+            for w in range(W):
+                SP[1, w] = _ZERO
+                SXP[1, w] = _ZERO
+            for i in range(k):
+                SP[1, i >> 6] |= _ONE << np.uint64(i & 63)
+            for w in range(WX):
+                SXX[1, w] = _ZERO
+            for j in range(r):
+                SXX[1, j >> 6] |= _ONE << np.uint64(j & 63)
+            nodes += 1
+            if _pivot_branches(1, k, r, W, WX, rows, SP, SXP, SXX, SB) > 0:
+                depth = 1
+            continue
+        d = depth
+        # next branch vertex: lowest bit of SB[d]
+        w0 = -1
+        for w in range(W):
+            if SB[d, w] != _ZERO:
+                w0 = w
+                break
+        if w0 < 0:
+            depth -= 1
+            continue
+        x = SB[d, w0]
+        i = (w0 << 6) + _ctz(x)
+        bi = _ONE << np.uint64(i & 63)
+        SB[d, w0] = x & ~bi
+        row = rows[i]
+        pc = 0
+        xe = True
+        for w in range(W):
+            a = SP[d, w] & row[w]
+            SP[d + 1, w] = a
+            pc += _popc(a)
+            b = SXP[d, w] & row[w]
+            SXP[d + 1, w] = b
+            if b != _ZERO:
+                xe = False
+        col = cols[i]
+        for w in range(WX):
+            c = SXX[d, w] & col[w]
+            SXX[d + 1, w] = c
+            if c != _ZERO:
+                xe = False
+        # move i from candidate to not
+        SP[d, w0] &= ~bi
+        SXP[d, w0] |= bi
+        clq[d + 1] = i
+        nodes += 1
+        if pc == 0:
+            if xe and d + 1 >= min_size:
+                if not _emit(v, d + 1, clq, Pv, out_v, out_off, st, count_only, hist):
+                    st[_PENDING] = 1
+                    st[_DEPTH] = d + 1
+                    st[_K] = k
+                    st[_R] = r
+                    st[_W] = W
+                    st[_WX] = WX
+                    st[_V] = v
+                    st[_NODES] = nodes
+                    return 0
+            continue
+        if d + 1 + pc < min_size:
+            continue
+        if _pivot_branches(d + 1, k, r, W, WX, rows, SP, SXP, SXX, SB) > 0:
+            depth = d + 1
+
+
+class MceState:
+    """Arrays of one resumable CPU enumeration (sized by degeneracy and max degree)."""
+
+    def __init__(self, indptr, indices, min_size=1, count_only=False, chunk_cliques=1 << 16):
+        self.indptr = np.ascontiguousarray(indptr, dtype=np.int64)
+        self.indices = np.ascontiguousarray(indices, dtype=np.int64)
+        n = len(self.indptr) - 1
+        self.order, core = degeneracy_order(self.indptr, self.indices)
+        self.rank = np.empty(n, np.int64)
+        self.rank[self.order] = np.arange(n)
+        self.degeneracy = int(core.max()) if n else 0
+        maxdeg = int(np.diff(self.indptr).max()) if n else 0
+        D = self.degeneracy
+        Wm = max(1, (D + 63) // 64)
+        WXm = max(1, (maxdeg + 63) // 64)
+        self.min_size = int(min_size)
+        self.count_only = bool(count_only)
+        self.st = np.zeros(11, np.int64)
+        self.pmark = np.full(n, -1, np.int64)
+        self.Pv = np.zeros(D + 1, np.int64)
+        self.Xv = np.zeros(maxdeg + 1, np.int64)
+        self.rows = np.zeros((maxdeg + 1, Wm), np.uint64)
+        self.cols = np.zeros((D + 1, WXm), np.uint64)
+        self.SP = np.zeros((D + 3, Wm), np.uint64)
+        self.SXP = np.zeros((D + 3, Wm), np.uint64)
+        self.SXX = np.zeros((D + 3, WXm), np.uint64)
+        self.SB = np.zeros((D + 3, Wm), np.uint64)
+        self.clq = np.zeros(D + 3, np.int64)
+        self.hist = np.zeros(D + 3, np.int64)
+        if count_only:
+            self.out_v = np.zeros(1, np.int64)
+            self.out_off = np.zeros(2, np.int64)
+        else:
+            cap_c = max(2, int(chunk_cliques))
+            # room for at least one largest clique so that a pending clique always fits
+            self.out_v = np.zeros(max(cap_c * 4, D + 2), np.int64)
+            self.out_off = np.zeros(cap_c + 1, np.int64)
+
+    def run(self):
+        """One call: returns ``(done, flat, offsets)`` of the cliques written (views)."""
+        done = _mce_run(self.indptr, self.indices, self.order, self.rank, self.min_size, self.count_only,
+                        self.st, self.pmark, self.Pv, self.Xv, self.rows, self.cols, self.SP, self.SXP,
+                        self.SXX, self.SB, self.clq, self.out_v, self.out_off, self.hist)
+        nw, nc = int(self.st[_NW]), int(self.st[_NC])
+        return bool(done), self.out_v[:nw], self.out_off[:nc + 1]
+
+    @property
+    def nodes(self) -> int:
+        return int(self.st[_NODES])
+
+
+def mce_cpu_chunks(indptr, indices, min_size=1, chunk_cliques=1 << 16):
+    """Yield ``(flat, offsets)`` chunks of maximal cliques (copies, at most ``chunk_cliques`` each)."""
+    state = MceState(indptr, indices, min_size, False, chunk_cliques)
+    while True:
+        done, flat, off = state.run()
+        if len(off) > 1:
+            yield flat.copy(), off.copy()
+        if done:
+            return
+
+
+def mce_cpu_count(indptr, indices, min_size=1):
+    """Histogram of maximal clique sizes (index = size) and search nodes."""
+    state = MceState(indptr, indices, min_size, True)
+    state.run()
+    return state.hist.copy(), state.nodes
+
+
+# ---------------------------------------------------------------------------------------
+# maximum clique: colouring branch and bound
+# ---------------------------------------------------------------------------------------
+@njit(cache=True)
+def _colour_sort(d, W, rows, SP, L, C):
+    """Greedy sequential colouring of ``SP[d]``; ``L[d]`` lists vertices by colour class,
+    ``C[d]`` the colour (1-based) of each; returns the count."""
+    U = np.empty(W, np.uint64)
+    Q = np.empty(W, np.uint64)
+    for w in range(W):
+        U[w] = SP[d, w]
+    cnt = 0
+    col = 0
+    remaining = 0
+    for w in range(W):
+        remaining += _popc(U[w])
+    while remaining > 0:
+        col += 1
+        for w in range(W):
+            Q[w] = U[w]
+        w = 0
+        while w < W:
+            x = Q[w]
+            if x == _ZERO:
+                w += 1
+                continue
+            i = (w << 6) + _ctz(x)
+            bi = _ONE << np.uint64(i & 63)
+            Q[w] &= ~bi
+            U[w] &= ~bi
+            remaining -= 1
+            row = rows[i]
+            for t in range(w, W):
+                Q[t] &= ~row[t]
+            L[d, cnt] = i
+            C[d, cnt] = col
+            cnt += 1
+    return cnt
+
+
+@njit(cache=True)
+def _bb_sub(k, W, rows, SP, L, C, cnt, idx, clq, best, best_clq, nodes, deadline, node_cap):
+    """Branch and bound inside one sub-problem (root clique of size 1 already taken).
+
+    Returns ``(best, nodes, status)`` with status 0 done, 1 deadline, 2 node cap.
+    """
+    for i in range(k):
+        SP[1, i >> 6] |= _ONE << np.uint64(i & 63)
+    cnt[1] = _colour_sort(1, W, rows, SP, L, C)
+    idx[1] = cnt[1]
+    d = 1
+    status = 0
+    while d >= 1:
+        if idx[d] == 0:
+            d -= 1
+            continue
+        j = idx[d] - 1
+        idx[d] = j
+        if d + C[d, j] <= best:
+            # remaining vertices have colours <= C[d, j]: prune the node
+            idx[d] = 0
+            d -= 1
+            continue
+        i = L[d, j]
+        bi = _ONE << np.uint64(i & 63)
+        row = rows[i]
+        pc = 0
+        for w in range(W):
+            a = SP[d, w] & row[w]
+            SP[d + 1, w] = a
+            pc += _popc(a)
+        SP[d, i >> 6] &= ~bi
+        clq[d + 1] = i
+        nodes += 1
+        if (nodes & 1023) == 0:
+            if node_cap > 0 and nodes >= node_cap:
+                status = 2
+                break
+            if deadline > 0.0:
+                with objmode(now="float64"):
+                    now = _clock()
+                if now > deadline:
+                    status = 1
+                    break
+        if pc == 0:
+            if d + 1 > best:
+                best = d + 1
+                for t in range(2, d + 2):
+                    best_clq[t] = clq[t]
+                best_clq[0] = -1  # marker: rewrite with the root below
+            continue
+        if d + 1 + pc <= best:
+            continue
+        cnt[d + 1] = _colour_sort(d + 1, W, rows, SP, L, C)
+        idx[d + 1] = cnt[d + 1]
+        d += 1
+    return best, nodes, status
+
+
+def _clock():
+    import time
+
+    return time.perf_counter()
+
+
+@njit(cache=True)
+def _max_clique_run(indptr, indices, order, rank, core, lower, deadline, node_cap, pmark, Pv, Xv, rows, cols,
+                    SP, L, C, cnt, idx, clq, best_clq, result):
+    """Sub-problems in reverse degeneracy order; ``result`` receives the best clique.
+
+    Returns ``(best, nodes, status)``.
+    """
+    n = len(order)
+    best = lower
+    nodes = 0
+    status = 0
+    for p in range(n - 1, -1, -1):
+        v = order[p]
+        rv = rank[v]
+        kk = 0
+        for e in range(indptr[v], indptr[v + 1]):
+            if rank[indices[e]] > rv:
+                kk += 1
+        if 1 + kk <= best:
+            continue
+        if kk == 0:
+            best = 1
+            result[0] = v
+            continue
+        # P: later neighbours that can still be in a larger clique (core >= best),
+        # by decreasing rank (high core first) for a tighter greedy colouring
+        k = 0
+        for e in range(indptr[v], indptr[v + 1]):
+            u = indices[e]
+            if rank[u] > rv and core[u] >= best:
+                Pv[k] = u
+                k += 1
+        if 1 + k <= best:
+            continue
+        perm = np.argsort(-rank[Pv[:k]])
+        Pv[:k] = Pv[:k][perm]
+        for i in range(k):
+            pmark[Pv[i]] = i
+        W = (k + 63) >> 6
+        for i in range(k):
+            _build_row(indptr, indices, Pv[i], pmark, Pv, k, rows[i], W)
+        for i in range(k):
+            pmark[Pv[i]] = -1
+        for dd in range(k + 3):
+            for w in range(W):
+                SP[dd, w] = _ZERO
+        best_clq[0] = 0
+        nb, nodes, status = _bb_sub(k, W, rows, SP, L, C, cnt, idx, clq, best, best_clq, nodes, deadline,
+                                    node_cap)
+        if best_clq[0] == -1:
+            result[0] = v
+            for t in range(2, nb + 1):
+                result[t - 1] = Pv[best_clq[t]]
+        best = nb
+        if status != 0:
+            break
+    return best, nodes, status
+
+
+def max_clique_cpu(indptr, indices, lower=0, deadline=0.0, node_cap=0):
+    """Maximum clique by colouring branch and bound; returns ``(vertices, optimal, nodes)``.
+
+    ``deadline`` is an absolute ``time.perf_counter()`` value (0: none).
+    """
+    indptr = np.ascontiguousarray(indptr, dtype=np.int64)
+    indices = np.ascontiguousarray(indices, dtype=np.int64)
+    n = len(indptr) - 1
+    if n == 0:
+        return np.zeros(0, np.int64), True, 0
+    order, core = degeneracy_order(indptr, indices)
+    rank = np.empty(n, np.int64)
+    rank[order] = np.arange(n)
+    D = int(core.max())
+    maxdeg = int(np.diff(indptr).max())
+    Wm = max(1, (D + 63) // 64)
+    pmark = np.full(n, -1, np.int64)
+    Pv = np.zeros(D + 1, np.int64)
+    Xv = np.zeros(1, np.int64)
+    rows = np.zeros((max(maxdeg, D) + 1, Wm), np.uint64)
+    cols = np.zeros((1, 1), np.uint64)
+    SP = np.zeros((D + 3, Wm), np.uint64)
+    L = np.zeros((D + 3, D + 1), np.int32)
+    C = np.zeros((D + 3, D + 1), np.int32)
+    cnt = np.zeros(D + 3, np.int64)
+    idx = np.zeros(D + 3, np.int64)
+    clq = np.zeros(D + 3, np.int64)
+    best_clq = np.zeros(D + 3, np.int64)
+    result = np.full(D + 2, -1, np.int64)
+    best, nodes, status = _max_clique_run(indptr, indices, order, rank, core, int(lower), float(deadline), int(node_cap),
+                                          pmark, Pv, Xv, rows, cols, SP, L, C, cnt, idx, clq, best_clq, result)
+    verts = np.sort(result[:best]) if best > 0 and result[0] >= 0 else np.zeros(0, np.int64)
+    return verts, status == 0, int(nodes)
+
+
