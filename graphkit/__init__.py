@@ -4,6 +4,16 @@ Maximal independent set (ECL-MIS), exact vertex cover, exact treewidth, maximal 
 maximum cliques, [0,n]-factors / matchings / linear forests, on :class:`Graph`.
 """
 from .factor import factor, linear_forest, matching
+from .cliques import (
+    CliqueCount,
+    MaxCliqueResult,
+    count_maximal_cliques,
+    is_clique,
+    is_maximal_clique,
+    maximal_clique_chunks,
+    maximal_cliques,
+    maximum_clique,
+)
 from .graph import Graph, as_graph
 from .mis import (
     ColoringResult,
@@ -43,6 +53,14 @@ from .io import (
 )
 
 __all__ = [
+    "maximal_cliques",
+    "maximal_clique_chunks",
+    "count_maximal_cliques",
+    "is_clique",
+    "is_maximal_clique",
+    "maximum_clique",
+    "CliqueCount",
+    "MaxCliqueResult",
     "treewidth",
     "tree_decomposition",
     "is_tree_decomposition",

@@ -434,7 +434,7 @@ class MceState:
             self.out_v = np.zeros(1, np.int64)
             self.out_off = np.zeros(2, np.int64)
         else:
-            cap_c = max(2, int(chunk_cliques))
+            cap_c = max(1, int(chunk_cliques))
             # room for at least one largest clique so that a pending clique always fits
             self.out_v = np.zeros(max(cap_c * 4, D + 2), np.int64)
             self.out_off = np.zeros(cap_c + 1, np.int64)

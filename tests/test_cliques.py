@@ -1,0 +1,214 @@
+"""Maximal clique enumeration (paper 004) and maximum clique: vs networkx, CPU == GPU, DIMACS answers."""
+import csv
+
+import networkx as nx
+import numpy as np
+import pytest
+
+import graphkit
+from graphkit.cli import main as cli_main
+
+
+def moon_moser(parts):
+    """Complete multipartite graph with ``parts`` parts of 3: 3**parts maximal cliques."""
+    return nx.complete_multipartite_graph(*([3] * parts))
+
+
+GRAPHS = {
+    "gnp_sparse": lambda: nx.gnp_random_graph(200, 0.04, seed=1),
+    "gnp_mid": lambda: nx.gnp_random_graph(60, 0.3, seed=2),
+    "gnp_dense": lambda: nx.gnp_random_graph(40, 0.7, seed=3),
+    "powerlaw": lambda: nx.barabasi_albert_graph(300, 6, seed=4),
+    "moon_moser": lambda: moon_moser(6),
+    "complete": lambda: nx.complete_graph(12),
+    "edgeless": lambda: nx.empty_graph(7),
+    "single": lambda: nx.empty_graph(1),
+    "disconnected": lambda: nx.disjoint_union_all([nx.cycle_graph(5), nx.complete_graph(6), nx.path_graph(4),
+                                                   nx.empty_graph(2)]),
+    "wide_bitsets": lambda: nx.disjoint_union(nx.complete_graph(70), nx.gnp_random_graph(150, 0.6, seed=5)),
+}
+
+
+def as_set(cliques):
+    return [tuple(sorted(int(x) for x in c)) for c in cliques]
+
+
+def reference(H):
+    return sorted(as_set(nx.find_cliques(H)))
+
+
+@pytest.mark.parametrize("name", GRAPHS)
+def test_equals_networkx(name):
+    H = GRAPHS[name]()
+    got = as_set(graphkit.maximal_cliques(H, device="cpu"))
+    assert len(set(got)) == len(got), "duplicate cliques"
+    assert sorted(got) == reference(H)
+    res = graphkit.count_maximal_cliques(H, device="cpu")
+    assert res.count == len(got)
+    assert res.histogram.tolist() == np.bincount([len(c) for c in got]).tolist()
+
+
+def test_moon_moser_count():
+    H = moon_moser(9)  # 27 vertices
+    assert graphkit.count_maximal_cliques(H, device="cpu").count == 3 ** 9
+    assert all(len(c) == 9 for c in graphkit.maximal_cliques(H, device="cpu"))
+
+
+def test_every_output_is_maximal():
+    H = nx.gnp_random_graph(80, 0.2, seed=7)
+    G = graphkit.as_graph(H)
+    for c in graphkit.maximal_cliques(G, device="cpu"):
+        assert graphkit.is_maximal_clique(G, c)
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 7])
+def test_tiny_buffer_flushes(chunk):
+    H = nx.gnp_random_graph(50, 0.35, seed=11)
+    chunks = list(graphkit.maximal_clique_chunks(H, device="cpu", chunk_cliques=chunk))
+    assert all(len(off) - 1 <= chunk for _, off in chunks)
+    got = [tuple(flat[off[i]:off[i + 1]].tolist()) for flat, off in chunks for i in range(len(off) - 1)]
+    assert sorted(got) == reference(H)
+
+
+@pytest.mark.parametrize("min_size", [2, 3, 5])
+def test_min_size(min_size):
+    H = nx.gnp_random_graph(70, 0.25, seed=13)
+    ref = [c for c in reference(H) if len(c) >= min_size]
+    assert sorted(as_set(graphkit.maximal_cliques(H, min_size=min_size, device="cpu"))) == ref
+    assert graphkit.count_maximal_cliques(H, min_size=min_size, device="cpu").count == len(ref)
+
+
+def test_empty_graph():
+    G = graphkit.Graph.from_edges(0, np.zeros(0, int), np.zeros(0, int))
+    assert list(graphkit.maximal_cliques(G, device="cpu")) == []
+    assert graphkit.count_maximal_cliques(G, device="cpu").count == 0
+    assert graphkit.maximum_clique(G, device="cpu").size == 0
+
+
+def test_checkers_and_errors():
+    H = nx.Graph([(0, 1), (1, 2), (0, 2), (2, 3)])
+    assert graphkit.is_clique(H, [0, 1, 2]) and not graphkit.is_clique(H, [0, 1, 3])
+    assert not graphkit.is_clique(H, [0, 0])
+    assert graphkit.is_maximal_clique(H, [2, 3]) and not graphkit.is_maximal_clique(H, [2])
+    with pytest.raises(ValueError):
+        graphkit.is_clique(H, [0, 9])
+    with pytest.raises(TypeError):
+        graphkit.is_clique(H, [0.5, 1.0])
+    with pytest.raises(ValueError):
+        list(graphkit.maximal_cliques(H, min_size=0))
+    with pytest.raises(ValueError):
+        graphkit.maximum_clique(H, method="nope")
+    with pytest.raises(ValueError):
+        graphkit.maximum_clique(H, time_limit=-1)
+    with pytest.raises(TypeError):
+        graphkit.maximal_cliques(object()).__next__()
+
+
+@pytest.mark.parametrize("name", ["gnp_sparse", "gnp_mid", "gnp_dense", "powerlaw", "moon_moser", "complete",
+                                  "edgeless", "disconnected", "wide_bitsets"])
+def test_maximum_clique_small(name):
+    H = GRAPHS[name]()
+    res = graphkit.maximum_clique(H, device="cpu")
+    assert res.optimal
+    assert res.size == max(len(c) for c in nx.find_cliques(H))
+    assert graphkit.is_clique(H, res.vertices)
+
+
+def _answers(shared_data):
+    with open(shared_data / "graphs" / "answers.csv") as fh:
+        return {r["name"]: int(r["answer"]) for r in csv.DictReader(fh) if r["set"] == "dimacs"}
+
+
+FAST_DIMACS = ["brock200_2", "brock200_4", "c-fat200-1", "c-fat200-2", "c-fat500-1", "hamming6-2", "hamming6-4",
+               "hamming8-4", "johnson8-2-4", "johnson8-4-4", "johnson16-2-4", "keller4", "MANN_a9", "p_hat300-1",
+               "p_hat300-2", "san200_0.7_1", "sanr200_0.7"]
+SLOW_DIMACS = ["p_hat300-3", "C125.9", "MANN_a27"]
+
+
+def _check_dimacs(shared_data, name, method="auto", device="cpu"):
+    ans = _answers(shared_data)[name]
+    G = graphkit.read_graph(shared_data / "graphs" / "dimacs" / f"{name}.clq")
+    res = graphkit.maximum_clique(G, method=method, device=device)
+    assert res.optimal and res.size == ans
+    assert graphkit.is_clique(G, res.vertices)
+
+
+@pytest.mark.parametrize("name", FAST_DIMACS)
+def test_maximum_clique_dimacs(shared_data, name):
+    _check_dimacs(shared_data, name)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", SLOW_DIMACS)
+def test_maximum_clique_dimacs_slow(shared_data, name):
+    _check_dimacs(shared_data, name)
+
+
+def test_maximum_clique_via_vertex_cover():
+    H = nx.gnp_random_graph(30, 0.5, seed=21)
+    res = graphkit.maximum_clique(H, method="vertex_cover", device="cpu")
+    assert res.optimal and graphkit.is_clique(H, res.vertices)
+    assert res.size == max(len(c) for c in nx.find_cliques(H))
+
+
+def test_time_limit_returns_valid_clique(shared_data):
+    G = graphkit.read_graph(shared_data / "graphs" / "dimacs" / "MANN_a27.clq")
+    res = graphkit.maximum_clique(G, time_limit=0.05, device="cpu")
+    assert graphkit.is_clique(G, res.vertices)
+    assert res.time < 5
+
+
+def test_cli(tmp_path, capsys):
+    path = tmp_path / "g.clq"
+    graphkit.write_graph(nx.gnp_random_graph(25, 0.3, seed=3), path)
+    H = graphkit.read_graph(path)
+    assert cli_main(["cliques", str(path), "--count-only", "--device", "cpu"]) == 0
+    out = capsys.readouterr().out
+    assert f"{len(reference(H.to_networkx()))}" in out
+    assert cli_main(["cliques", str(path), "--device", "cpu", "--min-size", "3"]) == 0
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln and not ln.startswith("c")]
+    assert len(lines) == len([c for c in reference(H.to_networkx()) if len(c) >= 3])
+    assert cli_main(["maxclique", str(path), "--device", "cpu"]) == 0
+    out = capsys.readouterr().out
+    best = max(len(c) for c in reference(H.to_networkx()))
+    assert len(out.split("\n")[1].split()) == best
+
+
+# ------------------------------------------------------------------------------ GPU
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", GRAPHS)
+def test_gpu_equals_cpu(name):
+    H = GRAPHS[name]()
+    cpu = sorted(as_set(graphkit.maximal_cliques(H, device="cpu")))
+    gpu = as_set(graphkit.maximal_cliques(H, device="gpu"))
+    assert len(set(gpu)) == len(gpu)
+    assert sorted(gpu) == cpu
+    assert graphkit.count_maximal_cliques(H, device="gpu").histogram.tolist() == \
+        graphkit.count_maximal_cliques(H, device="cpu").histogram.tolist()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("chunk", [1, 3, 64])
+def test_gpu_tiny_buffer(chunk):
+    H = nx.gnp_random_graph(120, 0.2, seed=17)
+    chunks = list(graphkit.maximal_clique_chunks(H, device="gpu", chunk_cliques=chunk))
+    got = [tuple(flat[off[i]:off[i + 1]].tolist()) for flat, off in chunks for i in range(len(off) - 1)]
+    assert len(set(got)) == len(got)
+    assert sorted(got) == reference(H)
+
+
+@pytest.mark.gpu
+def test_gpu_large_sparse_split():
+    from graphkit import generators as gen
+
+    G = gen.rmat(14, 16, seed=3)
+    cpu = graphkit.count_maximal_cliques(G, device="cpu")
+    gpu = graphkit.count_maximal_cliques(G, device="gpu")
+    assert gpu.histogram.tolist() == cpu.histogram.tolist()
+    assert sum(1 for _ in graphkit.maximal_clique_chunks(G, device="gpu", chunk_cliques=1000)) > 1
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", FAST_DIMACS + SLOW_DIMACS)
+def test_gpu_maximum_clique_dimacs(shared_data, name):
+    _check_dimacs(shared_data, name, device="gpu")
