@@ -195,6 +195,17 @@ def _check_args(device, method, time_limit):
     return resolve_device(device)
 
 
+def _lb_mode(clique_bound):
+    """Map ``clique_bound`` to the CPU search's bound mode (0 off, 1 always, 2 adaptive)."""
+    if isinstance(clique_bound, str):
+        if clique_bound != "auto":
+            raise ValueError(f"clique_bound must be 'auto', True or False, got {clique_bound!r}")
+        return 2
+    if not isinstance(clique_bound, (bool, np.bool_)):
+        raise TypeError(f"clique_bound must be 'auto', True or False, got {clique_bound!r}")
+    return 1 if clique_bound else 0
+
+
 def _root(G: Graph):
     """Root degree array reduced by degree-one and degree-two-triangle, and its count."""
     from kernels.vertex_cover import reduce_cpu
@@ -227,7 +238,7 @@ def _search(H: Graph, deg, count, limit, *, pvc, dev, method, deadline, clique_b
         r = kvc.search_gpu(H.indptr, H.indices, deg, count, limit, pvc=pvc, method=method,
                            start_depth=start_depth, config=config, time_limit=left)
         return r["best"], r["best_deg"], r["complete"], r["nodes_per_sm"]
-    s = kvc.search_cpu(H.indptr, H.indices, deg, count, limit, pvc=pvc, use_lb=clique_bound,
+    s = kvc.search_cpu(H.indptr, H.indices, deg, count, limit, pvc=pvc, use_lb=_lb_mode(clique_bound),
                        deadline=deadline)
     return s.best, s.best_deg, s.done, np.array([s.nodes], dtype=np.int64)
 
@@ -242,7 +253,7 @@ def _add_load(acc, w):
 
 
 # ----------------------------------------------------------------------------- solvers
-def minimum_vertex_cover(G, device="auto", method="hybrid", time_limit=None, *, clique_bound=False,
+def minimum_vertex_cover(G, device="auto", method="hybrid", time_limit=None, *, clique_bound="auto",
                          start_depth=8, gpu_config=None) -> VertexCoverResult:
     """Exact minimum vertex cover by branch-and-reduce (paper 000).
 
@@ -257,9 +268,11 @@ def minimum_vertex_cover(G, device="auto", method="hybrid", time_limit=None, *, 
         from depth ``start_depth`` (StackOnly). The CPU search is sequential either way.
     time_limit : float, optional
         Seconds; when reached, the best cover found is returned with ``optimal=False``.
-    clique_bound : bool
+    clique_bound : {"auto", True, False}
         CPU only: also prune with a greedy clique-cover lower bound (extension of the
-        paper; fewer tree nodes, more work per node).
+        paper; fewer tree nodes, more work per node). ``"auto"`` evaluates it adaptively:
+        at every node while it prunes, ever more rarely (down to every 64th node) while it
+        does not. ``False`` runs the paper's rules only (the GPU kernels' algorithm).
     start_depth : int
         StackOnly sub-tree depth (the paper tries 8, 12 and 16).
     gpu_config : kernels.vertex_cover.GpuConfig, optional
@@ -282,8 +295,7 @@ def minimum_vertex_cover(G, device="auto", method="hybrid", time_limit=None, *, 
 
     G = as_graph(G)
     dev = _check_args(device, method, time_limit)
-    if not isinstance(clique_bound, (bool, np.bool_)):
-        raise TypeError("clique_bound must be a bool")
+    _lb_mode(clique_bound)
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + float(time_limit)
     deg, count = _root(G)
@@ -327,7 +339,7 @@ def minimum_vertex_cover(G, device="auto", method="hybrid", time_limit=None, *, 
                              greedy_size=int(greedy_total), components=len(comps), device=dev, method=method)
 
 
-def parameterized_vertex_cover(G, k, device="auto", method="hybrid", time_limit=None, *, clique_bound=False,
+def parameterized_vertex_cover(G, k, device="auto", method="hybrid", time_limit=None, *, clique_bound="auto",
                                start_depth=8, gpu_config=None) -> ParameterizedVertexCoverResult:
     """Find a vertex cover with at most ``k`` vertices, or prove that none exists.
 
@@ -365,6 +377,7 @@ def parameterized_vertex_cover(G, k, device="auto", method="hybrid", time_limit=
     if k < 0:
         raise ValueError(f"k must be non-negative, got {k}")
     dev = _check_args(device, method, time_limit)
+    _lb_mode(clique_bound)
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + float(time_limit)
     deg = G.degrees.astype(np.int32)

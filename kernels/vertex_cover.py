@@ -49,7 +49,12 @@ __all__ = [
 REMOVED = -1
 
 # indices into the int64 state vector of the CPU search
-_LIMIT, _BEST, _NODES, _SP, _FOUND, _OVERFLOW, _PRUNED_LB = range(7)
+_LIMIT, _BEST, _NODES, _SP, _FOUND, _OVERFLOW, _PRUNED_LB, _LB_PERIOD, _LB_WAIT = range(9)
+
+#: ``use_lb`` modes of the CPU search: no bound, bound at every node, adaptive (the bound
+#: is evaluated again right after it prunes, and ever more rarely, up to every 64th node,
+#: while it fails to prune)
+LB_OFF, LB_ALWAYS, LB_ADAPTIVE = 0, 1, 2
 
 
 # --------------------------------------------------------------------------- primitives
@@ -312,11 +317,17 @@ def _search(indptr, indices, stack, stack_cnt, st, best_deg, max_nodes, use_lb, 
                 break
             if edges > (limit - count) * dmax:
                 break
-            if use_lb:
+            if use_lb == LB_ALWAYS or (use_lb == LB_ADAPTIVE and st[_LB_WAIT] <= 0):
                 lb = _clique_cover_bound(indptr, indices, cur, order, cid, csize, hits)
                 if count + lb > limit:
                     st[_PRUNED_LB] += 1
+                    st[_LB_PERIOD] = 1
+                    st[_LB_WAIT] = 0
                     break
+                st[_LB_PERIOD] = min(2 * st[_LB_PERIOD], 64)
+                st[_LB_WAIT] = st[_LB_PERIOD]
+            elif use_lb == LB_ADAPTIVE:
+                st[_LB_WAIT] -= 1
             # branch on vmax: push child "take N(vmax)", continue with child "take vmax"
             if count + dmax <= limit:
                 top = st[_SP]
@@ -358,13 +369,18 @@ class SearchState:
         self.stack_cnt = np.empty(cap, dtype=np.int64)
         self.stack[0] = root_deg
         self.stack_cnt[0] = root_count
-        self.st = np.zeros(7, dtype=np.int64)
+        self.st = np.zeros(9, dtype=np.int64)
+        self.st[_LB_PERIOD] = 1
         self.st[_LIMIT] = limit
         self.st[_BEST] = -1
         self.st[_SP] = 1
         self.best_deg = np.empty(n, dtype=np.int32)
         self.pvc = bool(pvc)
-        self.use_lb = bool(use_lb)
+        if isinstance(use_lb, (bool, np.bool_)):
+            use_lb = LB_ALWAYS if use_lb else LB_OFF
+        if use_lb not in (LB_OFF, LB_ALWAYS, LB_ADAPTIVE):
+            raise ValueError(f"use_lb must be a bool or one of 0, 1, 2, got {use_lb!r}")
+        self.use_lb = np.int64(use_lb)
         self._work = (np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n + 1, np.int64),
                       np.zeros(n + 1, np.int64))
 
@@ -408,8 +424,9 @@ def search_cpu(indptr, indices, root_deg, root_count, limit, *, pvc=False, use_l
         Largest cover size of interest (``best - 1`` for MVC, ``k`` for PVC).
     pvc : bool
         Stop at the first cover of size ``<= limit``.
-    use_lb : bool
-        Prune with the clique-cover lower bound (an extension of the paper).
+    use_lb : bool or {0, 1, 2}
+        Prune with the clique-cover lower bound (an extension of the paper): False/0 never,
+        True/1 at every node, 2 adaptively (``LB_ADAPTIVE``).
     deadline : float or None
         ``time.perf_counter()`` value after which the search stops unfinished.
 
