@@ -227,6 +227,8 @@ def maximum_clique(G, method="auto", time_limit=None, device="auto") -> MaxCliqu
         a greedy-colouring bound (bitsets). ``"vertex_cover"``: minimum vertex cover of
         the complement (:func:`graphkit.minimum_vertex_cover`; moderate ``n`` only).
         ``"auto"`` is the branch and bound, measured faster on the DIMACS graphs.
+        The branch and bound runs on the CPU (Numba) whatever ``device`` says (the
+        result's ``device`` tells); the vertex cover method honours ``device``.
     time_limit : float, optional
         Seconds; when reached the best clique found is returned with ``optimal=False``.
     device : {"auto", "cpu", "gpu"}
@@ -266,9 +268,9 @@ def maximum_clique(G, method="auto", time_limit=None, device="auto") -> MaxCliqu
     from kernels import cliques as kc
 
     deadline = (t0 + float(time_limit)) if time_limit is not None else 0.0
-    if dev == "gpu":
-        verts, optimal, nodes = kc.max_clique_gpu(G, deadline)
-    else:
-        verts, optimal, nodes = kc.max_clique_cpu(G.indptr, G.indices, 0, deadline)
+    # the colouring branch and bound runs on the CPU (Numba); ``device`` only selects
+    # the vertex cover solver
+    verts, optimal, nodes = kc.max_clique_cpu(G.indptr, G.indices, 0, deadline)
+    dev = "cpu"
     verts = np.sort(np.asarray(verts, dtype=np.int64))
     return MaxCliqueResult(verts, len(verts), bool(optimal), method, dev, time.perf_counter() - t0, int(nodes))

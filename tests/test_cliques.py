@@ -209,6 +209,6 @@ def test_gpu_large_sparse_split():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("name", FAST_DIMACS + SLOW_DIMACS)
-def test_gpu_maximum_clique_dimacs(shared_data, name):
-    _check_dimacs(shared_data, name, device="gpu")
+@pytest.mark.parametrize("name", ["hamming6-4", "johnson8-2-4", "MANN_a9"])
+def test_gpu_maximum_clique_vertex_cover(shared_data, name):
+    _check_dimacs(shared_data, name, method="vertex_cover", device="gpu")
