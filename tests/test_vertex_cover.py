@@ -259,7 +259,8 @@ def test_dimacs_pvc(shared_data):
         assert r.found and r.size <= k and is_vertex_cover(H, r.cover)
 
 
-PACE_FAST = ["vc-exact_001", "vc-exact_002", "vc-exact_004", "vc-exact_024", "vc-exact_026", "vc-exact_028"]
+PACE_FAST = ["vc-exact_001", "vc-exact_002", "vc-exact_004", "vc-exact_005", "vc-exact_006", "vc-exact_024",
+             "vc-exact_026", "vc-exact_028"]
 
 
 @pytest.mark.filterwarnings("ignore:dropped")
