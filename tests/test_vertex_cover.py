@@ -382,13 +382,16 @@ def test_cli_vc(tmp_path):
 
 
 # ------------------------------------------------------------------ GPU
+#: every GPU solve runs under a time limit, so a termination bug fails a test instead of hanging it
+GPU_GUARD = 60.0
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("method", ["hybrid", "stackonly"])
 def test_gpu_equals_cpu_random(method):
     for seed in range(12):
         G = random_graph(20 + seed * 3, [0.15, 0.3, 0.6][seed % 3], 300 + seed)
         cpu = minimum_vertex_cover(G, device="cpu")
-        gpu = minimum_vertex_cover(G, device="gpu", method=method, start_depth=4)
+        gpu = minimum_vertex_cover(G, device="gpu", method=method, start_depth=4, time_limit=GPU_GUARD)
         assert gpu.size == cpu.size and gpu.optimal, seed
         assert is_vertex_cover(G, gpu.cover)
         assert gpu.nodes > 0 and len(gpu.worker_nodes) > 1
@@ -404,7 +407,7 @@ def test_gpu_dimacs_shared_and_global(shared_data, method, shared):
         omega = answers(shared_data, "dimacs")[name]
         H = read_graph(shared_data / "graphs" / "dimacs" / f"{name}.clq").complement()
         cfg = gpu_config(H.n, H.n, shared=shared, threads=128)
-        r = minimum_vertex_cover(H, device="gpu", method=method, gpu_config=cfg)
+        r = minimum_vertex_cover(H, device="gpu", method=method, gpu_config=cfg, time_limit=GPU_GUARD)
         assert r.optimal and r.size == H.n - omega, name
         assert is_vertex_cover(H, r.cover)
 
@@ -416,9 +419,9 @@ def test_gpu_pvc(shared_data, method):
     omega = answers(shared_data, "dimacs")[name]
     H = read_graph(shared_data / "graphs" / "dimacs" / f"{name}.clq").complement()
     opt = H.n - omega
-    assert parameterized_vertex_cover(H, opt - 1, device="gpu", method=method).found is False
+    assert parameterized_vertex_cover(H, opt - 1, device="gpu", method=method, time_limit=GPU_GUARD).found is False
     for k in (opt, opt + 1):
-        r = parameterized_vertex_cover(H, k, device="gpu", method=method)
+        r = parameterized_vertex_cover(H, k, device="gpu", method=method, time_limit=GPU_GUARD)
         assert r.found and r.size <= k and is_vertex_cover(H, r.cover)
 
 
@@ -439,5 +442,5 @@ def test_gpu_time_limit(shared_data):
 def test_gpu_pace(shared_data, name):
     opt = answers(shared_data, "vc")[name]
     G = read_graph(shared_data / "graphs" / "pace2019-vc" / f"{name}.gr")
-    r = minimum_vertex_cover(G, device="gpu")
+    r = minimum_vertex_cover(G, device="gpu", time_limit=GPU_GUARD)
     assert r.optimal and r.size == opt and is_vertex_cover(G, r.cover)
