@@ -61,10 +61,10 @@ _GOLD = np.uint64(0x9E3779B97F4A7C15)
 
 # --------------------------------------------------------------------------- bitsets
 def to_bitsets(A: np.ndarray) -> np.ndarray:
-    """Dense boolean adjacency ``(n, n)`` to ``(n, W)`` uint64 bitset rows."""
-    n = A.shape[0]
+    """Boolean rows ``(r, n)`` (e.g. a dense adjacency) to ``(r, W)`` uint64 bitsets, ``W = ceil(n / 64)``."""
+    r, n = A.shape
     W = max(1, (n + 63) // 64)
-    out = np.zeros((n, W), dtype=np.uint64)
+    out = np.zeros((r, W), dtype=np.uint64)
     rows, cols = np.nonzero(A)
     np.bitwise_or.at(out, (rows, cols // 64), np.left_shift(np.uint64(1), (cols % 64).astype(np.uint64)))
     return out

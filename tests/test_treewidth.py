@@ -169,6 +169,28 @@ def test_decision_search_exact(rule):
                 assert ktw.elimination_width(A, order) <= k
 
 
+@pytest.mark.parametrize("length", [24, 47])
+def test_decision_search_multiword(length):
+    """Bitsets of 2 and 3 words: the 3 x length grid has width 3; k=2 fails, k=3 succeeds."""
+    G = nx.convert_node_labels_to_integers(nx.grid_2d_graph(3, length))
+    n, tw = G.number_of_nodes(), 3
+    A = nx.to_numpy_array(G, nodelist=range(n)) != 0
+    adj = ktw.to_bitsets(A)
+    assert adj.shape == (n, (n + 63) // 64)
+    cand = ktw.to_bitsets(np.ones((1, n), dtype=bool))[0]
+    for k, expect in ((2, False), (3, True)):
+        srch = ktw.LevelSearchCPU(adj, cand, k, n - k - 1, rule=True)
+        while not srch.done:
+            srch.step()
+        assert srch.found == expect
+        if expect:
+            prefix = srch.prefix()
+            order = np.concatenate([prefix, np.setdiff1d(np.arange(n), prefix)])
+            assert ktw.elimination_width(A, order) <= k
+    res = treewidth(G, device="cpu", preprocess=False)
+    assert res.width == tw and res.optimal
+
+
 def test_rule_reduces_states_and_levels_are_duplicate_free():
     G = nx.grid_2d_graph(4, 5)
     n = G.number_of_nodes()
