@@ -70,8 +70,8 @@ def _ctz(x):
 def degeneracy_order(indptr, indices):
     """Smallest-last (degeneracy) order by bucket peeling; returns ``(order, core)``.
 
-    ``core[v]`` is the core number, which equals the number of neighbours of ``v`` that
-    come later in ``order``.
+    ``core[v]`` is the core number, an upper bound (not always equal) on the number of
+    neighbours of ``v`` that come later in ``order``.
     """
     n = len(indptr) - 1
     deg = np.empty(n, np.int64)
@@ -720,7 +720,9 @@ class _GpuPlan:
         rank = np.empty(n, np.int64)
         rank[order] = np.arange(n)
         deg = np.diff(indptr)
-        xdeg = deg - core
+        src = np.repeat(np.arange(n), deg)
+        later = np.bincount(src[rank[indices] > rank[src]], minlength=n)  # |P| of each sub-problem
+        xdeg = deg - later  # |X| of each sub-problem
         self.D = D = max(1, int(core.max()))
         self.d_indptr = cupy.asarray(indptr)
         self.d_indices = cupy.asarray(indices.astype(np.int32))
@@ -735,16 +737,16 @@ class _GpuPlan:
             if len(verts) == 0:
                 continue
             xcap = max(1, int(xdeg[verts].max()))
-            k = core[verts]
+            k = later[verts]
             split = k >= split_min
             whole = verts[~split]
             sv = verts[split]
-            tv = np.concatenate([np.repeat(sv, core[sv]), whole]).astype(np.int32)
-            cnt = core[sv]
+            cnt = later[sv]
+            tv = np.concatenate([np.repeat(sv, cnt), whole]).astype(np.int32)
             child = np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt)
             tc = np.concatenate([child, np.full(len(whole), -1)]).astype(np.int32)
             # biggest sub-problems first (longest-processing-time order)
-            key = np.concatenate([core[sv].repeat(core[sv]), core[whole]])
+            key = np.concatenate([cnt.repeat(cnt), later[whole]])
             perm = np.argsort(-key, kind="stable")
             tv, tc = tv[perm], tc[perm]
             Wm = (D + 63) // 64

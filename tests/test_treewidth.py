@@ -480,7 +480,11 @@ def test_gpu_bloom_mode():
     cpu, gpu, A = _gpu_cpu_levels(G, 4, False, ktw.BLOOM)
     assert gpu["found"] and cpu.found
     ex, gex, _ = _gpu_cpu_levels(G, 4, False, ktw.EXACT)
-    assert gpu["level_sizes"][-1] <= gex["level_sizes"][-1]
+    # Bloom drops false positives and may keep a duplicate when two threads insert the same
+    # state at once (kernels/cuda/treewidth.cu); on this filter size both effects are tiny.
+    assert len(gpu["level_sizes"]) == len(gex["level_sizes"])
+    for b, e in zip(gpu["level_sizes"], gex["level_sizes"]):
+        assert abs(b - e) <= 0.02 * e, (gpu["level_sizes"], gex["level_sizes"])
 
 
 @pytest.mark.gpu

@@ -388,13 +388,15 @@ GPU_GUARD = 60.0
 @pytest.mark.gpu
 @pytest.mark.parametrize("method", ["hybrid", "stackonly"])
 def test_gpu_equals_cpu_random(method):
+    searched = 0  # graphs whose root bounds did not settle the optimum, so the tree was walked in parallel
     for seed in range(12):
         G = random_graph(20 + seed * 3, [0.15, 0.3, 0.6][seed % 3], 300 + seed)
         cpu = minimum_vertex_cover(G, device="cpu")
         gpu = minimum_vertex_cover(G, device="gpu", method=method, start_depth=4, time_limit=GPU_GUARD)
         assert gpu.size == cpu.size and gpu.optimal, seed
         assert is_vertex_cover(G, gpu.cover)
-        assert gpu.nodes > 0 and len(gpu.worker_nodes) > 1
+        searched += gpu.nodes > 0 and int((gpu.worker_nodes > 0).sum()) > 1
+    assert searched >= 3
 
 
 @pytest.mark.gpu
