@@ -801,6 +801,7 @@ def max_clique(A: np.ndarray, node_limit: int = 2_000_000) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- GPU
+_BLOOM_LOCKS = 1 << 16  # hashed spin locks of the Bloom-mode inserts (kernels/cuda/treewidth.cu)
 _STATE_BYTES_EXTRA = 4 + 4 + 16  # parent + vertex + up to four hash-table slots of int32
 
 
@@ -851,8 +852,8 @@ def search_gpu(adj, cand, k, target, mode=EXACT, max_states=None, nhash=8, bloom
     counters = cupy.zeros(3, dtype=cupy.uint64)
     parents, vertices = [], []
     ncand = int(sum(bin(int(x)).count("1") for x in np.asarray(cand)))
-    dummy_table = cupy.zeros(1, dtype=cupy.int32)
     dummy_bloom = cupy.zeros(1, dtype=cupy.uint32)
+    bloom_locks = cupy.zeros(_BLOOM_LOCKS, dtype=cupy.int32) if mode != EXACT else None
     for level in range(target):
         cap = gpu_capacity(W, max_states=max_states)
         bound = int(min(cap, max(16, n_in * max(1, ncand - level))))
@@ -868,7 +869,7 @@ def search_gpu(adj, cand, k, target, mode=EXACT, max_states=None, nhash=8, bloom
             nbits = _pow2_at_least(bloom_bits_per_state * bound)
             bloom = cupy.zeros(nbits // 32, dtype=cupy.uint32)
             bmask = np.uint64(nbits - 1)
-            table, tmask = dummy_table, np.uint64(0)
+            table, tmask = bloom_locks, np.uint64(_BLOOM_LOCKS - 1)
         counters.fill(0)
         grid = (n_in + block - 1) // block
         kern((grid,), (block,), (d_adj, d_cand, np.int32(n), np.int32(W), np.int32(k), states, np.int64(n_in),

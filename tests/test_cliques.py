@@ -201,11 +201,23 @@ def test_gpu_tiny_buffer(chunk):
 def test_gpu_large_sparse_split():
     from graphkit import generators as gen
 
-    G = gen.rmat(14, 16, seed=3)
+    from kernels.cliques import mce_gpu_count
+
+    G = gen.rmat(13, 16, seed=3)  # degeneracy 89: the hubs are split into one task per branch
     cpu = graphkit.count_maximal_cliques(G, device="cpu")
-    gpu = graphkit.count_maximal_cliques(G, device="gpu")
-    assert gpu.histogram.tolist() == cpu.histogram.tolist()
-    assert sum(1 for _ in graphkit.maximal_clique_chunks(G, device="gpu", chunk_cliques=1000)) > 1
+    assert cpu.count > 10 ** 6
+    assert graphkit.count_maximal_cliques(G, device="gpu").histogram.tolist() == cpu.histogram.tolist()
+    H = gen.rmat(12, 16, seed=3)  # 1.2 million cliques, enumerated through many buffer flushes
+    cpu = graphkit.count_maximal_cliques(H, device="cpu")
+    assert mce_gpu_count(H, split_min=4).tolist() == cpu.histogram.tolist()
+    chunks = list(graphkit.maximal_clique_chunks(H, device="gpu", chunk_cliques=50_000))
+    assert len(chunks) > 5
+    sizes = np.concatenate([np.diff(off) for _, off in chunks])
+    assert len(sizes) == cpu.count and np.bincount(sizes, minlength=len(cpu.histogram)).tolist() == cpu.histogram.tolist()
+    flat = np.concatenate([f for f, _ in chunks])
+    code = np.random.default_rng(0).integers(1, 2 ** 63, H.n, dtype=np.uint64)  # random codes: sums identify sets
+    keys = np.unique(np.add.reduceat(code[flat], np.cumsum(sizes) - sizes))
+    assert len(keys) == cpu.count  # no clique emitted twice
 
 
 @pytest.mark.gpu

@@ -19,9 +19,9 @@
 //     publication (independent thread scheduling, sm_70+), so no state is ever lost and
 //     no duplicate is ever kept.
 //   mode 1 (Bloom, as in the paper): `nhash` bits from two 32-bit hashes combined
-//     linearly, set with atomicOr; a state is new when one of its bits was clear. False
-//     positives drop states (Monte Carlo); racing inserts of the same state can only keep
-//     a duplicate, never drop one.
+//     linearly, set with atomicOr under a hashed spin lock (`table` holds the locks in
+//     this mode); a state is new when one of its bits was clear. False positives drop
+//     states (Monte Carlo); the lock makes racing inserts of one state keep exactly one copy.
 // A state that does not fit in `out` (capacity `cap`) is counted in counters[1]; the host
 // reports the overflow instead of pretending the level is complete.
 //
@@ -97,17 +97,22 @@ __device__ int tw_insert_exact(const u64* child, int W, u64* out, long long cap,
 }
 
 __device__ int tw_insert_bloom(const u64* child, int W, u64* out, long long cap, unsigned int* bloom, u64 bmask,
-                               int nhash, u64* counters, long long* index_out) {
+                               int nhash, int* locks, u64 lmask, u64* counters, long long* index_out) {
     u64 h = tw_hash(child, W);
     u64 h1 = h & 0xFFFFFFFFull;
     u64 h2 = (h >> 32) | 1ull;
     bool fresh = false;
+    // hashed lock (paper 002): racing inserts of one state serialize, so exactly one keeps it
+    int* lock = locks + ((h >> 17) & lmask);
+    while (atomicCAS(lock, 0, 1) != 0) __nanosleep(20);
     for (int i = 0; i < nhash; ++i) {
         u64 bit = (h1 + (u64)i * h2) & bmask;
         unsigned int m = 1u << (unsigned int)(bit & 31);
         unsigned int old = atomicOr(&bloom[bit >> 5], m);
         if (!(old & m)) fresh = true;
     }
+    __threadfence();
+    atomicExch(lock, 0);
     if (!fresh) return 1;
     long long idx = (long long)atomicAdd(&counters[0], 1ull);
     if (idx >= cap) {
@@ -260,7 +265,7 @@ __device__ void tw_expand_body(const u64* __restrict__ adj, const u64* __restric
             child[wv] |= 1ull << b;
             long long idx = -1;
             int r = mode == 0 ? tw_insert_exact(child, W, out, cap, table, tmask, counters, &idx)
-                              : tw_insert_bloom(child, W, out, cap, bloom, bmask, nhash, counters, &idx);
+                              : tw_insert_bloom(child, W, out, cap, bloom, bmask, nhash, table, tmask, counters, &idx);
             if (r == 0) { out_parent[idx] = (int)s; out_vertex[idx] = v; }
         }
     }
@@ -284,7 +289,7 @@ __device__ void tw_expand_body(const u64* __restrict__ adj, const u64* __restric
                 child[wv] |= 1ull << b;
                 long long idx = -1;
                 int r = mode == 0 ? tw_insert_exact(child, W, out, cap, table, tmask, counters, &idx)
-                                  : tw_insert_bloom(child, W, out, cap, bloom, bmask, nhash, counters, &idx);
+                                  : tw_insert_bloom(child, W, out, cap, bloom, bmask, nhash, table, tmask, counters, &idx);
                 if (r == 0) { out_parent[idx] = (int)s; out_vertex[idx] = v; }
             }
         }
