@@ -159,18 +159,18 @@ def main(argv=None):
             ok = True
             if not args.no_cpu:
                 sec, r, fin, corr = solve(G, problem, opt, "cpu", "hybrid", args.cpu_time_limit, args.start_depth)
-                row.update(cpu_time=sec, cpu_finished=fin, cpu_nodes=r.nodes)
+                row.update(cpu_time=sec, cpu_finished=bool(fin), cpu_nodes=r.nodes)
                 ok &= corr
             if args.cpu_bound:
                 sec, r, fin, corr = solve(G, problem, opt, "cpu", "hybrid", args.cpu_time_limit, args.start_depth,
                                           clique_bound="auto")
-                row.update(cpu_bound_time=sec, cpu_bound_finished=fin, cpu_bound_nodes=r.nodes)
+                row.update(cpu_bound_time=sec, cpu_bound_finished=bool(fin), cpu_bound_nodes=r.nodes)
                 ok &= corr
             if gpu:
                 for method, limit in (("stackonly", args.stackonly_time_limit), ("hybrid", args.time_limit)):
                     sec, r, fin, corr = timed_gpu(G, problem, opt, method, limit, args.start_depth, args.repeat)
                     w = np.asarray(r.worker_nodes, dtype=np.float64)
-                    row.update({f"{method}_time": sec, f"{method}_finished": fin, f"{method}_nodes": int(r.nodes),
+                    row.update({f"{method}_time": sec, f"{method}_finished": bool(fin), f"{method}_nodes": int(r.nodes),
                                 f"{method}_load_max_over_mean": float(w.max() / w.mean()) if w.mean() > 0 else 1.0,
                                 f"{method}_load_min_over_mean": float(w.min() / w.mean()) if w.mean() > 0 else 1.0})
                     ok &= corr

@@ -209,7 +209,7 @@ def test_gpu_large_sparse_split():
     assert graphkit.count_maximal_cliques(G, device="gpu").histogram.tolist() == cpu.histogram.tolist()
     H = gen.rmat(12, 16, seed=3)  # 1.2 million cliques, enumerated through many buffer flushes
     cpu = graphkit.count_maximal_cliques(H, device="cpu")
-    assert mce_gpu_count(H, split_min=4).tolist() == cpu.histogram.tolist()
+    assert np.trim_zeros(mce_gpu_count(H, split_min=4), "b").tolist() == cpu.histogram.tolist()
     chunks = list(graphkit.maximal_clique_chunks(H, device="gpu", chunk_cliques=50_000))
     assert len(chunks) > 5
     sizes = np.concatenate([np.diff(off) for _, off in chunks])
