@@ -96,15 +96,16 @@ def _average_degree(indptr, nnz):
     return np.float32(nnz / n) if n else np.float32(0)
 
 
-def ecl_mis_gpu(indptr, indices, seed=0, nnz=None, status=None, skip_decided=False):
+def ecl_mis_gpu(indptr, indices, seed=0, nnz=None, status=None, skip_decided=True):
     """ECL-MIS on the GPU (CuPy CSR arrays); returns the boolean membership array (CuPy).
 
     ``nnz`` (= ``indptr[-1]``, the number of stored neighbours) avoids a device-to-host
     copy when given. With ``status`` (a CuPy uint8 array of length n), the final byte
     status (254 = in, 0 = out) is left there and returned instead of the membership. The
     call launches two kernels and never synchronizes with the host. ``skip_decided``
-    selects the kernel variant that writes "out" only to still undecided neighbours
-    (same result; see ``kernels/cuda/mis.cu``).
+    (default) selects the kernel variant that writes "out" only to still undecided
+    neighbours: the same set as the paper's variant (``False``), faster on the H100
+    (BENCHMARKS.md; see ``kernels/cuda/mis.cu``).
     """
     import cupy
 
