@@ -125,14 +125,15 @@ def linear_forest_cpu(partners, weights):
     return _linear_forest(np.ascontiguousarray(partners, dtype=np.int64), np.ascontiguousarray(weights))
 
 
-def linear_forest_gpu(partners, weights, *, method="scan", early_exit=True, check_every=4, stats=None):
+def linear_forest_gpu(partners, weights, *, method="ruling", early_exit=True, check_every=4, stats=None):
     """GPU version; same outputs as :func:`linear_forest_cpu` (CuPy).
 
-    ``method="scan"`` (default): the paper's bidirectional scan over all vertices
+    ``method="ruling"`` (default): the work-efficient sparse ruling set,
+    :func:`linear_forest_ruling` (O(N) work; 1.3-2.5x faster than the scan on the H100).
+    ``method="scan"``: the paper's bidirectional scan over all vertices
     (``ceil(log2 N) + 1`` min-scan steps for the cycles, then the ranking scan, with an
-    early exit unless ``early_exit=False``); verified against the CPU on an H100.
-    ``method="ruling"``: the work-efficient sparse ruling set, :func:`linear_forest_ruling`
-    (opt-in until its GPU tests have run on a GPU).
+    early exit unless ``early_exit=False``), kept for comparison. Both are verified
+    against the CPU walk on an H100.
 
     ``stats`` (a dict), if given, receives the number of scan steps run and the GPU time
     in seconds of the phases ``cycles``, ``ranking`` and ``permutation`` (CUDA events).
@@ -213,13 +214,13 @@ def linear_forest_gpu(partners, weights, *, method="scan", early_exit=True, chec
 def linear_forest_arrays(partners, weights, method=None, **kwargs):
     """Dispatch on the backend of ``partners``.
 
-    ``method``: None (CPU: ``"walk"``, GPU: ``"scan"``), ``"walk"`` (CPU linear-time
+    ``method``: None (CPU: ``"walk"``, GPU: ``"ruling"``), ``"walk"`` (CPU linear-time
     walk), ``"ruling"`` (sparse ruling set, CPU or GPU), ``"scan"`` (the paper's
     bidirectional scan, GPU only).
     """
     gpu = is_device_array(partners)
     if method is None:
-        method = "scan" if gpu else "walk"
+        method = "ruling" if gpu else "walk"
     if method == "ruling":
         return linear_forest_ruling(partners, weights, **kwargs)
     if method == "walk":
