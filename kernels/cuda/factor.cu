@@ -11,6 +11,53 @@
 #define MAX_N 4
 
 template <typename V, typename I>
+__device__ __forceinline__ bool better(V w1, I j1, V w2, I j2) {
+    return w1 > w2 || (w1 == w2 && j1 < j2);
+}
+
+// Entries lo, lo + stride, ... < hi of row v: keeps the `room` best admissible (weight,
+// -column) pairs (not v, not saturated, not yet a partner, other charge when charging,
+// nonzero) sorted in acc; returns how many it holds.
+template <typename V, typename I>
+__device__ __forceinline__ int scan_row(const I v, const I lo, const I hi, const int stride,
+                                        const I* __restrict__ indices, const V* __restrict__ data,
+                                        const I* __restrict__ partners, const int* __restrict__ count, const int n,
+                                        const int c, const int room, const unsigned int k, const unsigned int seed,
+                                        const int charging, const unsigned long long threshold, const int absval,
+                                        V* acc_w, I* acc_j) {
+    const bool qv = (unsigned long long)hash32((unsigned int)v, k, seed) < threshold;
+    I mine[MAX_N];
+    for (int s = 0; s < MAX_N; ++s) mine[s] = s < c ? partners[(size_t)v * n + s] : (I)-1;
+    int filled = 0;
+    for (I e = lo; e < hi; e += stride) {
+        const I j = indices[e];
+        if (j == v || count[j] >= n) continue;
+        if (charging && (((unsigned long long)hash32((unsigned int)j, k, seed) < threshold) == qv)) continue;
+        bool already = false;
+        for (int s = 0; s < MAX_N; ++s) already |= (mine[s] == j);
+        if (already) continue;
+        const V w = absval ? (V)fabs(data[e]) : data[e];
+        if (w == V(0)) continue;
+        int pos;
+        if (filled < room) {
+            pos = filled++;
+        } else if (better(w, j, acc_w[room - 1], acc_j[room - 1])) {
+            pos = room - 1;
+        } else {
+            continue;
+        }
+        while (pos > 0 && better(w, j, acc_w[pos - 1], acc_j[pos - 1])) {
+            acc_w[pos] = acc_w[pos - 1];
+            acc_j[pos] = acc_j[pos - 1];
+            --pos;
+        }
+        acc_w[pos] = w;
+        acc_j[pos] = j;
+    }
+    return filled;
+}
+
+template <typename V, typename I>
 __global__ void propose(const I n_rows, const I* __restrict__ indptr, const I* __restrict__ indices,
                         const V* __restrict__ data, const I* __restrict__ partners,
                         const int* __restrict__ count, I* __restrict__ prop, V* __restrict__ prop_w,
@@ -21,37 +68,9 @@ __global__ void propose(const I n_rows, const I* __restrict__ indptr, const I* _
         const int room = n - c;
         V acc_w[MAX_N];
         I acc_j[MAX_N];
-        int filled = 0;
-        if (room > 0) {
-            const bool qv = (unsigned long long)hash32((unsigned int)v, k, seed) < threshold;
-            I mine[MAX_N];
-            for (int s = 0; s < MAX_N; ++s) mine[s] = s < c ? partners[(size_t)v * n + s] : (I)-1;
-            for (I e = indptr[v]; e < indptr[v + 1]; ++e) {
-                const I j = indices[e];
-                if (j == v || count[j] >= n) continue;
-                if (charging && (((unsigned long long)hash32((unsigned int)j, k, seed) < threshold) == qv)) continue;
-                bool already = false;
-                for (int s = 0; s < MAX_N; ++s) already |= (mine[s] == j);
-                if (already) continue;
-                const V w = absval ? (V)fabs(data[e]) : data[e];
-                if (w == V(0)) continue;
-                int pos;
-                if (filled < room) {
-                    pos = filled++;
-                } else if (w > acc_w[room - 1] || (w == acc_w[room - 1] && j < acc_j[room - 1])) {
-                    pos = room - 1;
-                } else {
-                    continue;
-                }
-                while (pos > 0 && (w > acc_w[pos - 1] || (w == acc_w[pos - 1] && j < acc_j[pos - 1]))) {
-                    acc_w[pos] = acc_w[pos - 1];
-                    acc_j[pos] = acc_j[pos - 1];
-                    --pos;
-                }
-                acc_w[pos] = w;
-                acc_j[pos] = j;
-            }
-        }
+        const int filled = room > 0 ? scan_row(v, indptr[v], indptr[v + 1], 1, indices, data, partners, count, n, c,
+                                               room, k, seed, charging, threshold, absval, acc_w, acc_j)
+                                    : 0;
         for (int s = 0; s < n; ++s) {
             prop[(size_t)v * n + s] = s < filled ? acc_j[s] : (I)-1;
             prop_w[(size_t)v * n + s] = s < filled ? acc_w[s] : V(0);
@@ -109,11 +128,6 @@ __global__ void sym_check(const I n_rows, const I* __restrict__ indptr, const I*
 }
 
 template <typename V, typename I>
-__device__ __forceinline__ bool better(V w1, I j1, V w2, I j2) {
-    return w1 > w2 || (w1 == w2 && j1 < j2);
-}
-
-template <typename V, typename I>
 __global__ void propose_warp(const I n_rows, const I* __restrict__ indptr, const I* __restrict__ indices,
                              const V* __restrict__ data, const I* __restrict__ partners,
                              const int* __restrict__ count, I* __restrict__ prop, V* __restrict__ prop_w,
@@ -134,34 +148,8 @@ __global__ void propose_warp(const I n_rows, const I* __restrict__ indptr, const
         }
         int filled = 0;
         if (room > 0) {  // warp-uniform branch
-            const bool qv = (unsigned long long)hash32((unsigned int)v, k, seed) < threshold;
-            I mine[MAX_N];
-            for (int s = 0; s < MAX_N; ++s) mine[s] = s < c ? partners[(size_t)v * n + s] : (I)-1;
-            for (I e = indptr[v] + lane; e < indptr[v + 1]; e += 32) {
-                const I j = indices[e];
-                if (j == v || count[j] >= n) continue;
-                if (charging && (((unsigned long long)hash32((unsigned int)j, k, seed) < threshold) == qv)) continue;
-                bool already = false;
-                for (int s = 0; s < MAX_N; ++s) already |= (mine[s] == j);
-                if (already) continue;
-                const V w = absval ? (V)fabs(data[e]) : data[e];
-                if (w == V(0)) continue;
-                int pos;
-                if (filled < room) {
-                    pos = filled++;
-                } else if (better(w, j, acc_w[room - 1], acc_j[room - 1])) {
-                    pos = room - 1;
-                } else {
-                    continue;
-                }
-                while (pos > 0 && better(w, j, acc_w[pos - 1], acc_j[pos - 1])) {
-                    acc_w[pos] = acc_w[pos - 1];
-                    acc_j[pos] = acc_j[pos - 1];
-                    --pos;
-                }
-                acc_w[pos] = w;
-                acc_j[pos] = j;
-            }
+            filled = scan_row(v, indptr[v] + lane, indptr[v + 1], 32, indices, data, partners, count, n, c, room, k,
+                              seed, charging, threshold, absval, acc_w, acc_j);
             for (int off = 16; off > 0; off >>= 1) {
                 V ow[MAX_N];
                 I oj[MAX_N];
