@@ -41,7 +41,6 @@ limit show ``>limit``.
 from __future__ import annotations
 
 import argparse
-import csv
 import io
 import json
 import os
@@ -62,7 +61,7 @@ from graphkit import generators as gen  # noqa: E402
 from kernels.backend import gpu_available  # noqa: E402
 from kernels.timing import gpu_time  # noqa: E402
 
-SHARED = Path(os.environ.get("GPUFOREST_SHARED_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
+from _shared_data import SHARED, load_answers  # noqa: E402
 
 
 def barabasi_albert(n, m, seed):
@@ -112,22 +111,13 @@ def log(msg):
     print(f"  .. {msg}", file=sys.stderr, flush=True)
 
 
-def load_answers():
-    path = SHARED / "graphs" / "answers.csv"
-    if not path.exists():
-        return {}
-    return {r["name"]: int(r["answer"]) for r in csv.DictReader(open(path)) if r["set"] == "dimacs"}
-
-
 def dimacs_path(name):
     return SHARED / "graphs" / "dimacs" / f"{name}.clq"
 
 
 def trim(h):
     """Histogram (index = clique size) as a list without trailing zeros."""
-    h = np.asarray(h, dtype=np.int64)
-    nz = np.nonzero(h)[0]
-    return h[: nz[-1] + 1].tolist() if len(nz) else []
+    return np.trim_zeros(np.asarray(h, dtype=np.int64), "b").tolist()
 
 
 def add_hist(acc, sizes):
@@ -507,7 +497,7 @@ def main(argv=None):
     if not args.no_igraph:
         import igraph  # noqa: F401  (fail early)
 
-    answers = load_answers()
+    answers = {name: a for (kind, name), a in load_answers().items() if kind == "dimacs"}
     if not answers:
         print(f"no shared data at {SHARED}: the DIMACS rows are skipped", file=sys.stderr)
     gens = GEN_QUICK if args.quick else GEN_FULL + (GEN_LARGE if args.large else [])

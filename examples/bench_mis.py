@@ -14,7 +14,6 @@ import argparse
 import csv
 import json
 import math
-import os
 import sys
 import time
 import warnings
@@ -32,7 +31,7 @@ FULL = [("grid2d 2^20", lambda: gen.grid2d(1024, 1024)), ("uniform 2^23 d=8", la
         ("road-like 2^22", lambda: gen.road_like(1 << 22, 4))]
 QUICK = [("grid2d 2^14", lambda: gen.grid2d(128, 128)), ("uniform 2^16", lambda: gen.uniform_random(1 << 16, 8, 1)),
          ("rmat 2^15", lambda: gen.rmat(15, 8, seed=2))]
-SHARED = Path(os.environ.get("GPUFOREST_SHARED_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
+from _shared_data import SHARED  # noqa: E402
 
 
 def shared_graphs():

@@ -26,7 +26,7 @@ import numpy as np
 import matrices
 import precond
 from kernels.backend import gpu_available, to_device
-from kernels.timing import cpu_time, gpu_time
+from kernels.timing import gpu_time
 from precond.study import run_case, true_solution
 
 FULL = [("aniso1", 2500), ("aniso2", 2500), ("aniso3", 2500), ("convection_diffusion3d", 140), ("random_diffusion2d", 1700)]

@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import graphkit  # noqa: E402
 from kernels.backend import gpu_available  # noqa: E402
 
-SHARED = Path(os.environ.get("GPUFOREST_SHARED_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
+from _shared_data import SHARED  # noqa: E402
 
 # name: (file, treewidth, paper GPU seconds, paper CPU seconds or None, paper states, paper overflow)
 PAPER = {

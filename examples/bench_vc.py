@@ -13,7 +13,6 @@ paper's V100 times where Table I has the instance, and the load balance over the
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
 import statistics
@@ -29,7 +28,7 @@ import graphkit  # noqa: E402
 from graphkit.vertex_cover import minimum_vertex_cover, parameterized_vertex_cover  # noqa: E402
 from kernels.backend import gpu_available  # noqa: E402
 
-SHARED = Path(os.environ.get("GPUFOREST_SHARED_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
+from _shared_data import SHARED, load_answers  # noqa: E402
 
 #: Table I of the paper (V100 GPU, EPYC 7551P CPU), seconds: Sequential, StackOnly, Hybrid.
 PAPER = {
@@ -45,13 +44,6 @@ DEFAULT = ["p_hat300-1", "p_hat300-2", "p_hat300-3", "keller4", "brock200_4", "h
            "MANN_a27", "johnson16-2-4"]
 QUICK = ["johnson8-4-4", "p_hat300-1", "hamming6-4"]
 PROBLEMS = ["mvc", "k-1", "k", "k+1"]
-
-
-def load_answers():
-    path = SHARED / "graphs" / "answers.csv"
-    if not path.exists():
-        return {}
-    return {(r["set"], r["name"]): int(r["answer"]) for r in csv.DictReader(open(path))}
 
 
 def load_instance(name, answers):
