@@ -14,6 +14,9 @@ __all__ = ["maximal_clique_chunks", "maximal_cliques", "count_maximal_cliques", 
            "is_clique", "is_maximal_clique", "maximum_clique", "MaxCliqueResult"]
 
 MAXCLIQUE_METHODS = ("auto", "branch_and_bound", "vertex_cover")
+# search-tree nodes of the CPU branch and bound before the GPU takes over
+_AUTO_PROBE_NODES = 20_000
+_GPU_PROBE_NODES = 256
 
 
 @dataclass(frozen=True)
@@ -227,8 +230,11 @@ def maximum_clique(G, method="auto", time_limit=None, device="auto") -> MaxCliqu
         a greedy-colouring bound (bitsets). ``"vertex_cover"``: minimum vertex cover of
         the complement (:func:`graphkit.minimum_vertex_cover`; moderate ``n`` only).
         ``"auto"`` is the branch and bound, measured faster on the DIMACS graphs.
-        The branch and bound runs on the CPU (Numba) whatever ``device`` says (the
-        result's ``device`` tells); the vertex cover method honours ``device``.
+        On the GPU the search is split two levels deep into work items (one warp
+        each) that share the best size; a short CPU search gives the starting bound.
+        With ``device="auto"`` and a usable GPU, the CPU search runs up to
+        20,000 nodes first and the GPU takes over only when that did not finish
+        (the result's ``device`` tells which one answered).
     time_limit : float, optional
         Seconds; when reached the best clique found is returned with ``optimal=False``.
     device : {"auto", "cpu", "gpu"}
@@ -268,9 +274,17 @@ def maximum_clique(G, method="auto", time_limit=None, device="auto") -> MaxCliqu
     from kernels import cliques as kc
 
     deadline = (t0 + float(time_limit)) if time_limit is not None else 0.0
-    # the colouring branch and bound runs on the CPU (Numba); ``device`` only selects
-    # the vertex cover solver
-    verts, optimal, nodes = kc.max_clique_cpu(G.indptr, G.indices, 0, deadline)
-    dev = "cpu"
+    if dev == "cpu":
+        verts, optimal, nodes = kc.max_clique_cpu(G.indptr, G.indices, 0, deadline)
+    else:
+        # a short CPU search gives the GPU its starting bound; with device="auto" a
+        # longer one settles the easy instances without paying for the GPU launch
+        cap = _AUTO_PROBE_NODES if device == "auto" else _GPU_PROBE_NODES
+        verts, optimal, nodes = kc.max_clique_cpu(G.indptr, G.indices, 0, deadline, cap)
+        if optimal and device == "auto":
+            dev = "cpu"
+        elif not (deadline and time.perf_counter() >= deadline):
+            verts, optimal, gpu_nodes = kc.max_clique_gpu(G.indptr, G.indices, verts, deadline)
+            nodes += gpu_nodes
     verts = np.sort(np.asarray(verts, dtype=np.int64))
     return MaxCliqueResult(verts, len(verts), bool(optimal), method, dev, time.perf_counter() - t0, int(nodes))

@@ -40,6 +40,7 @@ __all__ = [
     "mce_cpu_chunks",
     "mce_cpu_count",
     "max_clique_cpu",
+    "max_clique_gpu",
     "mce_gpu_chunks",
     "mce_gpu_count",
 ]
@@ -568,6 +569,35 @@ def _bb_sub(k, W, rows, SP, L, C, cnt, idx, clq, best, best_clq, nodes, deadline
     return best, nodes, status
 
 
+@njit(cache=True)
+def _bb_candidates(indptr, indices, v, rank, core, best, Pv):
+    """``P`` of the sub-problem of ``v`` into ``Pv``: later neighbours that can still be in
+    a clique larger than ``best`` (core >= best), by decreasing rank (high core first, for
+    a tighter greedy colouring); returns its size."""
+    rv = rank[v]
+    k = 0
+    for e in range(indptr[v], indptr[v + 1]):
+        u = indices[e]
+        if rank[u] > rv and core[u] >= best:
+            Pv[k] = u
+            k += 1
+    if k > 1:
+        perm = np.argsort(-rank[Pv[:k]])
+        Pv[:k] = Pv[:k][perm]
+    return k
+
+
+@njit(cache=True)
+def _bb_rows(indptr, indices, Pv, k, pmark, rows, W):
+    """Adjacency bitsets over ``Pv[:k]`` (local index = position in ``Pv``) into ``rows``."""
+    for i in range(k):
+        pmark[Pv[i]] = i
+    for i in range(k):
+        _build_row(indptr, indices, Pv[i], pmark, Pv, k, rows[i], W)
+    for i in range(k):
+        pmark[Pv[i]] = -1
+
+
 def _clock():
     import time
 
@@ -575,8 +605,8 @@ def _clock():
 
 
 @njit(cache=True)
-def _max_clique_run(indptr, indices, order, rank, core, lower, deadline, node_cap, pmark, Pv, Xv, rows, cols,
-                    SP, L, C, cnt, idx, clq, best_clq, result):
+def _max_clique_run(indptr, indices, order, rank, core, lower, deadline, node_cap, pmark, Pv, rows, SP, L, C, cnt,
+                    idx, clq, best_clq, result):
     """Sub-problems in reverse degeneracy order; ``result`` receives the best clique.
 
     Returns ``(best, nodes, status)``.
@@ -598,25 +628,11 @@ def _max_clique_run(indptr, indices, order, rank, core, lower, deadline, node_ca
             best = 1
             result[0] = v
             continue
-        # P: later neighbours that can still be in a larger clique (core >= best),
-        # by decreasing rank (high core first) for a tighter greedy colouring
-        k = 0
-        for e in range(indptr[v], indptr[v + 1]):
-            u = indices[e]
-            if rank[u] > rv and core[u] >= best:
-                Pv[k] = u
-                k += 1
+        k = _bb_candidates(indptr, indices, v, rank, core, best, Pv)
         if 1 + k <= best:
             continue
-        perm = np.argsort(-rank[Pv[:k]])
-        Pv[:k] = Pv[:k][perm]
-        for i in range(k):
-            pmark[Pv[i]] = i
         W = (k + 63) >> 6
-        for i in range(k):
-            _build_row(indptr, indices, Pv[i], pmark, Pv, k, rows[i], W)
-        for i in range(k):
-            pmark[Pv[i]] = -1
+        _bb_rows(indptr, indices, Pv, k, pmark, rows, W)
         for dd in range(k + 3):
             for w in range(W):
                 SP[dd, w] = _ZERO
@@ -633,41 +649,186 @@ def _max_clique_run(indptr, indices, order, rank, core, lower, deadline, node_ca
     return best, nodes, status
 
 
+class _BBSetup:
+    """Degeneracy order and scratch arrays shared by the CPU search and the GPU plan."""
+
+    def __init__(self, indptr, indices):
+        self.indptr = np.ascontiguousarray(indptr, dtype=np.int64)
+        self.indices = np.ascontiguousarray(indices, dtype=np.int64)
+        n = len(self.indptr) - 1
+        self.order, self.core = degeneracy_order(self.indptr, self.indices)
+        self.rank = np.empty(n, np.int64)
+        self.rank[self.order] = np.arange(n)
+        self.D = D = int(self.core.max())
+        Wm = max(1, (D + 63) // 64)
+        self.pmark = np.full(n, -1, np.int64)
+        self.Pv = np.zeros(D + 1, np.int64)
+        self.rows = np.zeros((D + 1, Wm), np.uint64)
+        self.SP = np.zeros((D + 3, Wm), np.uint64)
+        self.L = np.zeros((D + 3, D + 1), np.int32)
+        self.C = np.zeros((D + 3, D + 1), np.int32)
+
+
 def max_clique_cpu(indptr, indices, lower=0, deadline=0.0, node_cap=0):
     """Maximum clique by colouring branch and bound; returns ``(vertices, optimal, nodes)``.
 
-    ``deadline`` is an absolute ``time.perf_counter()`` value (0: none).
+    Only cliques larger than ``lower`` are searched for (the result is empty when none
+    exists). ``deadline`` is an absolute ``time.perf_counter()`` value (0: none);
+    ``node_cap`` > 0 stops after about that many search-tree nodes.
     """
-    indptr = np.ascontiguousarray(indptr, dtype=np.int64)
-    indices = np.ascontiguousarray(indices, dtype=np.int64)
-    n = len(indptr) - 1
-    if n == 0:
+    if len(indptr) <= 1:
         return np.zeros(0, np.int64), True, 0
-    order, core = degeneracy_order(indptr, indices)
-    rank = np.empty(n, np.int64)
-    rank[order] = np.arange(n)
-    D = int(core.max())
-    maxdeg = int(np.diff(indptr).max())
-    Wm = max(1, (D + 63) // 64)
-    pmark = np.full(n, -1, np.int64)
-    Pv = np.zeros(D + 1, np.int64)
-    Xv = np.zeros(1, np.int64)
-    rows = np.zeros((max(maxdeg, D) + 1, Wm), np.uint64)
-    cols = np.zeros((1, 1), np.uint64)
-    SP = np.zeros((D + 3, Wm), np.uint64)
-    L = np.zeros((D + 3, D + 1), np.int32)
-    C = np.zeros((D + 3, D + 1), np.int32)
+    b = _BBSetup(indptr, indices)
+    D = b.D
     cnt = np.zeros(D + 3, np.int64)
     idx = np.zeros(D + 3, np.int64)
     clq = np.zeros(D + 3, np.int64)
     best_clq = np.zeros(D + 3, np.int64)
     result = np.full(D + 2, -1, np.int64)
-    best, nodes, status = _max_clique_run(indptr, indices, order, rank, core, int(lower), float(deadline), int(node_cap),
-                                          pmark, Pv, Xv, rows, cols, SP, L, C, cnt, idx, clq, best_clq, result)
+    best, nodes, status = _max_clique_run(b.indptr, b.indices, b.order, b.rank, b.core, int(lower), float(deadline),
+                                          int(node_cap), b.pmark, b.Pv, b.rows, b.SP, b.L, b.C, cnt, idx, clq,
+                                          best_clq, result)
     verts = np.sort(result[:best]) if best > 0 and result[0] >= 0 else np.zeros(0, np.int64)
     return verts, status == 0, int(nodes)
 
 
+@njit(cache=True)
+def _bb_gpu_plan(indptr, indices, order, rank, core, lower, pmark, Pv, rows, SP, L, C):
+    """Work items of the GPU branch and bound (see ``kernels/cuda/maxclique.cu``).
+
+    Every sub-problem that may hold a clique larger than ``lower`` is stored with its
+    candidates relabelled in the order of their greedy colouring; item ``(s, j)`` is the
+    branch on the ``j``-th of them, kept when its colour bound ``1 + C[j]`` beats ``lower``.
+    """
+    n = len(order)
+    nsub = 0
+    words = 0
+    npv = 0
+    for p in range(n - 1, -1, -1):
+        v = order[p]
+        rv = rank[v]
+        k = 0
+        for e in range(indptr[v], indptr[v + 1]):
+            u = indices[e]
+            if rank[u] > rv and core[u] >= lower:
+                k += 1
+        if 1 + k > lower:
+            nsub += 1
+            words += k * ((k + 63) >> 6)
+            npv += k
+    sub_v = np.empty(nsub, np.int32)
+    sub_k = np.empty(nsub, np.int32)
+    sub_row_off = np.empty(nsub, np.int64)
+    sub_pv_off = np.empty(nsub, np.int64)
+    rows_all = np.empty(words, np.uint64)
+    pv_all = np.empty(npv, np.int32)
+    item_sub = np.empty(npv, np.int32)
+    item_j = np.empty(npv, np.int32)
+    item_col = np.empty(npv, np.int32)
+    Pc = np.empty(len(Pv), np.int64)
+    s = 0
+    wo = 0
+    po = 0
+    ni = 0
+    for p in range(n - 1, -1, -1):
+        v = order[p]
+        k = _bb_candidates(indptr, indices, v, rank, core, lower, Pv)
+        if 1 + k <= lower:
+            continue
+        W = (k + 63) >> 6
+        _bb_rows(indptr, indices, Pv, k, pmark, rows, W)
+        for w in range(W):
+            SP[1, w] = _ZERO
+        for i in range(k):
+            SP[1, i >> 6] |= _ONE << np.uint64(i & 63)
+        _colour_sort(1, W, rows, SP, L, C)
+        for t in range(k):
+            Pc[t] = Pv[L[1, t]]
+            pv_all[po + t] = Pc[t]
+        _bb_rows(indptr, indices, Pc, k, pmark, rows_all[wo:wo + k * W].reshape(k, W), W)
+        sub_v[s] = v
+        sub_k[s] = k
+        sub_row_off[s] = wo
+        sub_pv_off[s] = po
+        for j in range(k - 1, -1, -1):
+            if 1 + C[1, j] > lower:
+                item_sub[ni] = s
+                item_j[ni] = j
+                item_col[ni] = C[1, j]
+                ni += 1
+        s += 1
+        wo += k * W
+        po += k
+    return sub_v, sub_k, sub_row_off, sub_pv_off, rows_all, pv_all, item_sub[:ni], item_j[:ni], item_col[:ni]
+
+
+def max_clique_gpu(indptr, indices, lower_clique=None, deadline=0.0, mem_fraction=0.25):
+    """Maximum clique by colouring branch and bound on the GPU (one warp per work item).
+
+    ``lower_clique`` (a known clique, e.g. from a short CPU run) sets the initial bound and
+    is returned when nothing larger exists. Returns ``(vertices, optimal, nodes)``.
+    """
+    import time
+
+    import cupy
+
+    from .cuda import get_kernel
+
+    lower = np.sort(np.asarray(lower_clique if lower_clique is not None else [], dtype=np.int64))
+    if len(indptr) <= 1:
+        return lower, True, 0
+    if len(indptr) - 1 >= 2 ** 31 - 1:
+        raise ValueError("the GPU maximum clique needs fewer than 2**31 vertices")
+    b = _BBSetup(indptr, indices)
+    lo = max(len(lower), 1)
+    if len(lower) == 0:  # any vertex is a clique of size 1
+        lower = np.zeros(1, np.int64)
+    plan = _bb_gpu_plan(b.indptr, b.indices, b.order, b.rank, b.core, lo, b.pmark, b.Pv, b.rows, b.SP, b.L, b.C)
+    sub_v, sub_k, sub_row_off, sub_pv_off, rows_all, pv_all, item_sub, item_j, item_col = plan
+    nitems = len(item_sub)
+    if nitems == 0:
+        return lower, True, 0
+    K = int(sub_k.max())
+    Wm = (K + 63) // 64
+    dev = cupy.cuda.Device()
+    attrs = dev.attributes
+    warps_per_block = 4
+    smem = warps_per_block * 2 * Wm * 8
+    if smem > attrs["MaxSharedMemoryPerBlock"]:
+        raise ValueError(f"sub-problem of {K} candidates is too large for the GPU branch and bound")
+    depths = K + 3
+    per_warp = 8 * depths * Wm + 4 * (2 * depths * K + 2 * depths) + 4 * (K + 2)
+    max_warps = attrs["MultiProcessorCount"] * (attrs["MaxThreadsPerMultiProcessor"] // 32)
+    nwarps = int(max(1, min(nitems, max_warps, (dev.mem_info[0] * mem_fraction) // per_warp)))
+    d = {name: cupy.asarray(a) for name, a in
+         dict(rows_all=rows_all, pv_all=pv_all, sub_v=sub_v, sub_k=sub_k, sub_row_off=sub_row_off,
+              sub_pv_off=sub_pv_off, item_sub=item_sub, item_j=item_j, item_col=item_col).items()}
+    queue = cupy.zeros(1, np.uint64)
+    best_packed = cupy.full(1, (lo << 32) | 0xFFFFFFFF, np.uint64)
+    slots = cupy.empty(nwarps * (K + 2), np.int32)
+    wbits = cupy.empty(nwarps * depths * Wm, np.uint64)
+    wints = cupy.empty(nwarps * (2 * depths * K + 2 * depths), np.int32)
+    nodes = cupy.zeros(1, np.uint64)
+    stop = cupy.zeros(1, np.int32)
+    budget_ns = 0
+    if deadline > 0:
+        budget_ns = max(1, int((deadline - time.perf_counter()) * 1e9))
+    threads = 32 * warps_per_block
+    blocks = (nwarps + warps_per_block - 1) // warps_per_block
+    get_kernel("maxclique", "max_clique_kernel")(
+        (blocks,), (threads,),
+        (d["rows_all"], d["pv_all"], d["sub_v"], d["sub_k"], d["sub_row_off"], d["sub_pv_off"], d["item_sub"],
+         d["item_j"], d["item_col"], np.int64(nitems), queue, best_packed, slots, wbits, wints, np.int32(Wm),
+         np.int32(K), np.int32(nwarps), nodes, stop, np.int64(budget_ns)),
+        shared_mem=smem)
+    packed = int(best_packed.get()[0])
+    size, winner = packed >> 32, packed & 0xFFFFFFFF
+    optimal = int(stop.get()[0]) == 0
+    nodes = int(nodes.get()[0])
+    if winner == 0xFFFFFFFF:
+        return lower, optimal, nodes
+    verts = slots[winner * (K + 2): winner * (K + 2) + size].get().astype(np.int64)
+    return np.sort(verts), optimal, nodes
 
 
 # ---------------------------------------------------------------------------------------

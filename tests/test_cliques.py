@@ -224,3 +224,37 @@ def test_gpu_large_sparse_split():
 @pytest.mark.parametrize("name", ["hamming6-4", "johnson8-2-4", "MANN_a9"])
 def test_gpu_maximum_clique_vertex_cover(shared_data, name):
     _check_dimacs(shared_data, name, method="vertex_cover", device="gpu")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", ["gnp_sparse", "gnp_mid", "gnp_dense", "powerlaw", "moon_moser", "complete",
+                                  "edgeless", "single", "disconnected", "wide_bitsets"])
+def test_gpu_branch_and_bound_small(name):
+    from kernels.cliques import max_clique_gpu
+
+    H = GRAPHS[name]()
+    G = graphkit.Graph.from_networkx(H)
+    omega = max(len(c) for c in nx.find_cliques(H))
+    verts, optimal, _ = max_clique_gpu(G.indptr, G.indices)  # no starting bound: the kernel does all the work
+    assert optimal and len(verts) == omega and graphkit.is_clique(H, verts)
+    res = graphkit.maximum_clique(H, device="gpu")
+    assert res.device == "gpu" and res.optimal and res.size == omega
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", FAST_DIMACS + SLOW_DIMACS)
+def test_gpu_branch_and_bound_dimacs(shared_data, name):
+    from kernels.cliques import max_clique_gpu
+
+    ans = _answers(shared_data)[name]
+    G = graphkit.read_graph(shared_data / "graphs" / "dimacs" / f"{name}.clq")
+    verts, optimal, nodes = max_clique_gpu(G.indptr, G.indices)
+    assert optimal and len(verts) == ans and graphkit.is_clique(G, verts) and nodes > 0
+    _check_dimacs(shared_data, name, device="gpu")
+
+
+@pytest.mark.gpu
+def test_gpu_branch_and_bound_time_limit(shared_data):
+    G = graphkit.read_graph(shared_data / "graphs" / "dimacs" / "MANN_a27.clq")
+    res = graphkit.maximum_clique(G, time_limit=0.002, device="gpu")
+    assert graphkit.is_clique(G, res.vertices) and res.time < 5
