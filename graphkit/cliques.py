@@ -77,19 +77,27 @@ def maximal_clique_chunks(G, min_size=1, device="auto", chunk_cliques=1 << 16):
     >>> sorted(sorted(flat[a:b].tolist()) for flat, off in chunks for a, b in zip(off[:-1], off[1:]))
     [[0, 1], [1, 2], [2, 3]]
     """
+    G, min_size, dev, chunk_cliques = _check_enumeration(G, min_size, device, chunk_cliques)
+    return _chunks(G, min_size, dev, chunk_cliques)
+
+
+def _check_enumeration(G, min_size, device, chunk_cliques):
+    """Validate the arguments when the iterator is created, not at its first ``next()``."""
     min_size = _check_min_size(min_size)
-    if not isinstance(chunk_cliques, (int, np.integer)) or chunk_cliques < 1:
+    if isinstance(chunk_cliques, bool) or not isinstance(chunk_cliques, (int, np.integer)) or chunk_cliques < 1:
         raise ValueError(f"chunk_cliques must be a positive integer, got {chunk_cliques!r}")
-    G = as_graph(G)
-    dev = resolve_device(device)
+    return as_graph(G), min_size, resolve_device(device), int(chunk_cliques)
+
+
+def _chunks(G, min_size, dev, chunk_cliques):
     if G.n == 0:
         return
     from kernels import cliques as kc
 
     if dev == "gpu":
-        yield from kc.mce_gpu_chunks(G, min_size, int(chunk_cliques))
+        yield from kc.mce_gpu_chunks(G, min_size, chunk_cliques)
     else:
-        yield from kc.mce_cpu_chunks(G.indptr, G.indices, min_size, int(chunk_cliques))
+        yield from kc.mce_cpu_chunks(G.indptr, G.indices, min_size, chunk_cliques)
 
 
 def maximal_cliques(G, min_size=1, device="auto", chunk_cliques=1 << 16):
@@ -121,7 +129,11 @@ def maximal_cliques(G, min_size=1, device="auto", chunk_cliques=1 << 16):
     >>> sorted(c.tolist() for c in graphkit.maximal_cliques(G, device="cpu"))
     [[0, 1, 2], [2, 3]]
     """
-    for flat, off in maximal_clique_chunks(G, min_size, device, chunk_cliques):
+    return _cliques(maximal_clique_chunks(G, min_size, device, chunk_cliques))
+
+
+def _cliques(chunks):
+    for flat, off in chunks:
         flat = flat.astype(np.int64, copy=False)
         for i in range(len(off) - 1):
             yield flat[off[i]:off[i + 1]]

@@ -329,7 +329,7 @@ def _mce_run(indptr, indices, order, rank, min_size, count_only, st, pmark, Pv, 
                 if rank[indices[e]] > rv:
                     kk += 1
             if kk == 0 or 1 + kk < min_size:
-                continue  # no P: {v} has a later... earlier neighbour, so not maximal
+                continue  # no P: v's cliques belong to earlier sub-problems ({v} alone is not maximal)
             k, r = _setup(indptr, indices, v, rank, pmark, Pv, Xv, rows, cols, True)
             W = (k + 63) >> 6
             WX = (r + 63) >> 6

@@ -462,7 +462,7 @@ def search_cpu(indptr, indices, root_deg, root_count, limit, *, pvc=False, use_l
 class GpuConfig:
     """Launch configuration of the GPU kernels (Section IV-E of the paper)."""
 
-    def __init__(self, blocks, threads, shared, stack_depth, worklist_size, threshold, sms):
+    def __init__(self, blocks, threads, shared, stack_depth, worklist_size, threshold, sms, bitset=False):
         self.blocks = int(blocks)
         self.threads = int(threads)
         self.shared = bool(shared)
@@ -470,25 +470,40 @@ class GpuConfig:
         self.worklist_size = int(worklist_size)
         self.threshold = int(threshold)
         self.sms = int(sms)
+        self.bitset = bool(bitset)
 
     def as_dict(self):
         return dict(blocks=self.blocks, threads=self.threads, shared=self.shared,
                     stack_depth=self.stack_depth, worklist_size=self.worklist_size,
-                    threshold=self.threshold, sms=self.sms)
+                    threshold=self.threshold, sms=self.sms, bitset=self.bitset)
+
+    def replace(self, **changes):
+        """A copy with some fields changed."""
+        return GpuConfig(**{**self.as_dict(), **changes})
 
     def __repr__(self):
         return "GpuConfig(" + ", ".join(f"{k}={v}" for k, v in self.as_dict().items()) + ")"
 
 
-def gpu_config(n, depth, *, threads=None, shared=None, worklist_size=None, threshold=None,
+#: Bitset mode: at most this many vertices (the kernels' VC_BITSET_WORDS * 32).
+BITSET_MAX_VERTICES = 8192
+
+
+def gpu_config(n, depth, *, edges=None, threads=None, shared=None, bitset=None, worklist_size=None, threshold=None,
                memory_fraction=0.25, device_props=None):
-    """Choose block size, block count, shared/global degree array and worklist size.
+    """Choose block size, block count, shared/global degree array, bitset mode and worklist size.
 
     Follows Section IV-E: the block size lies between a lower limit (threads needed for
     full occupancy divided by the most blocks that can run at once: hardware, shared
     memory and global memory for the stacks) and an upper limit (``min(1024, n)``
     rounded up to a warp); the shared-memory kernel is used when its per-block degree
     array fits and still allows full occupancy, else the global-memory kernel.
+
+    Bitset mode (an extension of the paper) recounts the degrees as popcounts over
+    adjacency bitsets after each batch of deletions, ``n * n / 32`` word operations
+    instead of one atomic per deleted edge end (``avg_degree ** 2`` when taking a
+    neighbourhood): it is chosen (``bitset=None``) for graphs of at most 8192 vertices
+    whose average degree (from ``edges``) is at least ``n / 8``.
 
     ``device_props`` (a dict with ``multiProcessorCount``, ``maxThreadsPerMultiProcessor``,
     ``maxBlocksPerMultiProcessor``, ``sharedMemPerMultiprocessor``,
@@ -571,7 +586,29 @@ def gpu_config(n, depth, *, threads=None, shared=None, worklist_size=None, thres
     blocks = max(1, min(per_sm * sms, blocks_gmem))
     if threshold is None:
         threshold = max(1, worklist_size // 2)
-    return GpuConfig(blocks, t, use_shared, depth, worklist_size, min(threshold, worklist_size), sms)
+    if bitset is None:
+        bitset = edges is not None and n <= BITSET_MAX_VERTICES and 2 * edges >= n * n / 8
+    elif bitset and n > BITSET_MAX_VERTICES:
+        raise ValueError(f"bitset mode needs at most {BITSET_MAX_VERTICES} vertices, got {n}")
+    return GpuConfig(blocks, t, use_shared, depth, worklist_size, min(threshold, worklist_size), sms, bitset)
+
+
+def adjacency_bitsets(indptr, indices):
+    """Row ``v`` = bits of the neighbours of ``v`` in ``ceil(n / 32)`` little-endian
+    ``uint32`` words (the GPU kernels' bitset mode).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> adjacency_bitsets(np.array([0, 2, 3, 4]), np.array([1, 2, 0, 0])).ravel().tolist()
+    [6, 1, 1]
+    """
+    indptr = np.asarray(indptr, dtype=np.int64)
+    n = len(indptr) - 1
+    wn = (n + 31) // 32
+    dense = np.zeros((n, wn * 32), dtype=bool)
+    dense[np.repeat(np.arange(n), np.diff(indptr)), np.asarray(indices, dtype=np.int64)] = True
+    return np.packbits(dense, axis=1, bitorder="little").view("<u4").reshape(n, wn)
 
 
 def lp_bound(indptr, indices):
@@ -642,7 +679,7 @@ def search_gpu(indptr, indices, root_deg, root_count, limit, *, pvc=False, metho
     n = len(indptr) - 1
     depth = max(int(limit) - int(root_count), 0) + 2
     if config is None:
-        config = gpu_config(n, depth)
+        config = gpu_config(n, depth, edges=len(indices) // 2)
     name = f"vc_{method}_{'shared' if config.shared else 'global'}"
     kern = get_kernel("vertex_cover", name)
     smem = 4 * (n + 1) if config.shared else 0
@@ -654,12 +691,13 @@ def search_gpu(indptr, indices, root_deg, root_count, limit, *, pvc=False, metho
     if regs > 0:
         B = max(1, min(B, max(65536 // (regs * T), 1) * config.sms))
         if B != config.blocks:
-            config = GpuConfig(B, T, config.shared, config.stack_depth, config.worklist_size, config.threshold,
-                               config.sms)
+            config = config.replace(blocks=B)
     S = max(config.stack_depth, depth + 2)
     W = config.worklist_size if method == "hybrid" else 1
     d_indptr = cupy.asarray(np.asarray(indptr, dtype=np.int32))
     d_indices = cupy.asarray(np.asarray(indices, dtype=np.int32))
+    wn = (n + 31) // 32
+    adj = cupy.asarray(adjacency_bitsets(indptr, indices)) if config.bitset else None
     stacks = cupy.empty((B, S, n), dtype=np.int32)
     stack_cnt = cupy.empty((B, S), dtype=np.int32)
     work = cupy.empty((W, n), dtype=np.int32)
@@ -689,7 +727,8 @@ def search_gpu(indptr, indices, root_deg, root_count, limit, *, pvc=False, metho
         host_stop = ctl[10:11]
     args = (d_indptr, d_indices, np.int32(n), root, np.int32(root_count), stacks, stack_cnt,
             np.int32(S), work, work_cnt, work_ticket, np.int32(W), np.int32(config.threshold),
-            scratch, best_deg, ctl, nodes, smid, np.int32(1 if pvc else 0), np.int32(start_depth))
+            scratch, best_deg, ctl, nodes, smid, np.int32(1 if pvc else 0), np.int32(start_depth),
+            adj if adj is not None else np.uint64(0), np.int32(wn))
     if time_limit is None:
         start.record()
         kern((B,), (T,), args, shared_mem=smem)

@@ -100,8 +100,10 @@ def test_checkers_and_errors():
         graphkit.maximum_clique(H, method="nope")
     with pytest.raises(ValueError):
         graphkit.maximum_clique(H, time_limit=-1)
-    with pytest.raises(TypeError):
-        graphkit.maximal_cliques(object()).__next__()
+    with pytest.raises(TypeError):  # checked when the iterator is created
+        graphkit.maximal_cliques(object())
+    with pytest.raises(ValueError):
+        graphkit.maximal_clique_chunks(H, chunk_cliques=0)
 
 
 @pytest.mark.parametrize("name", ["gnp_sparse", "gnp_mid", "gnp_dense", "powerlaw", "moon_moser", "complete",

@@ -358,6 +358,12 @@ def test_gpu_config_follows_section_IV_E():
     assert big.blocks * big.stack_depth * 4 * 100_001 <= 0.25 * 80 * 2**30
     forced = gpu_config(300, 290, shared=False, threads=64, device_props=H100)
     assert not forced.shared and forced.threads == 64
+    # bitset mode for small dense graphs only
+    assert gpu_config(300, 290, edges=30_000, device_props=H100).bitset
+    assert not gpu_config(300, 290, edges=3_000, device_props=H100).bitset
+    assert not gpu_config(100_000, 50_000, edges=10 ** 9, device_props=H100).bitset
+    with pytest.raises(ValueError):
+        gpu_config(100_000, 50_000, bitset=True, device_props=H100)
     with pytest.raises(ValueError):
         gpu_config(300, 290, threads=100, device_props=H100)
 
@@ -400,15 +406,16 @@ def test_gpu_equals_cpu_random(method):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("bitset", [True, False])
 @pytest.mark.parametrize("shared", [True, False])
 @pytest.mark.parametrize("method", ["hybrid", "stackonly"])
-def test_gpu_dimacs_shared_and_global(shared_data, method, shared):
+def test_gpu_dimacs_shared_and_global(shared_data, method, shared, bitset):
     from kernels.vertex_cover import gpu_config
 
     for name in ["johnson8-4-4", "hamming6-4", "MANN_a9", "p_hat300-1"]:
         omega = answers(shared_data, "dimacs")[name]
         H = read_graph(shared_data / "graphs" / "dimacs" / f"{name}.clq").complement()
-        cfg = gpu_config(H.n, H.n, shared=shared, threads=128)
+        cfg = gpu_config(H.n, H.n, shared=shared, threads=128, bitset=bitset)
         r = minimum_vertex_cover(H, device="gpu", method=method, gpu_config=cfg, time_limit=GPU_GUARD)
         assert r.optimal and r.size == H.n - omega, name
         assert is_vertex_cover(H, r.cover)

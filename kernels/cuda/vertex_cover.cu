@@ -15,7 +15,9 @@
 //                                 depth `start_depth` (bits of t choose the branches), then
 //                                 traverses it with its local stack.
 // `_shared` keeps the current degree array in dynamic shared memory, `_global` in a
-// per-block global scratch row. Global degree arrays are read through L2 (__ldcg) since
+// per-block global scratch row. With `adj` (bitset rows of wn 32-bit words, dense graphs
+// of at most 8192 vertices) the degrees are recounted by popcount after each batch of
+// deletions instead of decremented edge by edge. Global degree arrays are read through L2 (__ldcg) since
 // other threads update them with atomics.
 //
 // ctl[]: 0 limit (best-1 for MVC, k for PVC), 1 best size found (-1 none), 2 found (PVC),
@@ -25,6 +27,7 @@
 // templates:
 
 #define VC_MARK 0x40000000
+#define VC_BITSET_WORDS 256  // bitset mode: at most 8192 vertices
 #define VC_DMASK 0x3fffffff
 
 #define CTL_LIMIT 0
@@ -116,11 +119,49 @@ __device__ void vc_take(const int* indptr, const int* indices, int* deg, int v)
     __syncthreads();
 }
 
-// Delete every live neighbour of v (add N(v) to the cover).
+// Bitset mode (dense graphs, adj != nullptr): after a batch of deletions every live degree
+// is recounted as popcount(adj[v] & live), n * wn word operations instead of one atomic
+// per deleted edge end. `live` is block-shared scratch of wn words.
 template <bool G>
-__device__ void vc_take_neighbors(const int* indptr, const int* indices, int* deg, int v)
+__device__ void vc_recount(const unsigned* adj, int wn, int* deg, int n, unsigned* live)
 {
     __syncthreads();
+    const int lane = threadIdx.x & 31;
+    for (int v0 = threadIdx.x - lane; v0 < n; v0 += blockDim.x) {
+        int v = v0 + lane;
+        unsigned m = __ballot_sync(0xffffffffu, v < n && vc_rd<G>(deg + v) >= 0);
+        if (lane == 0) live[v0 >> 5] = m;
+    }
+    __syncthreads();
+    for (int v = threadIdx.x; v < n; v += blockDim.x) {
+        if (vc_rd<G>(deg + v) < 0) continue;
+        const unsigned* row = adj + (size_t)v * wn;
+        int c = 0;
+        for (int w = 0; w < wn; ++w) c += __popc(__ldg(row + w) & live[w]);
+        deg[v] = c;
+    }
+    if constexpr (G) {
+        __threadfence();
+    } else {
+        __threadfence_block();
+    }
+    __syncthreads();
+}
+
+// Delete every live neighbour of v (add N(v) to the cover).
+template <bool G>
+__device__ void vc_take_neighbors(const int* indptr, const int* indices, int* deg, int n, int v,
+                                  const unsigned* adj, int wn, unsigned* live)
+{
+    __syncthreads();
+    if (adj != nullptr) {
+        for (int p = indptr[v] + threadIdx.x; p < indptr[v + 1]; p += blockDim.x) {
+            int u = indices[p];
+            if (vc_rd<G>(deg + u) >= 0) atomicExch(deg + u, -1);
+        }
+        vc_recount<G>(adj, wn, deg, n, live);
+        return;
+    }
     for (int p = indptr[v] + threadIdx.x; p < indptr[v + 1]; p += blockDim.x) {
         int u = indices[p];
         if (vc_rd<G>(deg + u) < 0) continue;
@@ -137,7 +178,8 @@ __device__ void vc_take_neighbors(const int* indptr, const int* indices, int* de
 // Degree-one, degree-two-triangle and high-degree rules until nothing changes. Each round
 // marks (phase A, on an unchanged graph) then deletes the marked vertices (phase B).
 template <bool G>
-__device__ void vc_reduce(const int* indptr, const int* indices, int* deg, int n, VcBlock& sh)
+__device__ void vc_reduce(const int* indptr, const int* indices, int* deg, int n, VcBlock& sh, const unsigned* adj,
+                          int wn, unsigned* live)
 {
     while (true) {
         __syncthreads();
@@ -195,13 +237,18 @@ __device__ void vc_reduce(const int* indptr, const int* indices, int* deg, int n
             if (d < 0 || !(d & VC_MARK)) continue;
             atomicExch(deg + v, -1);
             ++local;
+            if (adj != nullptr) continue;  // recounted below
             for (int p = indptr[v]; p < indptr[v + 1]; ++p) {
                 int u = indices[p];
                 if (vc_rd<G>(deg + u) >= 0) atomicSub(deg + u, 1);
             }
         }
         if (local) atomicAdd(&sh.count, local);
-        __threadfence_block();
+        if (adj != nullptr) {
+            vc_recount<G>(adj, wn, deg, n, live);
+        } else {
+            __threadfence_block();
+        }
     }
     __syncthreads();
 }
@@ -276,7 +323,7 @@ __device__ void vc_record(const int* cur, int n, int* best_deg, int* ctl, int pv
 // Returns true when the node must branch on sh.vmax.
 template <bool G>
 __device__ bool vc_visit(const int* indptr, const int* indices, int* cur, int n, int* best_deg, int* ctl,
-                         int pvc, VcBlock& sh, long long& nodes)
+                         int pvc, VcBlock& sh, long long& nodes, const unsigned* adj, int wn, unsigned* live)
 {
     __syncthreads();
     if (threadIdx.x == 0) {
@@ -285,7 +332,7 @@ __device__ bool vc_visit(const int* indptr, const int* indices, int* cur, int n,
     }
     __syncthreads();
     if (sh.count > sh.limit) return false;
-    vc_reduce<G>(indptr, indices, cur, n, sh);
+    vc_reduce<G>(indptr, indices, cur, n, sh, adj, wn, live);
     if (sh.count > sh.limit) return false;
     vc_stats<G>(cur, n, sh);
     if (sh.edges == 0) {
@@ -322,11 +369,12 @@ __device__ void vc_hybrid(const int* __restrict__ indptr, const int* __restrict_
                           const int* root, int root_count, int* stacks, int* stack_cnt, int S,
                           int* work, int* work_cnt, unsigned* ticket, int W, int threshold,
                           int* scratch, int* best_deg, int* ctl, long long* nodes_out, int* smid_out,
-                          int pvc, int start_depth)
+                          int pvc, int start_depth, const unsigned* adj, int wn)
 {
     constexpr bool G = !SH;
     extern __shared__ int vc_dyn[];
     __shared__ VcBlock sh;
+    __shared__ unsigned vc_live[VC_BITSET_WORDS];
     int* cur = SH ? vc_dyn : scratch + (size_t)blockIdx.x * n;
     int* mystack = stacks + (size_t)blockIdx.x * S * n;
     int* mycnt = stack_cnt + (size_t)blockIdx.x * S;
@@ -389,7 +437,7 @@ __device__ void vc_hybrid(const int* __restrict__ indptr, const int* __restrict_
             }
         }
         if (vc_stop_uniform(ctl, sh)) break;
-        if (!vc_visit<G>(indptr, indices, cur, n, best_deg, ctl, pvc, sh, nodes)) {
+        if (!vc_visit<G>(indptr, indices, cur, n, best_deg, ctl, pvc, sh, nodes, adj, wn, vc_live)) {
             need = true;
             continue;
         }
@@ -422,7 +470,7 @@ __device__ void vc_hybrid(const int* __restrict__ indptr, const int* __restrict_
         if (sh.kind != 2) {
             int* dst = sh.kind == 1 ? work + (size_t)sh.slot * n : mystack + (size_t)sh.sp * n;
             vc_copy<true, G>(dst, cur, n);
-            vc_take_neighbors<true>(indptr, indices, dst, sh.vmax);
+            vc_take_neighbors<true>(indptr, indices, dst, n, sh.vmax, adj, wn, vc_live);
             __threadfence();
             __syncthreads();
             if (threadIdx.x == 0) {
@@ -450,11 +498,12 @@ __device__ void vc_stackonly(const int* __restrict__ indptr, const int* __restri
                              const int* root, int root_count, int* stacks, int* stack_cnt, int S,
                              int* work, int* work_cnt, unsigned* ticket, int W, int threshold,
                              int* scratch, int* best_deg, int* ctl, long long* nodes_out, int* smid_out,
-                             int pvc, int start_depth)
+                             int pvc, int start_depth, const unsigned* adj, int wn)
 {
     constexpr bool G = !SH;
     extern __shared__ int vc_dyn[];
     __shared__ VcBlock sh;
+    __shared__ unsigned vc_live[VC_BITSET_WORDS];
     int* cur = SH ? vc_dyn : scratch + (size_t)blockIdx.x * n;
     int* mystack = stacks + (size_t)blockIdx.x * S * n;
     int* mycnt = stack_cnt + (size_t)blockIdx.x * S;
@@ -480,14 +529,14 @@ __device__ void vc_stackonly(const int* __restrict__ indptr, const int* __restri
         // walk down from the root to sub-tree `task` (redundantly, as in prior work)
         bool alive = true;
         for (int level = 0; level < D; ++level) {
-            if (!vc_visit<G>(indptr, indices, cur, n, best_deg, ctl, pvc, sh, nodes)) { alive = false; break; }
+            if (!vc_visit<G>(indptr, indices, cur, n, best_deg, ctl, pvc, sh, nodes, adj, wn, vc_live)) { alive = false; break; }
             const int bit = (sh.task >> (D - 1 - level)) & 1;
             if (bit == 0) {
                 vc_take<G>(indptr, indices, cur, sh.vmax);
                 if (threadIdx.x == 0) sh.count += 1;
             } else {
                 if (sh.count + sh.dmax > sh.limit) { alive = false; break; }
-                vc_take_neighbors<G>(indptr, indices, cur, sh.vmax);
+                vc_take_neighbors<G>(indptr, indices, cur, n, sh.vmax, adj, wn, vc_live);
                 if (threadIdx.x == 0) sh.count += sh.dmax;
             }
             __syncthreads();
@@ -497,7 +546,7 @@ __device__ void vc_stackonly(const int* __restrict__ indptr, const int* __restri
         // depth-first traversal of the sub-tree with the local stack
         while (true) {
             if (vc_stop_uniform(ctl, sh)) break;
-            if (vc_visit<G>(indptr, indices, cur, n, best_deg, ctl, pvc, sh, nodes)) {
+            if (vc_visit<G>(indptr, indices, cur, n, best_deg, ctl, pvc, sh, nodes, adj, wn, vc_live)) {
                 if (threadIdx.x == 0) {
                     sh.kind = 2;
                     if (sh.count + sh.dmax <= sh.limit) {
@@ -509,7 +558,7 @@ __device__ void vc_stackonly(const int* __restrict__ indptr, const int* __restri
                 if (sh.kind == 0) {
                     int* dst = mystack + (size_t)sh.sp * n;
                     vc_copy<true, G>(dst, cur, n);
-                    vc_take_neighbors<true>(indptr, indices, dst, sh.vmax);
+                    vc_take_neighbors<true>(indptr, indices, dst, n, sh.vmax, adj, wn, vc_live);
                     __threadfence_block();
                     __syncthreads();
                     if (threadIdx.x == 0) {
@@ -540,10 +589,10 @@ __device__ void vc_stackonly(const int* __restrict__ indptr, const int* __restri
     const int* __restrict__ indptr, const int* __restrict__ indices, int n, const int* root, int root_count, \
         int* stacks, int* stack_cnt, int S, int* work, int* work_cnt, unsigned* ticket, int W,            \
         int threshold, int* scratch, int* best_deg, int* ctl, long long* nodes_out, int* smid_out, int pvc, \
-        int start_depth
+        int start_depth, const unsigned* adj, int wn
 #define VC_PASS                                                                                        \
     indptr, indices, n, root, root_count, stacks, stack_cnt, S, work, work_cnt, ticket, W, threshold,     \
-        scratch, best_deg, ctl, nodes_out, smid_out, pvc, start_depth
+        scratch, best_deg, ctl, nodes_out, smid_out, pvc, start_depth, adj, wn
 
 extern "C" __global__ void vc_hybrid_shared(VC_ARGS) { vc_hybrid<true>(VC_PASS); }
 extern "C" __global__ void vc_hybrid_global(VC_ARGS) { vc_hybrid<false>(VC_PASS); }
