@@ -250,6 +250,13 @@ class Graph:
         new_id[vertices] = np.arange(len(vertices))
         rows = np.repeat(np.arange(self.n), self.degrees)
         keep = (new_id[rows] >= 0) & (new_id[self.indices] >= 0)
+        if len(vertices) < 2 or np.all(vertices[1:] > vertices[:-1]):
+            # increasing ids: the renumbering keeps every row's order, so the CSR is a filter
+            counts = np.bincount(new_id[rows[keep]], minlength=len(vertices))
+            indptr = np.zeros(len(vertices) + 1, dtype=np.int64)
+            np.cumsum(counts, out=indptr[1:])
+            w = None if self.weights is None else self.weights[keep]
+            return Graph(indptr, new_id[self.indices[keep]], w)
         a, b = new_id[rows[keep]], new_id[self.indices[keep]]
         upper = a < b
         w = None if self.weights is None else self.weights[keep][upper]

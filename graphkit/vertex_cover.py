@@ -222,7 +222,7 @@ def _components(G: Graph, deg):
     live = np.flatnonzero(deg > 0)
     if len(live) == 0:
         return []
-    H = G.subgraph(live)
+    H = G if len(live) == G.n else G.subgraph(live)
     ncomp, labels = connected_components(H.to_scipy(), directed=False)
     order = np.argsort(labels, kind="stable")
     bounds = np.searchsorted(labels[order], np.arange(ncomp + 1))
@@ -307,7 +307,7 @@ def minimum_vertex_cover(G, device="auto", method="hybrid", time_limit=None, *, 
     load = None
     comps = _components(G, deg)
     for verts in comps:
-        H = G.subgraph(verts)
+        H = G if len(verts) == G.n else G.subgraph(verts)
         hdeg = H.degrees.astype(np.int32)
         ub, gdeg = kvc.greedy_cover_cpu(H.indptr, H.indices, hdeg, 0)
         greedy_total += ub

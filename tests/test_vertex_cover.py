@@ -359,8 +359,8 @@ def test_gpu_config_follows_section_IV_E():
     forced = gpu_config(300, 290, shared=False, threads=64, device_props=H100)
     assert not forced.shared and forced.threads == 64
     # bitset mode for small dense graphs only
-    assert gpu_config(300, 290, edges=30_000, device_props=H100).bitset
-    assert not gpu_config(300, 290, edges=3_000, device_props=H100).bitset
+    assert gpu_config(300, 290, edges=33_917, device_props=H100).bitset  # p_hat300-1 complement
+    assert not gpu_config(300, 290, edges=22_922, device_props=H100).bitset  # p_hat300-2 complement
     assert not gpu_config(100_000, 50_000, edges=10 ** 9, device_props=H100).bitset
     with pytest.raises(ValueError):
         gpu_config(100_000, 50_000, bitset=True, device_props=H100)
