@@ -260,3 +260,11 @@ def test_gpu_branch_and_bound_time_limit(shared_data):
     G = graphkit.read_graph(shared_data / "graphs" / "dimacs" / "MANN_a27.clq")
     res = graphkit.maximum_clique(G, time_limit=0.002, device="gpu")
     assert graphkit.is_clique(G, res.vertices) and res.time < 5
+
+
+def test_auto_method_follows_density():
+    dense = nx.complement(nx.gnp_random_graph(60, 0.03, seed=4))  # density about 0.97
+    res = graphkit.maximum_clique(dense, device="cpu")
+    assert res.method == "vertex_cover" and res.optimal
+    assert res.size == max(len(c) for c in nx.find_cliques(dense)) and graphkit.is_clique(dense, res.vertices)
+    assert graphkit.maximum_clique(nx.gnp_random_graph(60, 0.5, seed=4), device="cpu").method == "branch_and_bound"
