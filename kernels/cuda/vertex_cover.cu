@@ -119,6 +119,42 @@ __device__ void vc_take(const int* indptr, const int* indices, int* deg, int v)
     __syncthreads();
 }
 
+// The warp decrements the degree of every live neighbour of x, lanes over N(x).
+template <bool G>
+__device__ __forceinline__ void vc_warp_unlink(const int* indptr, const int* indices, int* deg, int x, int lane)
+{
+    for (int p = indptr[x] + lane; p < indptr[x + 1]; p += 32) {
+        int u = indices[p];
+        if (vc_rd<G>(deg + u) >= 0) atomicSub(deg + u, 1);
+    }
+}
+
+// The first two live neighbours of x (a, b; -1 when absent), found by the warp 32 at a time.
+template <bool G>
+__device__ __forceinline__ void vc_warp_live2(const int* indptr, const int* indices, const int* deg, int x, int lane,
+                                              int& a, int& b)
+{
+    a = -1;
+    b = -1;
+    const int hi = indptr[x + 1];
+    for (int p0 = indptr[x]; p0 < hi; p0 += 32) {
+        int p = p0 + lane;
+        int u = p < hi ? indices[p] : -1;
+        unsigned m = __ballot_sync(0xffffffffu, u >= 0 && vc_rd<G>(deg + u) >= 0);
+        while (m) {
+            int src = __ffs(m) - 1;
+            m &= m - 1;
+            int w = __shfl_sync(0xffffffffu, u, src);
+            if (a < 0) {
+                a = w;
+            } else {
+                b = w;
+                return;
+            }
+        }
+    }
+}
+
 // Bitset mode (dense graphs, adj != nullptr): after a batch of deletions every live degree
 // is recounted as popcount(adj[v] & live), n * wn word operations instead of one atomic
 // per deleted edge end. `live` is block-shared scratch of wn words.
@@ -162,14 +198,13 @@ __device__ void vc_take_neighbors(const int* indptr, const int* indices, int* de
         vc_recount<G>(adj, wn, deg, n, live);
         return;
     }
-    for (int p = indptr[v] + threadIdx.x; p < indptr[v + 1]; p += blockDim.x) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+    for (int p = indptr[v] + warp; p < indptr[v + 1]; p += nwarps) {
         int u = indices[p];
-        if (vc_rd<G>(deg + u) < 0) continue;
-        atomicExch(deg + u, -1);
-        for (int q = indptr[u]; q < indptr[u + 1]; ++q) {
-            int w = indices[q];
-            if (vc_rd<G>(deg + w) >= 0) atomicSub(deg + w, 1);
-        }
+        int du = lane == 0 ? vc_rd<G>(deg + u) : 0;
+        if (__shfl_sync(0xffffffffu, du, 0) < 0) continue;
+        if (lane == 0) atomicExch(deg + u, -1);
+        vc_warp_unlink<G>(indptr, indices, deg, u, lane);
     }
     __threadfence_block();
     __syncthreads();
@@ -187,60 +222,67 @@ __device__ void vc_reduce(const int* indptr, const int* indices, int* deg, int n
         __syncthreads();
         if (sh.count > sh.limit) break;
         const int budget = sh.limit - sh.count;
+        const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
         bool any = false;
-        for (int v = threadIdx.x; v < n; v += blockDim.x) {
-            int d = vc_rd<G>(deg + v);
-            if (d <= 0) continue;
-            d &= VC_DMASK;
-            if (d == 0) continue;
+        // phase A, 32 vertices per warp step: the high-degree rule per lane, the degree-one
+        // and degree-two-triangle rules with the warp scanning the vertex's adjacency
+        for (int base = warp << 5; base < n; base += nwarps << 5) {
+            const int v = base + lane;
+            int d = v < n ? vc_rd<G>(deg + v) : -1;
+            d = d > 0 ? (d & VC_DMASK) : 0;
             if (d > budget) {  // high degree
                 atomicOr(deg + v, VC_MARK);
                 any = true;
-                continue;
             }
-            if (d == 1) {
-                for (int p = indptr[v]; p < indptr[v + 1]; ++p) {
-                    int u = indices[p];
-                    int du = vc_rd<G>(deg + u);
-                    if (du < 0) continue;
-                    // an isolated edge: only the smaller endpoint is taken
-                    if ((du & VC_DMASK) == 1 && u > v) break;
-                    atomicOr(deg + u, VC_MARK);
-                    any = true;
-                    break;
-                }
-            } else if (d == 2) {
-                int a = -1, b = -1;
-                for (int p = indptr[v]; p < indptr[v + 1]; ++p) {
-                    int u = indices[p];
-                    if (vc_rd<G>(deg + u) < 0) continue;
-                    if (a < 0) { a = u; } else { b = u; break; }
-                }
-                if (b >= 0 && vc_adjacent(indptr, indices, a, b)) {
-                    // a triangle with several degree-two vertices: the smallest id acts
-                    int da = vc_rd<G>(deg + a) & VC_DMASK;
-                    int db = vc_rd<G>(deg + b) & VC_DMASK;
-                    if (!((da == 2 && a < v) || (db == 2 && b < v))) {
-                        atomicOr(deg + a, VC_MARK);
-                        atomicOr(deg + b, VC_MARK);
-                        any = true;
+            unsigned m = __ballot_sync(0xffffffffu, d > 0 && d <= budget && d <= 2);
+            while (m) {
+                const int src = __ffs(m) - 1;
+                m &= m - 1;
+                const int x = base + src;
+                const int dx = __shfl_sync(0xffffffffu, d, src);
+                int ua, ub;
+                vc_warp_live2<G>(indptr, indices, deg, x, lane, ua, ub);
+                if (lane == 0) {
+                    if (dx == 1 && ua >= 0) {
+                        // an isolated edge: only the smaller endpoint is taken
+                        int du = vc_rd<G>(deg + ua);
+                        if (!((du & VC_DMASK) == 1 && ua > x)) {
+                            atomicOr(deg + ua, VC_MARK);
+                            any = true;
+                        }
+                    } else if (dx == 2 && ub >= 0 && vc_adjacent(indptr, indices, ua, ub)) {
+                        // a triangle with several degree-two vertices: the smallest id acts
+                        int da = vc_rd<G>(deg + ua) & VC_DMASK;
+                        int db = vc_rd<G>(deg + ub) & VC_DMASK;
+                        if (!((da == 2 && ua < x) || (db == 2 && ub < x))) {
+                            atomicOr(deg + ua, VC_MARK);
+                            atomicOr(deg + ub, VC_MARK);
+                            any = true;
+                        }
                     }
                 }
+                __syncwarp();
             }
         }
         if (any) sh.flag = 1;
         __syncthreads();
         if (!sh.flag) break;
+        // phase B: delete the marked vertices, the warp unlinking each one's adjacency
         int local = 0;
-        for (int v = threadIdx.x; v < n; v += blockDim.x) {
-            int d = vc_rd<G>(deg + v);
-            if (d < 0 || !(d & VC_MARK)) continue;
-            atomicExch(deg + v, -1);
-            ++local;
+        for (int base = warp << 5; base < n; base += nwarps << 5) {
+            const int v = base + lane;
+            const int d = v < n ? vc_rd<G>(deg + v) : -1;
+            const bool marked = d >= 0 && (d & VC_MARK);
+            if (marked) {
+                atomicExch(deg + v, -1);
+                ++local;
+            }
+            unsigned m = __ballot_sync(0xffffffffu, marked);
             if (adj != nullptr) continue;  // recounted below
-            for (int p = indptr[v]; p < indptr[v + 1]; ++p) {
-                int u = indices[p];
-                if (vc_rd<G>(deg + u) >= 0) atomicSub(deg + u, 1);
+            while (m) {
+                const int src = __ffs(m) - 1;
+                m &= m - 1;
+                vc_warp_unlink<G>(indptr, indices, deg, base + src, lane);
             }
         }
         if (local) atomicAdd(&sh.count, local);
