@@ -497,7 +497,9 @@ def gpu_config(n, depth, *, edges=None, threads=None, shared=None, bitset=None, 
     full occupancy divided by the most blocks that can run at once: hardware, shared
     memory and global memory for the stacks) and an upper limit (``min(1024, n)``
     rounded up to a warp); the shared-memory kernel is used when its per-block degree
-    array fits and still allows full occupancy, else the global-memory kernel.
+    array fits and still allows full occupancy, else the global-memory kernel. Beyond
+    the paper, a block gets at least 256 threads (the warps scan adjacency lists
+    cooperatively; measured faster than 128 and 512 on the DIMACS complements).
 
     Bitset mode (an extension of the paper) recounts the degrees as popcounts over
     adjacency bitsets after each batch of deletions, ``n * n / 32`` word operations
@@ -591,6 +593,11 @@ def gpu_config(n, depth, *, edges=None, threads=None, shared=None, bitset=None, 
         # a node's cost is the n * n / 32-word recount: wider blocks shorten the critical
         # path (p_hat300-1 complement on the H100: 2.9 ms at 512 threads, 7.7 ms at 128)
         t = max(t, 512)
+    else:
+        # the warps scan adjacency lists cooperatively, so 8 warps pay off even on graphs of
+        # fewer vertices (H100, kernel ms at 128 / 256 / 512 threads: p_hat300-2 complement
+        # 29 / 17 / 29, p_hat300-3 2553 / 2179 / 2601, keller4 58 / 36 / 39)
+        t = max(t, 256)
     per_sm = min(max_blocks_sm, max_threads_sm // t)
     if use_shared:
         per_sm = min(per_sm, max(smem_sm // smem_need, 1))
