@@ -117,6 +117,26 @@ def degeneracy_order(indptr, indices):
     return vert, deg
 
 
+@njit(cache=True, inline="always")
+def _later_count(indptr, indices, rank, v):
+    """Neighbours of ``v`` later in the order: the size of its sub-problem's ``P``."""
+    rv = rank[v]
+    k = 0
+    for e in range(indptr[v], indptr[v + 1]):
+        if rank[indices[e]] > rv:
+            k += 1
+    return k
+
+
+@njit(cache=True)
+def _later_counts(indptr, indices, rank):
+    n = len(indptr) - 1
+    out = np.empty(n, np.int64)
+    for v in range(n):
+        out[v] = _later_count(indptr, indices, rank, v)
+    return out
+
+
 @njit(cache=True)
 def _bsearch(indices, lo, hi, x):
     while lo < hi:
@@ -323,11 +343,7 @@ def _mce_run(indptr, indices, order, rank, min_size, count_only, st, pmark, Pv, 
                 continue
             st[_POS] = p + 1
             # cheap exits before building the local graph
-            kk = 0
-            rv = rank[v]
-            for e in range(indptr[v], indptr[v + 1]):
-                if rank[indices[e]] > rv:
-                    kk += 1
+            kk = _later_count(indptr, indices, rank, v)
             if kk == 0 or 1 + kk < min_size:
                 continue  # no P: v's cliques belong to earlier sub-problems ({v} alone is not maximal)
             k, r = _setup(indptr, indices, v, rank, pmark, Pv, Xv, rows, cols, True)
@@ -617,11 +633,7 @@ def _max_clique_run(indptr, indices, order, rank, core, lower, deadline, node_ca
     status = 0
     for p in range(n - 1, -1, -1):
         v = order[p]
-        rv = rank[v]
-        kk = 0
-        for e in range(indptr[v], indptr[v + 1]):
-            if rank[indices[e]] > rv:
-                kk += 1
+        kk = _later_count(indptr, indices, rank, v)
         if 1 + kk <= best:
             continue
         if kk == 0:
@@ -880,10 +892,8 @@ class _GpuPlan:
         order, core = degeneracy_order(indptr, indices)
         rank = np.empty(n, np.int64)
         rank[order] = np.arange(n)
-        deg = np.diff(indptr)
-        src = np.repeat(np.arange(n), deg)
-        later = np.bincount(src[rank[indices] > rank[src]], minlength=n)  # |P| of each sub-problem
-        xdeg = deg - later  # |X| of each sub-problem
+        later = _later_counts(indptr, indices, rank)  # |P| of each sub-problem
+        xdeg = np.diff(indptr) - later  # |X| of each sub-problem
         self.D = D = max(1, int(core.max()))
         self.d_indptr = cupy.asarray(indptr)
         self.d_indices = cupy.asarray(indices.astype(np.int32))
