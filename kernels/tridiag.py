@@ -21,7 +21,8 @@ from numba import njit
 
 from .backend import get_array_module, is_device_array
 
-__all__ = ["TridiagonalSolver", "tridiagonal_solve", "BlockTridiagonalSolver", "extract_tridiagonal"]
+__all__ = ["TridiagonalSolver", "tridiagonal_solve", "BlockTridiagonalSolver", "extract_tridiagonal",
+           "extract_block_tridiagonal"]
 
 _EPS = {np.dtype(np.float32): 1e-6, np.dtype(np.float64): 1e-13}
 
@@ -584,3 +585,62 @@ def extract_tridiagonal(A, perm=None, partners=None):
     get_kernel("tridiag", "extract_tridiagonal", vt, itype)(
         ((N + threads - 1) // threads,), (threads,), (itype.type(N), A.indptr, A.indices, A.data, inv, nb, dl, d, du))
     return dl, d, du
+
+
+@njit(cache=True)
+def _extract_blocks_cpu(indptr, indices, data, slot_block, slot_pos, path_of, L, D, U):
+    covered = 0.0
+    total = 0.0
+    for i in range(len(indptr) - 1):
+        bi = slot_block[i]
+        si = slot_pos[i]
+        for e in range(indptr[i], indptr[i + 1]):
+            j = indices[e]
+            a = data[e]
+            w = abs(a) if j != i else 0.0
+            total += w
+            bj = slot_block[j]
+            sj = slot_pos[j]
+            if bj == bi:
+                D[bi, si, sj] += a
+                covered += w
+            elif path_of[bj] == path_of[bi]:
+                if bj == bi - 1:
+                    L[bi, si, sj] += a
+                    covered += w
+                elif bj == bi + 1:
+                    U[bi, si, sj] += a
+                    covered += w
+    return covered, total
+
+
+def extract_block_tridiagonal(A, index, starts):
+    """2x2 block tridiagonal part of a SciPy matrix in one pass over its entries (CPU).
+
+    Block ``k`` holds the rows ``index[k, 0]`` and ``index[k, 1]`` (-1: a ghost, whose
+    equation is ``1 * x = rhs``); blocks ``starts[p]:starts[p + 1]`` form path ``p`` and
+    only neighbouring blocks of one path are coupled. Returns ``(L, D, U, coverage)``:
+    ``m x 2 x 2`` blocks (``L[k]`` couples block ``k`` to ``k - 1``) and the fraction of
+    the off-diagonal absolute weight of ``A`` that they hold.
+    """
+    A = A.tocsr()
+    if not A.has_canonical_format:  # duplicates summed first, as the weight graph does
+        A = A.copy()
+        A.sum_duplicates()
+    N = A.shape[0]
+    m = len(index)
+    slot_block = np.full(N, -1, dtype=np.int64)
+    slot_pos = np.zeros(N, dtype=np.int64)
+    for s in range(2):
+        ok = index[:, s] >= 0
+        slot_block[index[ok, s]] = np.flatnonzero(ok)
+        slot_pos[index[ok, s]] = s
+    if np.any(slot_block < 0):
+        raise ValueError("every row must belong to a block")
+    path_of = np.repeat(np.arange(len(starts) - 1), np.diff(starts))
+    L, D, U = (np.zeros((m, 2, 2), dtype=A.dtype) for _ in range(3))
+    covered, total = _extract_blocks_cpu(A.indptr.astype(np.int64), A.indices.astype(np.int64), A.data, slot_block,
+                                         slot_pos, path_of, L, D, U)
+    D[index[:, 1] < 0, 1, 1] = 1
+    return L, D, U, (covered / total if total else 0.0)
+

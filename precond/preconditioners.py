@@ -235,8 +235,8 @@ class AlgebraicBlockTridiagonalPrecond(Preconditioner):
         import scipy.sparse as sp
 
         from kernels.forest import linear_forest_cpu
-        from kernels.graph import abs_graph, offdiag_abs
-        from kernels.tridiag import BlockTridiagonalSolver
+        from kernels.graph import abs_graph
+        from kernels.tridiag import BlockTridiagonalSolver, extract_block_tridiagonal
         from precond.factor import factor
 
         A = check_matrix(A)
@@ -244,13 +244,15 @@ class AlgebraicBlockTridiagonalPrecond(Preconditioner):
         N = A.shape[0]
         t0 = time.perf_counter()
         A = A.get() if self.on_gpu else A  # the setup runs on the host; the apply on the device of A
-        f1, self.m = _best_factor(A, 1, m, iterations=iterations, k_m=k_m, p=p, seed=seed)
+        # one weight graph for the matching and the coarsening (same coverage as on A)
+        W = abs_graph(A)
+        f1, self.m = _best_factor(W, 1, m, iterations=iterations, k_m=k_m, p=p, seed=seed, symmetric=True)
         mate = f1.neighbors[:, 0]
         rep = np.where((mate >= 0) & (mate < np.arange(N)), mate, np.arange(N))
         reps, coarse = np.unique(rep, return_inverse=True)
         Nc = len(reps)
         R = sp.csr_matrix((np.ones(N), (coarse, np.arange(N))), shape=(Nc, N))
-        Wc = (R @ abs_graph(A) @ R.T).tocsr()
+        Wc = (R @ W @ R.T).tocsr()
         Wc.setdiag(0)
         Wc.eliminate_zeros()
         t1 = time.perf_counter()
@@ -266,14 +268,10 @@ class AlgebraicBlockTridiagonalPrecond(Preconditioner):
         has2 = (second < N) & (coarse[order[np.minimum(second, N - 1)]] == np.arange(Nc))
         members[has2, 1] = order[second[has2]]
         index = members[cperm]  # block k of the system = coarse vertex cperm[k]
-        D, L, U = self._blocks(A, index, starts, Nc)
+        L, D, U, self.weight_coverage = extract_block_tridiagonal(A, index, starts)
         self.n_blocks = Nc
         self.n_paths = len(starts) - 1
         self.n_ghosts = int((index[:, 1] < 0).sum())
-        Ap = offdiag_abs(A)
-        covered = self._covered(Ap, index, starts)
-        total = float(Ap.sum())
-        self.weight_coverage = covered / total if total else 0.0
         t3 = time.perf_counter()
         if self.on_gpu:
             L, D, U, index = (self.xp.asarray(a) for a in (L, D, U, index))
@@ -282,45 +280,6 @@ class AlgebraicBlockTridiagonalPrecond(Preconditioner):
         t4 = time.perf_counter()
         self.setup_time = {"matching+coarsen": t1 - t0, "coarse forest": t2 - t1, "extract": t3 - t2,
                            "factorize": t4 - t3}
-
-    @staticmethod
-    def _blocks(A, index, starts, m):
-        """2x2 diagonal and off-diagonal blocks of A under the block ordering."""
-        vt = A.dtype
-        N = A.shape[0]
-        slot_block = np.full(N, -1, dtype=np.int64)
-        slot_pos = np.zeros(N, dtype=np.int64)
-        for s in range(2):
-            ok = index[:, s] >= 0
-            slot_block[index[ok, s]] = np.flatnonzero(ok)
-            slot_pos[index[ok, s]] = s
-        coo = A.tocoo()
-        bi, bj = slot_block[coo.row], slot_block[coo.col]
-        si, sj = slot_pos[coo.row], slot_pos[coo.col]
-        path_of = np.repeat(np.arange(len(starts) - 1), np.diff(starts))
-        same_path = path_of[bi] == path_of[bj]
-        D = np.zeros((m, 2, 2), dtype=vt)
-        L = np.zeros((m, 2, 2), dtype=vt)
-        U = np.zeros((m, 2, 2), dtype=vt)
-        for target, sel in ((D, bi == bj), (L, (bj == bi - 1) & same_path), (U, (bj == bi + 1) & same_path)):
-            np.add.at(target, (bi[sel], si[sel], sj[sel]), coo.data[sel])
-        ghost = index[:, 1] < 0
-        D[ghost, 1, 1] = 1
-        return D, L, U
-
-    @staticmethod
-    def _covered(Ap, index, starts):
-        """Absolute off-diagonal weight inside the blocks and between forest-adjacent blocks."""
-        N = Ap.shape[0]
-        blk = np.full(N, -1, dtype=np.int64)
-        for s in range(2):
-            ok = index[:, s] >= 0
-            blk[index[ok, s]] = np.flatnonzero(ok)
-        path_of = np.repeat(np.arange(len(starts) - 1), np.diff(starts))
-        coo = Ap.tocoo()
-        bi, bj = blk[coo.row], blk[coo.col]
-        keep = (abs(bi - bj) <= 1) & (path_of[bi] == path_of[bj])
-        return float(coo.data[keep].sum())
 
     def matvec(self, x):
         self._check_vector(x)

@@ -219,3 +219,38 @@ def test_gpu_block_solver_matches_cpu(rng, dtype, m):
     assert bool((bd == cupy.asarray(b)).all())  # input untouched
     tol = 2e-4 if dtype == np.float32 else 1e-11
     np.testing.assert_allclose(got.get(), cpu.solve(b), rtol=tol, atol=tol)
+
+
+def test_extract_block_tridiagonal_matches_dense():
+    from kernels.tridiag import extract_block_tridiagonal
+
+    A = sp.random(9, 9, density=0.6, random_state=6, format="csr") + sp.eye(9) * 4
+    # blocks: (0, 3) (5, ghost) | (1, 2) (4, 8) (6, 7) -- two paths
+    index = np.array([[0, 3], [5, -1], [1, 2], [4, 8], [6, 7]])
+    starts = np.array([0, 2, 5])
+    L, D, U, cov = extract_block_tridiagonal(A, index, starts)
+    dense = A.toarray()
+    rows = lambda k: [r for r in index[k] if r >= 0]
+    path = np.repeat([0, 1], np.diff(starts))
+    covered = 0.0
+    for k in range(len(index)):
+        for s, r in enumerate(index[k]):
+            for t, c in enumerate(index[k]):
+                want = 1.0 if (r < 0 and c < 0 and s == t == 1) else (dense[r, c] if r >= 0 and c >= 0 else 0.0)
+                assert D[k, s, t] == pytest.approx(want)
+        for nb, blocks in ((k - 1, L), (k + 1, U)):
+            coupled = 0 <= nb < len(index) and path[nb] == path[k]
+            for s, r in enumerate(index[k]):
+                for t, c in enumerate(index[nb] if 0 <= nb < len(index) else [-1, -1]):
+                    want = dense[r, c] if (coupled and r >= 0 and c >= 0) else 0.0
+                    assert blocks[k, s, t] == pytest.approx(want)
+                    covered += abs(want) if coupled else 0.0
+        covered += sum(abs(dense[r, c]) for r in rows(k) for c in rows(k) if r != c)
+    total = np.abs(dense).sum() - np.abs(np.diag(dense)).sum()
+    assert cov == pytest.approx(covered / total)
+    # duplicate entries are summed before the weights are taken
+    dup = sp.csr_matrix((np.array([1.0, -1.0, 2.0]), np.array([1, 1, 0]), np.array([0, 2, 3])), shape=(2, 2))
+    _, _, _, c = extract_block_tridiagonal(dup, np.array([[0, -1], [1, -1]]), np.array([0, 2]))
+    assert c == 1.0  # only the (1, 0) entry is left off the diagonal, and it couples the two blocks
+    with pytest.raises(ValueError):
+        extract_block_tridiagonal(A, index[:4], np.array([0, 2, 4]))
