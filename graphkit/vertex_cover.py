@@ -254,7 +254,7 @@ def _add_load(acc, w):
 
 # ----------------------------------------------------------------------------- solvers
 def minimum_vertex_cover(G, device="auto", method="hybrid", time_limit=None, *, clique_bound="auto",
-                         start_depth=8, gpu_config=None) -> VertexCoverResult:
+                         kernelize="auto", start_depth=8, gpu_config=None) -> VertexCoverResult:
     """Exact minimum vertex cover by branch-and-reduce (paper 000).
 
     Parameters
@@ -273,6 +273,12 @@ def minimum_vertex_cover(G, device="auto", method="hybrid", time_limit=None, *, 
         paper; fewer tree nodes, more work per node). ``"auto"`` evaluates it adaptively:
         at every node while it prunes, ever more rarely (down to every 64th node) while it
         does not. ``False`` runs the paper's rules only (the GPU kernels' algorithm).
+    kernelize : {"auto", True, False}
+        Before the search, reduce the graph with degree-two folding, domination and the
+        LP (Nemhauser-Trotter) reduction (:mod:`kernels.vc_kernelize`; extension of the
+        paper, on the CPU for either device). ``"auto"`` does so when the graph left by
+        the root reduction has average degree at most 32 (sparse graphs, where these
+        rules bite; the dense DIMACS complements are left to the paper's algorithm).
     start_depth : int
         StackOnly sub-tree depth (the paper tries 8, 12 and 16).
     gpu_config : kernels.vertex_cover.GpuConfig, optional
@@ -296,10 +302,23 @@ def minimum_vertex_cover(G, device="auto", method="hybrid", time_limit=None, *, 
     G = as_graph(G)
     dev = _check_args(device, method, time_limit)
     _lb_mode(clique_bound)
+    if kernelize not in ("auto", True, False):
+        raise ValueError(f"kernelize must be 'auto', True or False, got {kernelize!r}")
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + float(time_limit)
     deg, count = _root(G)
-    cover_parts = [np.flatnonzero(deg < 0)]
+    forced = np.flatnonzero(deg < 0)
+    live = np.flatnonzero(deg > 0)
+    kernel = None
+    if kernelize is True or (kernelize == "auto" and len(live) and np.sum(deg[live]) <= 32 * len(live)):
+        from kernels.vc_kernelize import kernelize as reduce_graph
+
+        H = G if len(live) == G.n else G.subgraph(live)
+        kernel = reduce_graph(H.indptr, H.indices)
+        count += kernel.forced
+        G = Graph(kernel.indptr, kernel.indices)
+        deg = G.degrees.astype(np.int32)
+    cover_parts = []
     lower = count
     greedy_total = count
     optimal = True
@@ -328,7 +347,10 @@ def minimum_vertex_cover(G, device="auto", method="hybrid", time_limit=None, *, 
             optimal = False
             lower += max(kvc.clique_cover_bound_cpu(H.indptr, H.indices, hdeg), kvc.lp_bound(H.indptr, H.indices))
         cover_parts.append(verts[np.flatnonzero(best_deg < 0)])
-    cover = np.sort(np.concatenate(cover_parts).astype(np.int64))
+    cover = np.concatenate(cover_parts + [np.zeros(0, np.int64)]).astype(np.int64)
+    if kernel is not None:
+        cover = live[kernel.lift(cover)]
+    cover = np.sort(np.concatenate([forced, cover]).astype(np.int64))
     if load is None:
         load = np.zeros(1 if dev == "cpu" else 1, dtype=np.int64)
     size = len(cover)

@@ -195,9 +195,11 @@ def test_components_and_trivial_graphs():
     edges = c5 + [(a + 5, b + 5) for a, b in c5] + [(10 + a, 10 + b) for a in range(4) for b in range(a + 1, 4)]
     u, v = np.array(edges).T
     G = Graph.from_edges(14, u, v)
-    r = minimum_vertex_cover(G, device="cpu")
+    r = minimum_vertex_cover(G, device="cpu", kernelize=False)
     assert r.size == 9 and r.optimal and is_vertex_cover(G, r.cover)
     assert r.components >= 2
+    k = minimum_vertex_cover(G, device="cpu")  # the cycles fold away, K4 -> 3 by domination
+    assert k.size == 9 and k.optimal and is_vertex_cover(G, k.cover) and k.nodes == 0
 
 
 def test_pvc_around_the_optimum():
@@ -451,5 +453,46 @@ def test_gpu_time_limit(shared_data):
 def test_gpu_pace(shared_data, name):
     opt = answers(shared_data, "vc")[name]
     G = read_graph(shared_data / "graphs" / "pace2019-vc" / f"{name}.gr")
-    r = minimum_vertex_cover(G, device="gpu", time_limit=GPU_GUARD)
+    r = minimum_vertex_cover(G, device="gpu", time_limit=GPU_GUARD, kernelize=False)  # the kernel searches
     assert r.optimal and r.size == opt and is_vertex_cover(G, r.cover)
+
+
+# ------------------------------------------------------------------ kernelization
+def test_kernelize_lifts_optimal_covers():
+    import itertools
+
+    from kernels.vc_kernelize import kernelize
+
+    rng = np.random.default_rng(11)
+    folded = 0
+    for t in range(60):
+        G = random_graph(int(rng.integers(4, 14)), float(rng.uniform(0.15, 0.5)), 500 + t)
+        K = kernelize(G.indptr, G.indices)
+        folded += K.folds
+        edges = [(a, int(b)) for a in range(K.n) for b in K.indices[K.indptr[a]:K.indptr[a + 1]] if a < b]
+        best = next(list(S) for size in range(K.n + 1) for S in itertools.combinations(range(K.n), size)
+                    if all(a in S or b in S for a, b in edges))
+        cover = K.lift(best)
+        opt = minimum_vertex_cover(G, device="cpu", kernelize=False).size
+        assert is_vertex_cover(G, cover) and len(cover) == len(best) + K.forced == opt, t
+    assert folded > 0
+
+
+@pytest.mark.parametrize("kernelize", [True, False])
+def test_kernelize_option_same_optimum(kernelize):
+    for seed in range(8):
+        G = random_graph(40, 0.08, 900 + seed)
+        r = minimum_vertex_cover(G, device="cpu", kernelize=kernelize)
+        assert r.optimal and is_vertex_cover(G, r.cover)
+        assert r.size == minimum_vertex_cover(G, device="cpu", kernelize=False, clique_bound=False).size
+    with pytest.raises(ValueError):
+        minimum_vertex_cover(G, device="cpu", kernelize="yes")
+
+
+@pytest.mark.filterwarnings("ignore:dropped")
+def test_kernelize_solves_pace_007(shared_data):
+    opt = answers(shared_data, "vc")["vc-exact_007"]
+    G = read_graph(shared_data / "graphs" / "pace2019-vc" / "vc-exact_007.gr")
+    r = minimum_vertex_cover(G, device="cpu", time_limit=60)
+    assert r.optimal and r.size == opt and is_vertex_cover(G, r.cover)
+
