@@ -72,7 +72,7 @@ def solve(G, problem, opt, device, method, time_limit, start_depth, clique_bound
     else:
         k = opt + {"k-1": -1, "k": 0, "k+1": 1}[problem]
         r = parameterized_vertex_cover(G, k, device=device, method=method, time_limit=time_limit,
-                                       start_depth=start_depth, clique_bound=clique_bound)
+                                       start_depth=start_depth, clique_bound=clique_bound, kernelize=False)
         sec = time.perf_counter() - t0
         finished = r.proved
         correct = (r.found is (k >= opt)) if finished else True

@@ -206,6 +206,18 @@ def _lb_mode(clique_bound):
     return 1 if clique_bound else 0
 
 
+def _check_kernelize(kernelize):
+    if not (isinstance(kernelize, (bool, np.bool_)) or (isinstance(kernelize, str) and kernelize == "auto")):
+        raise ValueError(f"kernelize must be 'auto', True or False, got {kernelize!r}")
+
+
+def _use_kernel(kernelize, degrees):
+    """``kernelize="auto"``: sparse graphs only (average degree at most 32)."""
+    if kernelize == "auto":
+        return len(degrees) > 0 and int(np.sum(degrees)) <= 32 * len(degrees)
+    return bool(kernelize)
+
+
 def _root(G: Graph):
     """Root degree array reduced by degree-one and degree-two-triangle, and its count."""
     from kernels.vertex_cover import reduce_cpu
@@ -302,15 +314,14 @@ def minimum_vertex_cover(G, device="auto", method="hybrid", time_limit=None, *, 
     G = as_graph(G)
     dev = _check_args(device, method, time_limit)
     _lb_mode(clique_bound)
-    if kernelize not in ("auto", True, False):
-        raise ValueError(f"kernelize must be 'auto', True or False, got {kernelize!r}")
+    _check_kernelize(kernelize)
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + float(time_limit)
     deg, count = _root(G)
     forced = np.flatnonzero(deg < 0)
     live = np.flatnonzero(deg > 0)
     kernel = None
-    if kernelize is True or (kernelize == "auto" and len(live) and np.sum(deg[live]) <= 32 * len(live)):
+    if len(live) and _use_kernel(kernelize, deg[live]):
         from kernels.vc_kernelize import kernelize as reduce_graph
 
         H = G if len(live) == G.n else G.subgraph(live)
@@ -362,7 +373,7 @@ def minimum_vertex_cover(G, device="auto", method="hybrid", time_limit=None, *, 
 
 
 def parameterized_vertex_cover(G, k, device="auto", method="hybrid", time_limit=None, *, clique_bound="auto",
-                               start_depth=8, gpu_config=None) -> ParameterizedVertexCoverResult:
+                               kernelize="auto", start_depth=8, gpu_config=None) -> ParameterizedVertexCoverResult:
     """Find a vertex cover with at most ``k`` vertices, or prove that none exists.
 
     The search stops at the first cover within the budget (on the GPU every block sees
@@ -374,8 +385,9 @@ def parameterized_vertex_cover(G, k, device="auto", method="hybrid", time_limit=
     G : Graph, networkx graph, sparse matrix or path
     k : int
         Budget (non-negative).
-    device, method, time_limit, clique_bound, start_depth, gpu_config
-        As in :func:`minimum_vertex_cover`.
+    device, method, time_limit, clique_bound, kernelize, start_depth, gpu_config
+        As in :func:`minimum_vertex_cover` (a kernelized graph is searched with the
+        budget ``k`` minus the cover vertices the reductions fixed).
 
     Returns
     -------
@@ -400,18 +412,35 @@ def parameterized_vertex_cover(G, k, device="auto", method="hybrid", time_limit=
         raise ValueError(f"k must be non-negative, got {k}")
     dev = _check_args(device, method, time_limit)
     _lb_mode(clique_bound)
+    _check_kernelize(kernelize)
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + float(time_limit)
-    deg = G.degrees.astype(np.int32)
-    if G.m == 0:
-        return ParameterizedVertexCoverResult(k=k, found=True, cover=np.zeros(0, np.int64), size=0, proved=True,
-                                              lower_bound=0, time=time.perf_counter() - t0, nodes=0,
+    budget = k
+    kernel = None
+    if _use_kernel(kernelize, G.degrees):
+        from kernels.vc_kernelize import kernelize as reduce_graph
+
+        kernel = reduce_graph(G.indptr, G.indices)
+        budget = k - kernel.forced
+        H = Graph(kernel.indptr, kernel.indices)
+    else:
+        H = G
+    if budget < 0:  # the reductions alone fix more than k cover vertices
+        return ParameterizedVertexCoverResult(k=k, found=False, cover=None, size=None, proved=True,
+                                              lower_bound=k + 1, time=time.perf_counter() - t0, nodes=0,
                                               worker_nodes=np.zeros(1, np.int64), device=dev, method=method)
-    best, best_deg, complete, w = _search(G, deg, 0, k, pvc=True, dev=dev, method=method, deadline=deadline,
-                                          clique_bound=clique_bound, start_depth=start_depth, config=gpu_config)
+    deg = H.degrees.astype(np.int32)
+    if H.m == 0:
+        best, best_deg, complete, w = 0, deg, True, np.zeros(1, np.int64)
+    else:
+        best, best_deg, complete, w = _search(H, deg, 0, budget, pvc=True, dev=dev, method=method,
+                                              deadline=deadline, clique_bound=clique_bound, start_depth=start_depth,
+                                              config=gpu_config)
     elapsed = time.perf_counter() - t0
     if best >= 0:
         cover = np.flatnonzero(best_deg < 0).astype(np.int64)
+        if kernel is not None:
+            cover = kernel.lift(cover)
         return ParameterizedVertexCoverResult(k=k, found=True, cover=cover, size=len(cover), proved=True,
                                               lower_bound=0, time=elapsed, nodes=int(np.sum(w)),
                                               worker_nodes=np.asarray(w, np.int64), device=dev, method=method)

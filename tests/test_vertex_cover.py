@@ -400,7 +400,9 @@ def test_gpu_equals_cpu_random(method):
     for seed in range(12):
         G = random_graph(20 + seed * 3, [0.15, 0.3, 0.6][seed % 3], 300 + seed)
         cpu = minimum_vertex_cover(G, device="cpu")
-        gpu = minimum_vertex_cover(G, device="gpu", method=method, start_depth=4, time_limit=GPU_GUARD)
+        # no kernelization: the GPU search itself must walk these graphs
+        gpu = minimum_vertex_cover(G, device="gpu", method=method, start_depth=4, time_limit=GPU_GUARD,
+                                   kernelize=False)
         assert gpu.size == cpu.size and gpu.optimal, seed
         assert is_vertex_cover(G, gpu.cover)
         searched += gpu.nodes > 0 and int((gpu.worker_nodes > 0).sum()) > 1
@@ -418,7 +420,8 @@ def test_gpu_dimacs_shared_and_global(shared_data, method, shared, bitset):
         omega = answers(shared_data, "dimacs")[name]
         H = read_graph(shared_data / "graphs" / "dimacs" / f"{name}.clq").complement()
         cfg = gpu_config(H.n, H.n, shared=shared, threads=128, bitset=bitset)
-        r = minimum_vertex_cover(H, device="gpu", method=method, gpu_config=cfg, time_limit=GPU_GUARD)
+        r = minimum_vertex_cover(H, device="gpu", method=method, gpu_config=cfg, time_limit=GPU_GUARD,
+                                 kernelize=False)
         assert r.optimal and r.size == H.n - omega, name
         assert is_vertex_cover(H, r.cover)
 
@@ -453,7 +456,7 @@ def test_gpu_time_limit(shared_data):
 def test_gpu_pace(shared_data, name):
     opt = answers(shared_data, "vc")[name]
     G = read_graph(shared_data / "graphs" / "pace2019-vc" / f"{name}.gr")
-    r = minimum_vertex_cover(G, device="gpu", time_limit=GPU_GUARD, kernelize=False)  # the kernel searches
+    r = minimum_vertex_cover(G, device="gpu", time_limit=GPU_GUARD, kernelize=False)  # GPU search, whole graph
     assert r.optimal and r.size == opt and is_vertex_cover(G, r.cover)
 
 
@@ -495,4 +498,19 @@ def test_kernelize_solves_pace_007(shared_data):
     G = read_graph(shared_data / "graphs" / "pace2019-vc" / "vc-exact_007.gr")
     r = minimum_vertex_cover(G, device="cpu", time_limit=60)
     assert r.optimal and r.size == opt and is_vertex_cover(G, r.cover)
+
+
+@pytest.mark.parametrize("kernelize", [True, False])
+def test_pvc_with_kernelization(kernelize):
+    for seed in range(6):
+        G = random_graph(30, 0.1, 700 + seed)
+        opt = minimum_vertex_cover(G, device="cpu").size
+        assert parameterized_vertex_cover(G, opt - 1, device="cpu", kernelize=kernelize).found is False
+        for k in (opt, opt + 1):
+            r = parameterized_vertex_cover(G, k, device="cpu", kernelize=kernelize)
+            assert r.found and r.size <= k and is_vertex_cover(G, r.cover)
+    path = Graph.from_edges(5, np.arange(4), np.arange(1, 5))  # reduces completely: minimum cover 2
+    assert parameterized_vertex_cover(path, 1, device="cpu", kernelize=True).found is False
+    r = parameterized_vertex_cover(path, 2, device="cpu", kernelize=True)
+    assert r.found and r.size == 2 and r.nodes == 0
 
