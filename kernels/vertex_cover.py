@@ -635,14 +635,12 @@ def lp_bound(indptr, indices):
     >>> lp_bound(indptr, indices)
     2
     """
-    import scipy.sparse as sp
-    from scipy.sparse.csgraph import maximum_bipartite_matching
+    from .vc_kernelize import bipartite_matching
 
     n = len(indptr) - 1
     if n == 0 or len(indices) == 0:
         return 0
-    A = sp.csr_matrix((np.ones(len(indices), dtype=np.int8), np.asarray(indices), np.asarray(indptr)), shape=(n, n))
-    match = maximum_bipartite_matching(A, perm_type="column")
+    match = bipartite_matching(indptr, indices, n)
     return int(-(-int(np.count_nonzero(match >= 0)) // 2))
 
 

@@ -514,3 +514,20 @@ def test_pvc_with_kernelization(kernelize):
     r = parameterized_vertex_cover(path, 2, device="cpu", kernelize=True)
     assert r.found and r.size == 2 and r.nodes == 0
 
+
+
+def test_bipartite_matching_is_maximum():
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import maximum_bipartite_matching
+
+    from kernels.vc_kernelize import bipartite_matching
+
+    rng = np.random.default_rng(3)
+    for t in range(60):
+        nl, nr = int(rng.integers(1, 30)), int(rng.integers(1, 30))
+        B = sp.random(nl, nr, density=float(rng.uniform(0.03, 0.3)), random_state=t, format="csr")
+        match = bipartite_matching(B.indptr, B.indices, nr)
+        ok = match >= 0
+        assert ok.sum() == (maximum_bipartite_matching(B, perm_type="column") >= 0).sum()
+        assert len(set(match[ok].tolist())) == ok.sum()  # a matching
+        assert all(match[i] in B.indices[B.indptr[i]:B.indptr[i + 1]] for i in np.flatnonzero(ok))  # of edges
