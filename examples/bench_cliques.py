@@ -32,7 +32,7 @@ which one answered), and the minimum vertex cover of the complement
 (``method="vertex_cover"``) on the CPU and the GPU, with a
 per-instance ``--time-limit``; sizes against ``answers.csv``; next to igraph's
 ``clique_number()`` (a child process stopped at ``--igraph-time-limit``). Runs stopped by the time
-limit show ``>limit``.
+limit show ``>limit``. Also saves a plot of both tables as ``<out>.png`` (``--no-plot``: none).
 
     python examples/bench_cliques.py                 # writes bench_results/bench_cliques.json
     python examples/bench_cliques.py --quick         # small graphs, seconds
@@ -43,6 +43,7 @@ limit show ``>limit``.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import io
 import json
 import os
@@ -63,6 +64,7 @@ from graphkit import generators as gen  # noqa: E402
 from kernels.backend import gpu_available  # noqa: E402
 from kernels.timing import gpu_time  # noqa: E402
 
+from _plotting import grouped_bars, leave_room_for_legend, mark_stopped, plot_path, save_figure  # noqa: E402
 from _shared_data import SHARED, load_answers  # noqa: E402
 
 
@@ -474,6 +476,61 @@ def mc_markdown(rows, limit, ig_limit):
               f"| {'yes' if r['correct'] else 'NO'} |")
 
 
+# ------------------------------------------------------------------------------ plot
+#: plotted series: legend label -> key prefix in the rows
+MCE_SERIES = {"GPU count": "gpu_count", "GPU enumeration": "gpu_enum", "CPU count": "cpu_count", "igraph": "igraph",
+              "networkx": "networkx"}
+MC_LABELS = {"bb_cpu": "B&B CPU", "bb_gpu": "B&B GPU", "bb_auto": "B&B auto", "vc_cpu": "VC CPU", "vc_gpu": "VC GPU"}
+
+
+
+
+
+
+def mce_panel(ax, rows, title):
+    """Seconds to count / list the maximal cliques of each graph, ours and the references."""
+    series = {name: [r.get(f"{key}_time") for r in rows] for name, key in MCE_SERIES.items()
+              if any(f"{key}_time" in r for r in rows)}
+    grouped_bars(ax, [r["graph"] for r in rows], series, ylabel="seconds", log=True, title=title)
+    leave_room_for_legend(ax)
+
+
+def igraph_clique_number_time(row, igraph_limit):
+    """igraph's clique_number() seconds, its time limit where it was stopped, None where it did not run."""
+    if "igraph_finished" not in row:
+        return None
+    return row["igraph_time"] if row["igraph_finished"] else igraph_limit
+
+
+def maxclique_panel(ax, rows, igraph_limit):
+    """Maximum clique seconds per DIMACS instance and method, runs stopped by the time limit marked."""
+    series, stopped = {}, {}
+    for key in MC_COLUMNS:
+        if any(f"{key}_time" in r for r in rows):
+            series[MC_LABELS[key]] = [r.get(f"{key}_time") for r in rows]
+            stopped[MC_LABELS[key]] = [r.get(f"{key}_optimal") is False for r in rows]
+    if any("igraph_finished" in r for r in rows):
+        series["igraph"] = [igraph_clique_number_time(r, igraph_limit) for r in rows]
+        stopped["igraph"] = [r.get("igraph_finished") is False for r in rows]
+    grouped_bars(ax, [r["instance"] for r in rows], series, ylabel="seconds", log=True,
+                 title="maximum clique, DIMACS (>: stopped at the time limit)")
+    mark_stopped(ax, stopped)
+    leave_room_for_legend(ax)
+
+
+def plot_results(results, path):
+    """Bars per graph: the maximal clique times (ours on the GPU and the CPU, igraph, networkx) for the
+    generated and the DIMACS graphs, and the maximum clique times per DIMACS instance and method."""
+    panels = []
+    for kind, title in (("generated", "maximal cliques, generated graphs"), ("dimacs", "maximal cliques, DIMACS")):
+        rows = [r for r in results["mce"] if r["kind"] == kind]
+        if rows:
+            panels.append(lambda ax, rows=rows, title=title: mce_panel(ax, rows, title))
+    if results["maxclique"]:
+        panels.append(lambda ax: maxclique_panel(ax, results["maxclique"], results["meta"]["igraph_time_limit"]))
+    save_figure(path, panels, suptitle=f"cliques; GPU: {results['meta']['gpu'] or 'none'}")
+
+
 # ------------------------------------------------------------------------------ main
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -496,6 +553,7 @@ def main(argv=None):
                     help="above this many maximal cliques igraph writes to a pipe instead of returning the list")
     ap.add_argument("--markdown", action="store_true", help="also print both tables as markdown (BENCHMARKS.md)")
     ap.add_argument("--out", default="bench_results/bench_cliques.json")
+    ap.add_argument("--no-plot", action="store_true", help="do not write the PNG plot")
     args = ap.parse_args(argv)
     if args.quick:
         args.time_limit = min(args.time_limit, 2.0)
@@ -509,6 +567,10 @@ def main(argv=None):
     gens = GEN_QUICK if args.quick else GEN_FULL + (GEN_LARGE if args.large else [])
     dimacs = MCE_DIMACS_QUICK if args.quick else MCE_DIMACS_FULL + (MCE_DIMACS_LARGE if args.large else [])
     mc_names = MAXCLIQUE_QUICK if args.quick else list(answers)
+    if args.no_igraph and importlib.util.find_spec("igraph") is None:
+        print("python-igraph is not installed: the Barabasi-Albert graphs (its generator) are skipped",
+              file=sys.stderr)
+        gens = [(label, make) for label, make in gens if not label.startswith("BA ")]
     jobs = [(label, "generated", make) for label, make in gens]
     jobs += [(name, "dimacs", lambda p=dimacs_path(name): graphkit.read_graph(p)) for name in dimacs if name in answers]
     if args.only is not None:
@@ -597,8 +659,11 @@ def main(argv=None):
             "convention": "isolated vertices are maximal cliques of size 1 (ours min_size=1, igraph min=0, networkx)"}
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"meta": meta, "mce": rows, "maxclique": mc_rows}, indent=1))
+    results = {"meta": meta, "mce": rows, "maxclique": mc_rows}
+    out.write_text(json.dumps(results, indent=1))
     print(f"wrote {out}")
+    if not args.no_plot:
+        plot_results(results, plot_path(out))
     return 0 if all(r["correct"] for r in rows + mc_rows) else 1
 
 

@@ -11,6 +11,8 @@ speedup.
 
     python examples/bench_forest.py                  # ANISO2 2500x2500 + stand-ins, GPU
     python examples/bench_forest.py --quick          # small sizes (CPU-only machines too)
+
+Besides the JSON results (``--out``) the script saves their plot as ``<out>.png``.
 """
 from __future__ import annotations
 
@@ -28,6 +30,8 @@ from kernels.factor import charge_threshold, parallel_factor, weights_symmetric
 from kernels.forest import linear_forest_cpu, linear_forest_gpu
 from kernels.graph import abs_graph
 from kernels.timing import cpu_time, gpu_time
+
+from _plotting import grouped_bars, matrix_label, plot_path, save_figure, stacked_bars
 
 CASES = [("aniso2", 2500), ("convection_diffusion3d", 140), ("random_diffusion2d", 1700), ("rotated_anisotropic2d", 1700)]
 QUICK = [("aniso2", 300), ("random_diffusion2d", 200)]
@@ -104,6 +108,101 @@ def cpu_case(A, dtype):
     return out
 
 
+
+
+def _ms(seconds):
+    return None if seconds is None else seconds * 1e3
+
+
+def _setup_panel(rows, side, parts, title):
+    """Stacked setup steps (ms) of the ``side`` ("gpu"/"cpu") timings, one SpMV as the reference line."""
+    labels = [matrix_label(r) for r in rows]
+    values = {name: [_ms(step(r[side])) for r in rows] for name, step in parts.items()}
+    reference = [_ms(r[side]["spmv"]) for r in rows]
+    return lambda ax: stacked_bars(ax, labels, values, ylabel="ms", title=title, reference=reference,
+                                   reference_label="one SpMV")
+
+
+GPU_SETUP_PARTS = {
+    "symmetry test": lambda g: g["sym_check"],
+    "|A| (unsymmetric only)": lambda g: None if g["symmetric"] else g["abs_graph"],
+    "factor (M=5)": lambda g: g["factor_M5"],
+    "forest: paths + cycles": lambda g: g["phases_ruling"]["pass1_paths_and_cycles"],
+    "forest: broken cycles": lambda g: g["phases_ruling"]["pass2_broken_cycles"],
+    "forest: permutation": lambda g: g["phases_ruling"]["permutation"],
+}
+CPU_SETUP_PARTS = {
+    "symmetry test": lambda c: c["sym_check"],
+    "factor (M=5)": lambda c: c["factor_M5"],
+    "forest": lambda c: c["forest"],
+}
+
+
+def _line_at_one(ax, label):
+    """Dashed line at ratio 1, added to the legend."""
+    ax.axhline(1, color="black", linestyle="--", linewidth=1, label=label)
+    ax.legend(fontsize=7)
+
+
+def _kernel_panel(rows):
+    """GPU kernels relative to the memory-bound operation moving the same data."""
+    labels = [matrix_label(r) for r in rows]
+    series = {"proposal, thread per row / SpMV": [r["gpu"]["propose_k1"] / r["gpu"]["spmv"] for r in rows],
+              "proposal, warp per row / SpMV": [r["gpu"]["propose_warp_k1"] / r["gpu"]["spmv"] for r in rows],
+              "scan step / copy of its bytes": [r["gpu"]["scan_step"] / r["gpu"]["copy_same_bytes"] for r in rows]}
+
+    def draw(ax):
+        grouped_bars(ax, labels, series, ylabel="time / reference time",
+                     title="GPU kernels against SpMV and a device copy")
+        _line_at_one(ax, "as fast as the reference")
+        ax.set_ylim(0, ax.get_ylim()[1] * 1.4)  # room for the legend
+
+    return draw
+
+
+def _forest_panel(rows):
+    """The three GPU linear-forest methods in multiples of one SpMV."""
+    labels = [matrix_label(r) for r in rows]
+    methods = {"ruling set (default)": "forest_ruling", "scan, early exit": "forest_early_exit",
+               "scan, log2 N steps (paper)": "forest_paper_log2N"}
+    series = {name: [r["gpu"][key] / r["gpu"]["spmv"] for r in rows] for name, key in methods.items()}
+    return lambda ax: grouped_bars(ax, labels, series, ylabel="multiples of one SpMV", title="GPU linear forest")
+
+
+def _speedup_panel(rows):
+    """CPU time / GPU time per step (log scale)."""
+    labels = [matrix_label(r) for r in rows]
+    steps = {"factor (M=5)": ("factor_M5", "factor_M5"), "forest": ("forest", "forest_ruling"),
+             "end to end": ("precond_end_to_end", "precond_end_to_end")}
+    series = {name: [r["cpu"][cpu_key] / r["gpu"][gpu_key] for r in rows] for name, (cpu_key, gpu_key) in steps.items()}
+
+    def draw(ax):
+        grouped_bars(ax, labels, series, ylabel="CPU time / GPU time", log=True,
+                     title="GPU speedup over the CPU (Numba)")
+        _line_at_one(ax, "as fast as the CPU")
+        low, high = ax.get_ylim()
+        ax.set_ylim(min(low, 0.5), high * 10)  # bars grow from below 1; room for the legend
+
+    return draw
+
+
+def plot_results(results, path):
+    """Setup breakdown (factor, forest passes, ...) against one SpMV, on the GPU and/or the CPU; on a GPU run also
+    the kernels against SpMV / a copy, the three forest methods and the GPU speedup."""
+    gpu_rows = [r for r in results if "gpu" in r]
+    cpu_rows = [r for r in results if "cpu" in r]
+    both = [r for r in gpu_rows if "cpu" in r]
+    panels = []
+    if gpu_rows:
+        panels += [_setup_panel(gpu_rows, "gpu", GPU_SETUP_PARTS, "GPU setup: factor + linear forest (ruling set)"),
+                   _kernel_panel(gpu_rows), _forest_panel(gpu_rows)]
+    if both:
+        panels.append(_speedup_panel(both))
+    elif cpu_rows:
+        panels.append(_setup_panel(cpu_rows, "cpu", CPU_SETUP_PARTS, "CPU (Numba) setup: factor + linear forest"))
+    save_figure(path, panels, suptitle="[0,2]-factor and linear forest (paper 001, Figure 6)")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true")
@@ -111,6 +210,7 @@ def main(argv=None):
     ap.add_argument("--cpu-first", action="store_true",
                     help="CPU reference timings for the first matrix only (ANISO2 2500x2500 by default)")
     ap.add_argument("--out", default="bench_results/bench_forest.json")
+    ap.add_argument("--no-plot", action="store_true", help="do not write the PNG plot")
     args = ap.parse_args(argv)
     cases = QUICK if args.quick else CASES
     gpu = gpu_available()
@@ -162,6 +262,8 @@ def main(argv=None):
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=1))
     print(f"results: {out}")
+    if not args.no_plot:
+        plot_results(results, plot_path(args.out))
     return 0
 
 

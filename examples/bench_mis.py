@@ -3,7 +3,8 @@
 For each graph: ECL-MIS and the Luby-style random-permutation baseline on the GPU
 (throughput in vertices per second, CUDA events, median), the CPU versions, networkx on
 small graphs, set sizes as a fraction of n, and the ratio to the maximum independent set
-where it is known (``answers.csv``: n - minimum vertex cover).
+where it is known (``answers.csv``: n - minimum vertex cover). Also saves a plot of the results
+as ``<out>.png`` (``--no-plot``: none).
 
     python examples/bench_mis.py              # paper-sized generated graphs + shared graphs
     python examples/bench_mis.py --quick
@@ -31,7 +32,10 @@ FULL = [("grid2d 2^20", lambda: gen.grid2d(1024, 1024)), ("uniform 2^23 d=8", la
         ("road-like 2^22", lambda: gen.road_like(1 << 22, 4))]
 QUICK = [("grid2d 2^14", lambda: gen.grid2d(128, 128)), ("uniform 2^16", lambda: gen.uniform_random(1 << 16, 8, 1)),
          ("rmat 2^15", lambda: gen.rmat(15, 8, seed=2))]
+from _plotting import grouped_bars, leave_room_for_legend, plot_path, save_figure  # noqa: E402
 from _shared_data import SHARED  # noqa: E402
+
+MAXIMUM_LABEL = "maximum (answers.csv)"
 
 
 def shared_graphs():
@@ -101,10 +105,62 @@ def measure(name, make, vc_opt=None, nx_limit=200_000):
     return row
 
 
+
+
+def upright_labels(ax):
+    """Vertical graph names: the shared graphs make too many groups for slanted ones."""
+    for label in ax.get_xticklabels():
+        label.set(rotation=90, ha="center")
+
+
+def gpu_throughput_panel(ax, rows):
+    """Billion vertices per second of the GPU kernels and of the library call."""
+    series = {"ECL-MIS (paper's kernel)": [r["ecl_cvps"] / 1e9 for r in rows],
+              "ECL-MIS skip_decided": [r["ecl_skip_cvps"] / 1e9 for r in rows],
+              "ECL-MIS library call": [r["n"] / r["ecl_gpu_call_time"] / 1e9 for r in rows],
+              "Luby": [r["luby_cvps"] / 1e9 for r in rows]}
+    grouped_bars(ax, [r["graph"] for r in rows], series, ylabel="billion vertices / s", log=True,
+                 title="GPU throughput")
+    leave_room_for_legend(ax)
+    upright_labels(ax)
+
+
+def cpu_time_panel(ax, rows):
+    """Milliseconds of the CPU versions and of networkx."""
+    series = {"ECL-MIS": [r["ecl_cpu_time"] * 1e3 for r in rows], "Luby": [r["luby_cpu_time"] * 1e3 for r in rows],
+              "ECL-MIS + (1,2)-swaps": [r["improved_cpu_time"] * 1e3 for r in rows],
+              "networkx": [r.get("networkx_time", math.nan) * 1e3 for r in rows]}
+    grouped_bars(ax, [r["graph"] for r in rows], series, ylabel="milliseconds", log=True, title="CPU time")
+    leave_room_for_legend(ax)
+    upright_labels(ax)
+
+
+def set_size_panel(ax, rows):
+    """Set sizes as a fraction of n, next to the maximum independent set where it is known."""
+    series = {"ECL-MIS": [r["ecl_size"] / r["n"] for r in rows], "Luby": [r["luby_size"] / r["n"] for r in rows],
+              "ECL-MIS + (1,2)-swaps": [r["improved_size"] / r["n"] for r in rows],
+              "networkx": [r.get("networkx_size", math.nan) / r["n"] for r in rows],
+              MAXIMUM_LABEL: [r.get("maximum", math.nan) / r["n"] for r in rows]}
+    grouped_bars(ax, [r["graph"] for r in rows], series, ylabel="|S| / n", title="independent set size",
+                 hatched=(MAXIMUM_LABEL,))
+    leave_room_for_legend(ax)
+    upright_labels(ax)
+
+
+def plot_results(rows, path):
+    """Bars per graph: the GPU throughput of each kernel (with a GPU), the CPU time of each method and the set
+    sizes as a fraction of n next to the maximum independent set."""
+    panels = [lambda ax: cpu_time_panel(ax, rows), lambda ax: set_size_panel(ax, rows)]
+    if all("ecl_gpu_time" in r for r in rows):
+        panels.insert(0, lambda ax: gpu_throughput_panel(ax, rows))
+    save_figure(path, panels, suptitle="maximal independent sets")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out", default="bench_results/bench_mis.json")
+    ap.add_argument("--no-plot", action="store_true", help="do not write the PNG plot")
     args = ap.parse_args(argv)
     warnings.filterwarnings("ignore", message="dropped")  # duplicate edges in the PACE files
     for m in ("ecl", "luby"):  # compile the Numba code (or load its cache) before timing anything
@@ -158,6 +214,8 @@ def main(argv=None):
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(rows, indent=1))
     print(f"results: {out}")
+    if not args.no_plot:
+        plot_results(rows, plot_path(out))
     return 0
 
 

@@ -12,6 +12,8 @@ host (also for a GPU matrix), so parts 1-2 measure it only up to ``BLOCK_MAX_N``
 
     python examples/bench_precond.py             # H100-sized run
     python examples/bench_precond.py --quick     # small sizes
+
+Besides the JSON results (``--out``) the script saves their plot as ``<out>.png``.
 """
 from __future__ import annotations
 
@@ -29,6 +31,8 @@ from kernels.backend import gpu_available, to_device
 from kernels.timing import gpu_time
 from precond.study import run_case, true_solution
 
+from _plotting import grouped_bars, matrix_label, plot_path, save_figure, stacked_bars
+
 FULL = [("aniso1", 2500), ("aniso2", 2500), ("aniso3", 2500), ("convection_diffusion3d", 140), ("random_diffusion2d", 1700)]
 TTS = [("aniso1", 500), ("aniso2", 500), ("aniso3", 500), ("convection_diffusion3d", 64), ("random_diffusion2d", 500)]
 QUICK_FULL = [("aniso2", 300)]
@@ -36,6 +40,8 @@ QUICK_TTS = [("aniso2", 100), ("aniso3", 100)]
 GPU_PRECONDS = ["none", "jacobi", "tridiagonal", "algebraic_tridiagonal", "algebraic_block_tridiagonal"]
 BLOCK_MAX_N = 3_000_000  # AlgTriBlock setup is host-side: ~5 s per million rows on one core
 CPU_PRECONDS = ["none", "jacobi", "tridiagonal", "algebraic_tridiagonal", "algebraic_block_tridiagonal", "pyamg", "ilu0"]
+SHORT_NAMES = {"none": "none", "jacobi": "Jacobi", "tridiagonal": "TriScal", "algebraic_tridiagonal": "AlgTriScal",
+               "algebraic_block_tridiagonal": "AlgTriBlock", "pyamg": "pyamg", "ilu0": "ILU(0)"}
 
 
 def gtsv2_time(dl, d, du, pivot):
@@ -122,6 +128,83 @@ def part2(A, dtype, iterations, apply_times, spmv, copy_vec):
     return rows
 
 
+def _ms(seconds):
+    """Milliseconds, or None for a missing or failed measurement (e.g. "unavailable: ...")."""
+    return seconds * 1e3 if isinstance(seconds, float) else None
+
+
+
+
+def _setup_panel(part1):
+    """AlgTriScal setup steps (ms) stacked, one SpMV as the reference line."""
+    labels = [matrix_label(r) for r in part1]
+    steps = {step: [_ms(r["algtriscal_setup_breakdown"][step]) for r in part1]
+             for step in part1[0]["algtriscal_setup_breakdown"]}
+    return lambda ax: stacked_bars(ax, labels, steps, ylabel="ms", title="AlgTriScal setup (GPU)",
+                                   reference=[_ms(r["spmv"]) for r in part1], reference_label="one SpMV")
+
+
+def _apply_panel(part1):
+    """One preconditioner application next to cuSPARSE SpMV and gtsv2 (hatched), ms."""
+    labels = [matrix_label(r) for r in part1]
+    columns = {"cuSPARSE SpMV": "spmv", "cuSPARSE gtsv2_nopivot": "gtsv2_nopivot", "cuSPARSE gtsv2": "gtsv2",
+               "TriScal": "triscal_apply", "AlgTriScal": "algtriscal_apply", "AlgTriBlock": "algtriblock_apply"}
+    series = {name: [_ms(r.get(key)) for r in part1] for name, key in columns.items()}
+    references = [name for name in columns if name.startswith("cuSPARSE")]
+    return lambda ax: grouped_bars(ax, labels, series, ylabel="ms", title="One apply (GPU) vs cuSPARSE",
+                                   hatched=references)
+
+
+def _iteration_panel(part2):
+    """BiCGStab time per iteration in multiples of its memory-traffic floor: ours as bars, cupyx's as black ticks."""
+    matrix_names = list(dict.fromkeys(r["matrix"] for r in part2))
+    preconds = dict.fromkeys(r["preconditioner"] for r in part2)
+    by_case = {(r["matrix"], r["preconditioner"]): r for r in part2}
+
+    def over_floor(key):
+        return {SHORT_NAMES[pc]: [by_case[m, pc][key] / by_case[m, pc]["floor_per_iter"] if (m, pc) in by_case
+                                  else float("nan") for m in matrix_names] for pc in preconds}
+
+    def draw(ax):
+        grouped_bars(ax, matrix_names, over_floor("ours_per_iter"), ylabel="multiples of the memory-traffic floor",
+                     title="BiCGStab time per iteration (GPU, float64)")
+        for i, (bars, cupyx) in enumerate(zip(ax.containers, over_floor("cupyx_per_iter").values())):
+            centers = [bar.get_x() + bar.get_width() / 2 for bar in bars]
+            ax.plot(centers, cupyx, "k_", markersize=9, markeredgewidth=2, label=None if i else "cupyx bicgstab")
+        ax.axhline(1, color="black", linestyle="--", linewidth=1, label="floor: 2 SpMV + 2 applies + vector traffic")
+        ax.set_ylim(0, ax.get_ylim()[1] * 1.5)  # room for the legend
+        ax.legend(fontsize=7, ncol=2)
+
+    return draw
+
+
+def _matrix_on_device(row):
+    return f"{row['matrix']} ({row['device'].upper()})"
+
+
+def _solution_panel(part3):
+    """Setup + solve seconds per matrix/device and preconditioner; no bar where BiCGStab did not converge."""
+    labels = list(dict.fromkeys(_matrix_on_device(r) for r in part3))
+    times = {(_matrix_on_device(r), r["preconditioner"]): r["time_to_solution"] for r in part3 if r["converged"]}
+    preconds = dict.fromkeys(r["preconditioner"] for r in part3)
+    series = {SHORT_NAMES[pc]: [times.get((lab, pc)) for lab in labels] for pc in preconds}
+    return lambda ax: grouped_bars(ax, labels, series, ylabel="seconds", log=True,
+                                   title="Time to solution, BiCGStab rtol 1e-8 (no bar: not converged)")
+
+
+def plot_results(result, path):
+    """AlgTriScal setup breakdown against one SpMV, apply times against cuSPARSE SpMV / gtsv2, BiCGStab time per
+    iteration (parts 1-2, GPU runs only) and the time to solution per preconditioner (part 3)."""
+    panels = []
+    if result["part1"]:
+        panels += [_setup_panel(result["part1"]), _apply_panel(result["part1"])]
+    if result["part2"]:
+        panels.append(_iteration_panel(result["part2"]))
+    if result["part3"]:
+        panels.append(_solution_panel(result["part3"]))
+    save_figure(path, panels, suptitle="Preconditioners (paper 001, Sections 5-6)")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true")
@@ -130,6 +213,7 @@ def main(argv=None):
     ap.add_argument("--tts-only", action="store_true", help="only part 3")
     ap.add_argument("--gpu-methods-only", action="store_true", help="part 3 without the CPU-only methods")
     ap.add_argument("--out", default="bench_results/bench_precond.json")
+    ap.add_argument("--no-plot", action="store_true", help="do not write the PNG plot")
     args = ap.parse_args(argv)
     full, tts = (QUICK_FULL, QUICK_TTS) if args.quick else (FULL, TTS)
     result = {"part1": [], "part2": [], "part3": []}
@@ -199,6 +283,8 @@ def main(argv=None):
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1, default=str))
     print(f"results: {out}")
+    if not args.no_plot:
+        plot_results(result, plot_path(args.out))
     return 0
 
 

@@ -10,7 +10,8 @@ it is proven), the states expanded and the time of
 on the GPU (CUDA events around the whole solve, median of repeats for short runs, after a
 warm-up that compiles the kernels) and on the CPU (Numba, same run, with a time limit),
 next to the paper's GTX 1060 time and states, and the states-per-second rate next to the
-paper's 2-2.5 million per second.
+paper's 2-2.5 million per second. Also saves a plot of the results as ``<out>.png``
+(``--no-plot``: none).
 
     python examples/bench_treewidth.py               # Table 1 instances that finish in seconds
     python examples/bench_treewidth.py --all         # also the paper's overflowed instances
@@ -32,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import graphkit  # noqa: E402
 from kernels.backend import gpu_available  # noqa: E402
 
+from _plotting import grouped_bars, leave_room_for_legend, mark_stopped, plot_path, save_figure  # noqa: E402
 from _shared_data import SHARED  # noqa: E402
 
 # name: (file, treewidth, paper GPU seconds, paper CPU seconds or None, paper states, paper overflow)
@@ -52,6 +54,7 @@ PAPER = {
 DEFAULT = ["water", "queen5_5", "queen6_6", "myciel4", "RandomBoundedToleranceGraph_60", "McGeeGraph",
            "NonisotropicUnitaryPolarGraph_3_3", "DoubleStarSnark"]
 QUICK = ["water", "queen5_5", "myciel4", "queen6_6"]
+PAPER_LABEL = "paper (GTX 1060)"
 MODES = {
     "paper": dict(preprocess=False, simplicial_rule=False, mmw=False),
     "full": dict(),
@@ -102,6 +105,53 @@ def record(prefix, res, seconds):
     }
 
 
+def method_columns(rows, field):
+    """``{"GPU paper mode": [value per graph], ...}`` of ``<device>_<field>`` for the runs that exist."""
+    graphs = list(dict.fromkeys(r["graph"] for r in rows))
+    modes = list(dict.fromkeys(r["mode"] for r in rows))
+    by_run = {(r["graph"], r["mode"]): r for r in rows}
+    columns = {}
+    for device in ("gpu", "cpu"):
+        for mode in modes:
+            values = [by_run.get((g, mode), {}).get(f"{device}_{field}") for g in graphs]
+            if any(v is not None for v in values):
+                columns[f"{device.upper()} {mode} mode"] = values
+    return columns
+
+
+def paper_column(rows, field):
+    """The paper's ``paper_<field>`` per graph."""
+    return list({r["graph"]: r[f"paper_{field}"] for r in rows}.values())
+
+
+
+
+
+
+def methods_panel(ax, rows, field, paper, ylabel, title):
+    """One group per graph: ``field`` for each device and mode, the paper's GTX 1060 value hatched; runs that
+    ended by a time limit or a state overflow (the paper's too) are marked ">"."""
+    series = method_columns(rows, field)
+    series[PAPER_LABEL] = paper_column(rows, paper)
+    stopped = {name: [v is False for v in values] for name, values in method_columns(rows, "optimal").items()}
+    stopped[PAPER_LABEL] = paper_column(rows, "overflow")
+    grouped_bars(ax, list(dict.fromkeys(r["graph"] for r in rows)), series, ylabel=ylabel, log=True,
+                 title=f"{title} (>: stopped by a time limit or overflow)", hatched=(PAPER_LABEL,))
+    mark_stopped(ax, stopped)
+    leave_room_for_legend(ax)
+
+
+def plot_results(results, path):
+    """Bars per graph for each device and mode next to the paper's GTX 1060: the solve time, the states
+    expanded and the states expanded per second."""
+    rows = results["rows"]
+    panels = [lambda ax: methods_panel(ax, rows, "time", "gpu_time", "seconds", "time per instance"),
+              lambda ax: methods_panel(ax, rows, "states", "states", "states expanded", "states expanded"),
+              lambda ax: methods_panel(ax, rows, "states_per_s", "states_per_s", "states per second",
+                                       "states expanded per second")]
+    save_figure(path, panels, suptitle=f"exact treewidth; GPU: {results['meta']['gpu']}")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="four small instances")
@@ -111,6 +161,7 @@ def main(argv=None):
     ap.add_argument("--no-cpu", action="store_true", help="skip the CPU reference")
     ap.add_argument("--modes", default="paper,full", help="comma-separated subset of: paper, full")
     ap.add_argument("--out", default="bench_results/bench_treewidth.json")
+    ap.add_argument("--no-plot", action="store_true", help="do not write the PNG plot")
     args = ap.parse_args(argv)
     if not (SHARED / "graphs" / "treewidth").is_dir():
         print(f"shared data not found at {SHARED}; nothing to benchmark", file=sys.stderr)
@@ -156,8 +207,11 @@ def main(argv=None):
             "paper_gpu": "GTX 1060 (OpenCL), Table 1", "dedup": "exact"}
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
+    results = {"meta": meta, "rows": rows}
+    out.write_text(json.dumps(results, indent=1))
     print(f"wrote {out}")
+    if not args.no_plot:
+        plot_results(results, plot_path(out))
     return 0
 
 

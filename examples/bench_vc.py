@@ -5,6 +5,7 @@ problem (MVC; PVC with k = min-1, min, min+1): the Sequential CPU branch-and-red
 (Numba), the StackOnly and Hybrid GPU kernels (CUDA events, median after a warm-up), the
 paper's V100 times where Table I has the instance, and the load balance over the SMs
 (max / mean tree nodes per SM). Runs stopped by a time limit are reported as ``>limit``.
+Also saves a plot of the results as ``<out>.png`` (``--no-plot``: none).
 
     python examples/bench_vc.py                       # Table I subset, writes bench_results/bench_vc.json
     python examples/bench_vc.py --quick               # small smoke run
@@ -28,6 +29,7 @@ import graphkit  # noqa: E402
 from graphkit.vertex_cover import minimum_vertex_cover, parameterized_vertex_cover  # noqa: E402
 from kernels.backend import gpu_available  # noqa: E402
 
+from _plotting import grouped_bars, leave_room_for_legend, mark_stopped, plot_path, save_figure  # noqa: E402
 from _shared_data import SHARED, load_answers  # noqa: E402
 
 #: Table I of the paper (V100 GPU, EPYC 7551P CPU), seconds: Sequential, StackOnly, Hybrid.
@@ -44,6 +46,12 @@ DEFAULT = ["p_hat300-1", "p_hat300-2", "p_hat300-3", "keller4", "brock200_4", "h
            "MANN_a27", "johnson16-2-4"]
 QUICK = ["johnson8-4-4", "p_hat300-1", "hamming6-4"]
 PROBLEMS = ["mvc", "k-1", "k", "k+1"]
+PROBLEM_LABELS = {"mvc": "MVC", "k-1": "PVC k=min-1", "k": "PVC k=min", "k+1": "PVC k=min+1"}
+#: plotted engines: legend label -> key prefix in the rows
+ENGINES = {"Sequential CPU": "cpu", "CPU + clique bound": "cpu_bound", "StackOnly GPU": "stackonly",
+           "Hybrid GPU": "hybrid"}
+PAPER_HYBRID = "paper Hybrid (V100)"
+STOPPED_NOTE = ">: stopped at the time limit"
 
 
 def load_instance(name, answers):
@@ -106,6 +114,60 @@ def fmt(sec, finished, limit):
     return f"{sec:.3f}"
 
 
+
+
+
+
+def mvc_times_panel(ax, mvc_rows, engines):
+    """MVC seconds per instance and engine, the paper's V100 Hybrid hatched."""
+    series = {name: [r.get(f"{key}_time") for r in mvc_rows] for name, key in engines.items()}
+    if any("paper_hybrid" in r for r in mvc_rows):
+        series[PAPER_HYBRID] = [r.get("paper_hybrid") for r in mvc_rows]
+    grouped_bars(ax, [r["instance"] for r in mvc_rows], series, ylabel="seconds", log=True,
+                 title=f"MVC: time per instance ({STOPPED_NOTE})", hatched=(PAPER_HYBRID,))
+    mark_stopped(ax, {name: [r.get(f"{key}_finished") is False for r in mvc_rows] for name, key in engines.items()})
+    leave_room_for_legend(ax)
+
+
+def problems_panel(ax, rows, engine, key):
+    """Seconds of one engine per instance for MVC and the three PVC budgets."""
+    instances = list(dict.fromkeys(r["instance"] for r in rows))
+    by_case = {(r["instance"], r["problem"]): r for r in rows}
+
+    def column(problem, field):
+        return [by_case.get((name, problem), {}).get(f"{key}_{field}") for name in instances]
+
+    grouped_bars(ax, instances, {PROBLEM_LABELS[p]: column(p, "time") for p in PROBLEMS}, ylabel="seconds", log=True,
+                 title=f"{engine}: MVC and PVC per instance ({STOPPED_NOTE})")
+    mark_stopped(ax, {PROBLEM_LABELS[p]: [f is False for f in column(p, "finished")] for p in PROBLEMS})
+    leave_room_for_legend(ax)
+
+
+def load_balance_panel(ax, mvc_rows):
+    """Max / mean tree nodes per GPU worker (MVC), 1 = perfectly even."""
+    series = {name: [r.get(f"{key}_load_max_over_mean") for r in mvc_rows]
+              for name, key in (("StackOnly GPU", "stackonly"), ("Hybrid GPU", "hybrid"))}
+    grouped_bars(ax, [r["instance"] for r in mvc_rows], series, ylabel="max / mean tree nodes per worker", log=True,
+                 title="MVC: load balance over the GPU workers (1 = even)")
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    leave_room_for_legend(ax)
+
+
+def plot_results(results, path):
+    """Bars per instance: the MVC time of each engine next to the paper's V100 Hybrid, the time of MVC and the
+    PVC budgets for the Hybrid GPU (the Sequential CPU without a GPU), and the GPU load balance on MVC."""
+    rows = results["rows"]
+    mvc_rows = [r for r in rows if r["problem"] == "mvc"]
+    engines = {name: key for name, key in ENGINES.items() if any(f"{key}_time" in r for r in rows)}
+    panels = [lambda ax: mvc_times_panel(ax, mvc_rows, engines)]
+    engine = next((name for name in ("Hybrid GPU", "Sequential CPU") if name in engines), None)
+    if engine:
+        panels.append(lambda ax: problems_panel(ax, rows, engine, engines[engine]))
+    if any("hybrid_load_max_over_mean" in r for r in mvc_rows):
+        panels.append(lambda ax: load_balance_panel(ax, mvc_rows))
+    save_figure(path, panels, suptitle=f"exact vertex cover; GPU: {results['meta']['gpu'] or 'none'}")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--instances", nargs="*", default=None, help="names from answers.csv (DIMACS or PACE)")
@@ -119,6 +181,7 @@ def main(argv=None):
     ap.add_argument("--cpu-bound", action="store_true",
                     help="add a CPU column with the adaptive clique-cover bound (beyond the paper)")
     ap.add_argument("--out", default="bench_results/bench_vc.json")
+    ap.add_argument("--no-plot", action="store_true", help="do not write the PNG plot")
     args = ap.parse_args(argv)
 
     answers = load_answers()
@@ -190,8 +253,11 @@ def main(argv=None):
     meta = {"gpu": device_name, "cpu_threads": os.cpu_count(), "time_limit": args.time_limit,
             "cpu_time_limit": args.cpu_time_limit, "stackonly_time_limit": args.stackonly_time_limit,
             "start_depth": args.start_depth, "repeat": args.repeat}
-    out.write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
+    results = {"meta": meta, "rows": rows}
+    out.write_text(json.dumps(results, indent=1))
     print(f"wrote {out}")
+    if not args.no_plot:
+        plot_results(results, plot_path(out))
     return 0 if all(r["correct"] for r in rows) else 1
 
 

@@ -7,6 +7,8 @@ M=5) against sequential. ANISO1/2/3 rows print the paper's values beside ours.
 
     python examples/coverage_table.py --n 2500 --device gpu     # the paper's size
     python examples/coverage_table.py --quick                   # small CPU run
+
+Besides the JSON results (``--out``) the script saves their plot as ``<out>.png``.
 """
 from __future__ import annotations
 
@@ -19,6 +21,8 @@ from pathlib import Path
 import matrices
 import precond
 from kernels.backend import resolve_device, to_device
+
+from _plotting import grouped_bars, plot_path, save_figure
 
 CONFIGS = [(1, 0), (5, 0), (5, 1)]
 # Paper 001, Table 4 (c5, cM, Mmax per configuration, then sequential) and Table 5 (c_id,
@@ -107,6 +111,49 @@ def print_tables(rows):
           " index ties: by (row, column))")
 
 
+def _coverage_bars(ax, labels, series, title, hatched=()):
+    """Grouped coverage bars on a fixed 0..1 scale, with room above for the legend."""
+    grouped_bars(ax, labels, series, ylabel="weight coverage", title=title, hatched=hatched)
+    ax.set_ylim(0, 1.25)
+
+
+def _coverage_by_n_panel(rows):
+    """Parallel [0,n]-factor coverage per matrix, one bar per n."""
+    labels = [r["matrix"] for r in rows]
+    series = {f"n={n}": [r["by_n"][n - 1]["parallel"] for r in rows] for n in (1, 2, 3, 4)}
+    return lambda ax: _coverage_bars(ax, labels, series, "[0,n]-factor weight coverage (parallel, M=5)")
+
+
+def _paper_panel(rows):
+    """Table 5 on the paper's matrices: ours (parallel, sequential) against the paper's (hatched) per n."""
+    paper_rows = [r for r in rows if r["matrix"] in PAPER_T5]
+    if not paper_rows:
+        return None
+    labels = [f"{r['matrix']} n={c['n']}" for r in paper_rows for c in r["by_n"]]
+    ours = [c for r in paper_rows for c in r["by_n"]]
+    paper = [pair for r in paper_rows for pair in PAPER_T5[r["matrix"]][1]]
+    series = {"parallel": [c["parallel"] for c in ours], "sequential": [c["sequential"] for c in ours],
+              "paper parallel": [p[0] for p in paper], "paper sequential": [p[1] for p in paper]}
+    return lambda ax: _coverage_bars(ax, labels, series, "Table 5 against the paper (hatched)",
+                                     hatched=("paper parallel", "paper sequential"))
+
+
+def _identity_panel(rows):
+    """c_id (the matrix's own ordering) next to the [0,2]-factor's coverage; the paper's c_id hatched."""
+    labels = [r["matrix"] for r in rows]
+    series = {"c_id": [r["c_id"] for r in rows],
+              "c_id paper": [PAPER_T5[r["matrix"]][0] if r["matrix"] in PAPER_T5 else None for r in rows],
+              "[0,2]-factor (parallel)": [r["by_n"][2 - 1]["parallel"] for r in rows]}
+    return lambda ax: _coverage_bars(ax, labels, series, "Identity ordering c_id vs the [0,2]-factor",
+                                     hatched=("c_id paper",))
+
+
+def plot_results(rows, path):
+    """Weight coverage for n = 1..4 per matrix, our Table 5 against the paper's, and c_id against the [0,2]-factor."""
+    save_figure(path, [_coverage_by_n_panel(rows), _paper_panel(rows), _identity_panel(rows)],
+                suptitle="Weight coverage of [0,n]-factors (paper 001, Tables 4-5)")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--matrix", nargs="+", default=DEFAULT, help="generator names, SuiteSparse names or .mtx paths")
@@ -115,6 +162,7 @@ def main(argv=None):
     ap.add_argument("--max-iterations", type=int, default=3000, help="iteration limit for c_pi(M_max)")
     ap.add_argument("--quick", action="store_true", help="ANISO1/2/3 and two real matrices at n=200")
     ap.add_argument("--out", default="bench_results/coverage.json")
+    ap.add_argument("--no-plot", action="store_true", help="do not write the PNG plot")
     args = ap.parse_args(argv)
     if args.quick:
         args.matrix, args.n = ["aniso1", "aniso2", "aniso3", "add20", "watt_1"], 200
@@ -130,6 +178,8 @@ def main(argv=None):
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"device": device, "n": args.n, "rows": rows}, indent=1))
     print(f"results: {out}")
+    if not args.no_plot:
+        plot_results(rows, plot_path(args.out))
     return 0
 
 
