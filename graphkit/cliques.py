@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -304,7 +305,14 @@ def maximum_clique(G, method="auto", time_limit=None, device="auto") -> MaxCliqu
         if optimal and device == "auto":
             dev = "cpu"
         elif not (deadline and time.perf_counter() >= deadline):
-            verts, optimal, gpu_nodes = kc.max_clique_gpu(G.indptr, G.indices, verts, deadline)
+            try:
+                verts, optimal, gpu_nodes = kc.max_clique_gpu(G.indptr, G.indices, verts, deadline)
+            except kc.GpuCapacityError as exc:
+                if device != "auto":
+                    raise
+                warnings.warn(f"{exc}; searching on the CPU", RuntimeWarning, stacklevel=2)
+                verts, optimal, gpu_nodes = kc.max_clique_cpu(G.indptr, G.indices, 0, deadline)
+                dev = "cpu"
             nodes += gpu_nodes
     verts = np.sort(np.asarray(verts, dtype=np.int64))
     return MaxCliqueResult(verts, len(verts), bool(optimal), method, dev, time.perf_counter() - t0, int(nodes))

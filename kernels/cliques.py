@@ -41,6 +41,7 @@ __all__ = [
     "mce_cpu_count",
     "max_clique_cpu",
     "max_clique_gpu",
+    "GpuCapacityError",
     "mce_gpu_chunks",
     "mce_gpu_count",
 ]
@@ -670,6 +671,10 @@ def _max_clique_run(indptr, indices, order, rank, core, lower, deadline, node_ca
     return best, nodes, status
 
 
+class GpuCapacityError(ValueError):
+    """The instance does not fit the GPU kernel's limits (shared or global memory)."""
+
+
 class _BBSetup:
     """Degeneracy order and scratch arrays shared by the CPU search and the GPU plan."""
 
@@ -815,12 +820,14 @@ def max_clique_gpu(indptr, indices, lower_clique=None, deadline=0.0, mem_fractio
     attrs = dev.attributes
     warps_per_block = 4
     smem = warps_per_block * 2 * Wm * 8
-    if smem > attrs["MaxSharedMemoryPerBlock"]:
-        raise ValueError(f"sub-problem of {K} candidates is too large for the GPU branch and bound")
     depths = K + 3
     per_warp = 8 * depths * Wm + 4 * (2 * depths * K + 2 * depths) + 4 * (K + 2)
+    budget = dev.mem_info[0] * mem_fraction
+    if smem > attrs["MaxSharedMemoryPerBlock"] or per_warp > budget:
+        raise GpuCapacityError(f"a sub-problem of {K} candidates is too large for the GPU branch and bound "
+                               f"({per_warp / 2**20:.0f} MiB of scratch per warp)")
     max_warps = attrs["MultiProcessorCount"] * (attrs["MaxThreadsPerMultiProcessor"] // 32)
-    nwarps = int(max(1, min(nitems, max_warps, (dev.mem_info[0] * mem_fraction) // per_warp)))
+    nwarps = int(max(1, min(nitems, max_warps, budget // per_warp)))
     d = {name: cupy.asarray(a) for name, a in
          dict(rows_all=rows_all, pv_all=pv_all, sub_v=sub_v, sub_k=sub_k, sub_row_off=sub_row_off,
               sub_pv_off=sub_pv_off, item_sub=item_sub, item_j=item_j, item_col=item_col).items()}

@@ -268,3 +268,23 @@ def test_auto_method_follows_density():
     assert res.method == "vertex_cover" and res.optimal
     assert res.size == max(len(c) for c in nx.find_cliques(dense)) and graphkit.is_clique(dense, res.vertices)
     assert graphkit.maximum_clique(nx.gnp_random_graph(60, 0.5, seed=4), device="cpu").method == "branch_and_bound"
+
+
+def test_gpu_capacity_falls_back_to_cpu_under_auto(monkeypatch):
+    import graphkit.cliques as gc
+    from kernels import cliques as kc
+
+    def too_big(*args, **kwargs):
+        raise kc.GpuCapacityError("too large")
+
+    monkeypatch.setattr(gc, "resolve_device", lambda device: "gpu")
+    monkeypatch.setattr(gc, "_AUTO_PROBE_NODES", 1)  # the probe does not finish: the GPU is asked
+    monkeypatch.setattr(kc, "max_clique_gpu", too_big)
+    H = nx.gnp_random_graph(120, 0.7, seed=8)  # about 7,000 search nodes
+    with pytest.warns(RuntimeWarning, match="too large"):
+        res = graphkit.maximum_clique(H, method="branch_and_bound", device="auto")
+    G = graphkit.Graph.from_networkx(H)
+    omega = len(kc.max_clique_cpu(G.indptr, G.indices)[0])
+    assert res.device == "cpu" and res.optimal and res.size == omega and graphkit.is_clique(H, res.vertices)
+    with pytest.raises(kc.GpuCapacityError):
+        graphkit.maximum_clique(H, method="branch_and_bound", device="gpu")
