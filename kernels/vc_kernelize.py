@@ -38,7 +38,9 @@ class Kernel:
     Attributes
     ----------
     indptr, indices : ndarray of int64
-        CSR of the kernel (vertices ``0..n_kernel-1``, no isolated vertex).
+        CSR of the kernel (vertices ``0..n-1``, no isolated vertex, sorted rows).
+    n : int
+        Kernel vertices.
     forced : int
         Cover vertices fixed by the reductions (taken vertices plus one per fold).
     folds, taken, lp_rounds : int
@@ -63,6 +65,7 @@ class Kernel:
 
     @property
     def n(self) -> int:
+        """Number of kernel vertices."""
         return len(self.indptr) - 1
 
     def lift(self, kernel_cover):
