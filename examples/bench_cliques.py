@@ -483,10 +483,6 @@ MCE_SERIES = {"GPU count": "gpu_count", "GPU enumeration": "gpu_enum", "CPU coun
 MC_LABELS = {"bb_cpu": "B&B CPU", "bb_gpu": "B&B GPU", "bb_auto": "B&B auto", "vc_cpu": "VC CPU", "vc_gpu": "VC GPU"}
 
 
-
-
-
-
 def mce_panel(ax, rows, title):
     """Seconds to count / list the maximal cliques of each graph, ours and the references."""
     series = {name: [r.get(f"{key}_time") for r in rows] for name, key in MCE_SERIES.items()

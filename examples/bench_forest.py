@@ -108,8 +108,6 @@ def cpu_case(A, dtype):
     return out
 
 
-
-
 def _ms(seconds):
     return None if seconds is None else seconds * 1e3
 

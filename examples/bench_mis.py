@@ -105,8 +105,6 @@ def measure(name, make, vc_opt=None, nx_limit=200_000):
     return row
 
 
-
-
 def upright_labels(ax):
     """Vertical graph names: the shared graphs make too many groups for slanted ones."""
     for label in ax.get_xticklabels():

@@ -133,8 +133,6 @@ def _ms(seconds):
     return seconds * 1e3 if isinstance(seconds, float) else None
 
 
-
-
 def _setup_panel(part1):
     """AlgTriScal setup steps (ms) stacked, one SpMV as the reference line."""
     labels = [matrix_label(r) for r in part1]

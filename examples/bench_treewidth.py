@@ -124,10 +124,6 @@ def paper_column(rows, field):
     return list({r["graph"]: r[f"paper_{field}"] for r in rows}.values())
 
 
-
-
-
-
 def methods_panel(ax, rows, field, paper, ylabel, title):
     """One group per graph: ``field`` for each device and mode, the paper's GTX 1060 value hatched; runs that
     ended by a time limit or a state overflow (the paper's too) are marked ">"."""

@@ -114,10 +114,6 @@ def fmt(sec, finished, limit):
     return f"{sec:.3f}"
 
 
-
-
-
-
 def mvc_times_panel(ax, mvc_rows, engines):
     """MVC seconds per instance and engine, the paper's V100 Hybrid hatched."""
     series = {name: [r.get(f"{key}_time") for r in mvc_rows] for name, key in engines.items()}
