@@ -212,9 +212,10 @@ def _check_kernelize(kernelize):
 
 
 def _use_kernel(kernelize, degrees):
-    """``kernelize="auto"``: sparse graphs only (average degree at most 32)."""
+    """``kernelize="auto"``: sparse graphs (average degree at most 32) of at most 200,000
+    vertices (the reductions run in Python, about 5 s per million vertices)."""
     if kernelize == "auto":
-        return len(degrees) > 0 and int(np.sum(degrees)) <= 32 * len(degrees)
+        return 0 < len(degrees) <= 200_000 and int(np.sum(degrees)) <= 32 * len(degrees)
     return bool(kernelize)
 
 
@@ -290,7 +291,9 @@ def minimum_vertex_cover(G, device="auto", method="hybrid", time_limit=None, *, 
         LP (Nemhauser-Trotter) reduction (:mod:`kernels.vc_kernelize`; extension of the
         paper, on the CPU for either device). ``"auto"`` does so when the graph left by
         the root reduction has average degree at most 32 (sparse graphs, where these
-        rules bite; the dense DIMACS complements are left to the paper's algorithm).
+        rules bite; the dense DIMACS complements are left to the paper's algorithm) and
+        at most 200,000 vertices (the reductions run in Python and do not watch
+        ``time_limit``).
     start_depth : int
         StackOnly sub-tree depth (the paper tries 8, 12 and 16).
     gpu_config : kernels.vertex_cover.GpuConfig, optional
