@@ -405,7 +405,7 @@ def gpu_maxclique(G, method, device, limit, repeat):
 MC_VARIANTS = [("bb_cpu", "branch_and_bound", "cpu"), ("bb_gpu", "branch_and_bound", "gpu"),
                ("bb_auto", "branch_and_bound", "auto"), ("vc_cpu", "vertex_cover", "cpu"),
                ("vc_gpu", "vertex_cover", "gpu")]
-MC_COLUMNS = ("bb_cpu", "bb_gpu", "bb_auto", "vc_cpu", "vc_gpu")
+MC_COLUMNS = tuple(key for key, _, _ in MC_VARIANTS)
 
 
 def measure_maxclique(name, omega, args, gpu):

@@ -246,11 +246,15 @@ class Graph:
     def subgraph(self, vertices):
         """Induced subgraph on ``vertices`` (renumbered in the given order)."""
         vertices = np.asarray(vertices, dtype=np.int64)
+        increasing = len(vertices) < 2 or bool(np.all(vertices[1:] > vertices[:-1]))
+        spans_all = len(vertices) == 0 or (vertices[0] == 0 and vertices[-1] == self.n - 1)
+        if increasing and spans_all and len(vertices) == self.n:
+            return self  # every vertex, in order: the graph itself
         new_id = np.full(self.n, -1, dtype=np.int64)
         new_id[vertices] = np.arange(len(vertices))
         rows = np.repeat(np.arange(self.n), self.degrees)
         keep = (new_id[rows] >= 0) & (new_id[self.indices] >= 0)
-        if len(vertices) < 2 or np.all(vertices[1:] > vertices[:-1]):
+        if increasing:
             # increasing ids: the renumbering keeps every row's order, so the CSR is a filter
             counts = np.bincount(new_id[rows[keep]], minlength=len(vertices))
             indptr = np.zeros(len(vertices) + 1, dtype=np.int64)

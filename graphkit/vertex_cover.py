@@ -235,7 +235,7 @@ def _components(G: Graph, deg):
     live = np.flatnonzero(deg > 0)
     if len(live) == 0:
         return []
-    H = G if len(live) == G.n else G.subgraph(live)
+    H = G.subgraph(live)
     ncomp, labels = connected_components(H.to_scipy(), directed=False)
     order = np.argsort(labels, kind="stable")
     bounds = np.searchsorted(labels[order], np.arange(ncomp + 1))
@@ -327,7 +327,7 @@ def minimum_vertex_cover(G, device="auto", method="hybrid", time_limit=None, *, 
     if len(live) and _use_kernel(kernelize, deg[live]):
         from kernels.vc_kernelize import kernelize as reduce_graph
 
-        H = G if len(live) == G.n else G.subgraph(live)
+        H = G.subgraph(live)
         kernel = reduce_graph(H.indptr, H.indices)
         count += kernel.forced
         G = Graph(kernel.indptr, kernel.indices)
@@ -340,7 +340,7 @@ def minimum_vertex_cover(G, device="auto", method="hybrid", time_limit=None, *, 
     load = None
     comps = _components(G, deg)
     for verts in comps:
-        H = G if len(verts) == G.n else G.subgraph(verts)
+        H = G.subgraph(verts)
         hdeg = H.degrees.astype(np.int32)
         ub, gdeg = kvc.greedy_cover_cpu(H.indptr, H.indices, hdeg, 0)
         greedy_total += ub

@@ -81,6 +81,14 @@ def degeneracy_order(indptr, indices):
     return vert.astype(np.int64), deg.astype(np.int64)
 
 
+def _ranked_degeneracy(indptr, indices):
+    """``(order, core, rank)`` with ``rank[order[i]] = i``: the split of every clique search."""
+    order, core = degeneracy_order(indptr, indices)
+    rank = np.empty(len(order), np.int64)
+    rank[order] = np.arange(len(order))
+    return order, core, rank
+
+
 @njit(cache=True)
 def _peel(indptr, indices, proto):
     n = len(indptr) - 1
@@ -434,9 +442,7 @@ class MceState:
         self.indptr = np.ascontiguousarray(indptr, dtype=np.int64)
         self.indices = np.ascontiguousarray(indices, dtype=np.int64)
         n = len(self.indptr) - 1
-        self.order, core = degeneracy_order(self.indptr, self.indices)
-        self.rank = np.empty(n, np.int64)
-        self.rank[self.order] = np.arange(n)
+        self.order, core, self.rank = _ranked_degeneracy(self.indptr, self.indices)
         self.degeneracy = int(core.max()) if n else 0
         maxdeg = int(np.diff(self.indptr).max()) if n else 0
         D = self.degeneracy
@@ -595,6 +601,13 @@ def _bb_sub(k, W, rows, SP, L, C, cnt, idx, clq, best, best_clq, nodes, deadline
     return best, nodes, status
 
 
+@njit(cache=True, inline="always")
+def _bb_candidate(u, rv, rank, core, best):
+    """``u`` (a neighbour of a vertex of rank ``rv``) belongs to that vertex's sub-problem:
+    later in the order and of core number at least ``best``."""
+    return rank[u] > rv and core[u] >= best
+
+
 @njit(cache=True)
 def _bb_candidates(indptr, indices, v, rank, core, best, Pv):
     """``P`` of the sub-problem of ``v`` into ``Pv``: later neighbours that can still be in
@@ -604,7 +617,7 @@ def _bb_candidates(indptr, indices, v, rank, core, best, Pv):
     k = 0
     for e in range(indptr[v], indptr[v + 1]):
         u = indices[e]
-        if rank[u] > rv and core[u] >= best:
+        if _bb_candidate(u, rv, rank, core, best):
             Pv[k] = u
             k += 1
     if k > 1:
@@ -682,9 +695,7 @@ class _BBSetup:
         self.indptr = np.ascontiguousarray(indptr, dtype=np.int64)
         self.indices = np.ascontiguousarray(indices, dtype=np.int64)
         n = len(self.indptr) - 1
-        self.order, self.core = degeneracy_order(self.indptr, self.indices)
-        self.rank = np.empty(n, np.int64)
-        self.rank[self.order] = np.arange(n)
+        self.order, self.core, self.rank = _ranked_degeneracy(self.indptr, self.indices)
         self.D = D = int(self.core.max())
         Wm = max(1, (D + 63) // 64)
         self.pmark = np.full(n, -1, np.int64)
@@ -732,11 +743,9 @@ def _bb_gpu_plan(indptr, indices, order, rank, core, lower, pmark, Pv, rows, SP,
     npv = 0
     for p in range(n - 1, -1, -1):
         v = order[p]
-        rv = rank[v]
         k = 0
         for e in range(indptr[v], indptr[v + 1]):
-            u = indices[e]
-            if rank[u] > rv and core[u] >= lower:
+            if _bb_candidate(indices[e], rank[v], rank, core, lower):
                 k += 1
         if 1 + k > lower:
             nsub += 1
@@ -904,10 +913,7 @@ class _GpuPlan:
         indices = np.ascontiguousarray(G.indices, dtype=np.int64)
         if G.n >= 2 ** 31 - 1:
             raise ValueError("the GPU clique enumeration needs fewer than 2**31 vertices")
-        n = G.n
-        order, core = degeneracy_order(indptr, indices)
-        rank = np.empty(n, np.int64)
-        rank[order] = np.arange(n)
+        order, core, rank = _ranked_degeneracy(indptr, indices)
         later = _later_counts(indptr, indices, rank)  # |P| of each sub-problem
         xdeg = np.diff(indptr) - later  # |X| of each sub-problem
         self.D = D = max(1, int(core.max()))

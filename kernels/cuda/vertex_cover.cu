@@ -17,8 +17,8 @@
 // `_shared` keeps the current degree array in dynamic shared memory, `_global` in a
 // per-block global scratch row. With `adj` (bitset rows of wn 32-bit words, dense graphs
 // of at most 8192 vertices) the degrees are recounted by popcount after each batch of
-// deletions instead of decremented edge by edge. Global degree arrays are read through L2 (__ldcg) since
-// other threads update them with atomics.
+// deletions instead of decremented edge by edge. Global degree arrays are read through L2
+// (__ldcg) since other threads update them with atomics.
 //
 // ctl[]: 0 limit (best-1 for MVC, k for PVC), 1 best size found (-1 none), 2 found (PVC),
 //        3 pending, 4 head, 5 tail, 6 available, 7 cover lock, 8 overflow, 9 next sub-tree
