@@ -628,7 +628,13 @@ def extract_block_tridiagonal(A, index, starts):
         A = A.copy()
         A.sum_duplicates()
     N = A.shape[0]
+    index = np.asarray(index, dtype=np.int64)
+    starts = np.asarray(starts, dtype=np.int64)
     m = len(index)
+    if index.ndim != 2 or index.shape[1] != 2 or index.max(initial=-1) >= N or index.min(initial=-1) < -1:
+        raise ValueError(f"index must be an m x 2 array of row ids in 0..{N - 1} or -1")
+    if len(starts) == 0 or starts[0] != 0 or starts[-1] != m or np.any(np.diff(starts) < 0):
+        raise ValueError("starts must rise from 0 to the number of blocks")
     slot_block = np.full(N, -1, dtype=np.int64)
     slot_pos = np.zeros(N, dtype=np.int64)
     for s in range(2):
@@ -643,4 +649,3 @@ def extract_block_tridiagonal(A, index, starts):
                                          slot_pos, path_of, L, D, U)
     D[index[:, 1] < 0, 1, 1] = 1
     return L, D, U, (covered / total if total else 0.0)
-

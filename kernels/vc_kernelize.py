@@ -168,7 +168,13 @@ def bipartite_matching(indptr, indices, n_right):
     >>> bipartite_matching(np.array([0, 2, 3]), np.array([0, 1, 0]), 2).tolist()
     [1, 0]
     """
-    return _hopcroft_karp(np.asarray(indptr, dtype=np.int64), np.asarray(indices, dtype=np.int64), int(n_right))
+    indptr = np.asarray(indptr, dtype=np.int64)
+    indices = np.asarray(indices, dtype=np.int64)
+    if len(indptr) == 0 or indptr[0] != 0 or indptr[-1] != len(indices) or np.any(np.diff(indptr) < 0):
+        raise ValueError("indptr must start at 0, not decrease and end at len(indices)")
+    if len(indices) and (indices.min() < 0 or indices.max() >= n_right):
+        raise ValueError(f"right vertex ids must lie in 0..{int(n_right) - 1}")
+    return _hopcroft_karp(indptr, indices, int(n_right))
 
 
 def _lp_half_integral(adj, alive):
@@ -222,7 +228,7 @@ def kernelize(indptr, indices, *, fold=True, domination=True, lp=True) -> Kernel
     adj = [set(indices[indptr[v]:indptr[v + 1]].tolist()) for v in range(n)]
     alive = [True] * n
     log = []
-    state = {"forced": 0, "folds": 0}
+    forced = folds = 0
     queue = deque(range(n))
     queued = [True] * n
 
@@ -239,8 +245,9 @@ def kernelize(indptr, indices, *, fold=True, domination=True, lp=True) -> Kernel
         alive[v] = False
 
     def take(v):
+        nonlocal forced
         log.append(("take", v))
-        state["forced"] += 1
+        forced += 1
         remove(v)
 
     lp_rounds = 0
@@ -273,8 +280,8 @@ def kernelize(indptr, indices, *, fold=True, domination=True, lp=True) -> Kernel
                         push(u)
                     push(w)
                     log.append(("fold", v, a, b, w))
-                    state["forced"] += 1
-                    state["folds"] += 1
+                    forced += 1
+                    folds += 1
             elif domination and d <= DOMINATION_MAX_DEGREE:
                 for u in adj[v]:
                     if len(adj[u]) >= d and len(adj[v] - adj[u]) == 1:  # N[v] inside N[u]
@@ -293,4 +300,4 @@ def kernelize(indptr, indices, *, fold=True, domination=True, lp=True) -> Kernel
         for v in zeros:
             if alive[v]:
                 remove(v)
-    return Kernel(n, adj, alive, log, state["forced"], state["folds"], lp_rounds)
+    return Kernel(n, adj, alive, log, forced, folds, lp_rounds)

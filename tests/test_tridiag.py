@@ -254,3 +254,7 @@ def test_extract_block_tridiagonal_matches_dense():
     assert c == 1.0  # only the (1, 0) entry is left off the diagonal, and it couples the two blocks
     with pytest.raises(ValueError):
         extract_block_tridiagonal(A, index[:4], np.array([0, 2, 4]))
+    with pytest.raises(ValueError):  # paths that do not end at the last block
+        extract_block_tridiagonal(A, index, np.array([0, 2, 4]))
+    with pytest.raises(ValueError):  # a row id beyond the matrix
+        extract_block_tridiagonal(A, np.vstack([index, [[9, -1]]]), np.array([0, 2, 6]))

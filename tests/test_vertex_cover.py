@@ -531,3 +531,7 @@ def test_bipartite_matching_is_maximum():
         assert ok.sum() == (maximum_bipartite_matching(B, perm_type="column") >= 0).sum()
         assert len(set(match[ok].tolist())) == ok.sum()  # a matching
         assert all(match[i] in B.indices[B.indptr[i]:B.indptr[i + 1]] for i in np.flatnonzero(ok))  # of edges
+    with pytest.raises(ValueError):  # a right vertex beyond n_right
+        bipartite_matching(np.array([0, 1]), np.array([3]), 2)
+    with pytest.raises(ValueError):
+        bipartite_matching(np.array([1, 2]), np.array([0]), 2)
