@@ -125,8 +125,9 @@ GPU_SETUP_PARTS = {
     "symmetry test": lambda g: g["sym_check"],
     "|A| (unsymmetric only)": lambda g: None if g["symmetric"] else g["abs_graph"],
     "factor (M=5)": lambda g: g["factor_M5"],
-    "forest: paths + cycles": lambda g: g["phases_ruling"]["pass1_paths_and_cycles"],
-    "forest: broken cycles": lambda g: g["phases_ruling"]["pass2_broken_cycles"],
+    "forest: rulers and walks": lambda g: g["phases_ruling"]["walks"],
+    "forest: scans over rulers": lambda g: g["phases_ruling"]["ruler_scans"],
+    "forest: path ids and positions": lambda g: g["phases_ruling"]["finish"],
     "forest: permutation": lambda g: g["phases_ruling"]["permutation"],
 }
 CPU_SETUP_PARTS = {

@@ -5,13 +5,16 @@
 3. The permutation sorting vertices by (path id, position): under it the forest's
    adjacency is tridiagonal.
 
-The CPU version walks the paths in linear time (Numba). The GPU version uses the paper's
-bidirectional scan (pointer jumping in both directions with ping-pong buffers; ``min``
-over edges for the cycles, ``+`` for positions) in ``kernels/cuda/forest.cu``; the
-ranking scan stops early once every pointer has reached a path end (checked every
-``check_every`` steps, so there is no host synchronization per step); ``early_exit=False``
-runs the paper's fixed ``ceil(log2 N)`` steps. The permutation is then computed in linear
-time from the path lengths (an exclusive scan) instead of a sort.
+The CPU reference walks the paths in linear time (Numba). The GPU default is a sparse
+ruling set (:func:`linear_forest_ruling`: walks between sampled rulers, the paper's
+bidirectional scan on the short lists of rulers only, O(N) work). The paper's own
+bidirectional scan over all vertices (pointer jumping in both directions with ping-pong
+buffers; ``min`` over edges for the cycles, ``+`` for positions) is kept for comparison
+(``method="scan"``, ``kernels/cuda/forest.cu``); its ranking scan stops early once every
+pointer has reached a path end (checked every ``check_every`` steps, so there is no host
+synchronization per step); ``early_exit=False`` runs the paper's fixed ``ceil(log2 N)``
+steps. The permutation is computed in linear time from the path lengths (an exclusive
+scan) instead of a sort.
 """
 from __future__ import annotations
 
@@ -129,7 +132,7 @@ def linear_forest_gpu(partners, weights, *, method="ruling", early_exit=True, ch
     """GPU version; same outputs as :func:`linear_forest_cpu` (CuPy).
 
     ``method="ruling"`` (default): the work-efficient sparse ruling set,
-    :func:`linear_forest_ruling` (O(N) work; 1.3-2.5x faster than the scan on the H100).
+    :func:`linear_forest_ruling` (O(N) work, one pass over the vertices).
     ``method="scan"``: the paper's bidirectional scan over all vertices
     (``ceil(log2 N) + 1`` min-scan steps for the cycles, then the ranking scan, with an
     early exit unless ``early_exit=False``), kept for comparison. Both are verified
@@ -249,60 +252,104 @@ def _edge_less(w, a, b, w2, a2, b2):
 
 
 @njit(cache=True, parallel=True)
-def _ruler_mark(count, vlist, use_list, P, seed, threshold, is_ruler):
-    for t in prange(count):
-        v = np.int64(vlist[t]) if use_list else np.int64(t)
+def _ruler_mark(N, P, seed, threshold, is_ruler):
+    for v in prange(N):
         end = P[v, 0] < 0 or P[v, 1] < 0
         is_ruler[v] = 1 if (end or hash32(v, _RULER_SALT, seed) < threshold) else 0
 
 
-@njit(cache=True, parallel=True)
-def _ruler_walk(n_rulers, N, rulers, rank, P, Wt, is_ruler, rinfo, q, r, mw, ma, mb):
-    for t in prange(2 * n_rulers):
+@njit(cache=True)
+def _ruler_walk(n_slots, rulers, rank, P, Wt, is_ruler, owner, odist,
+                w_end, w_met, w_len, w_bw, w_ba, w_bb, w_bn, w_bk, lockstep):
+    """The walks of all slots, one step at a time: in lockstep rounds (``lockstep``: every
+    walk advances by one vertex per round, so the two walks of a gap meet halfway) or each
+    walk to its end in turn (one walk claims the whole gap). Claims are the CUDA kernel's
+    atomicCAS; both orders are interleavings the GPU can produce."""
+    cur = np.empty(n_slots, dtype=np.int64)
+    prev = np.empty(n_slots, dtype=np.int64)
+    dist = np.ones(n_slots, dtype=np.int64)
+    live = np.zeros(n_slots, dtype=np.bool_)
+    for t in range(n_slots):
         R = rulers[t >> 1]
-        d = t & 1
-        cur = P[R, d]
-        if cur < 0:
-            q[t] = -(R + 1)
-            r[t] = 0
-            mw[t] = np.inf
-            ma[t] = N
-            mb[t] = N
-            continue
-        prev, dist = R, 1
-        bw, ba, bb = Wt[R, d], min(R, cur), max(R, cur)
-        while not is_ruler[cur]:
-            s_in = 0 if P[cur, 0] == prev else 1
-            rinfo[cur, s_in, 0] = t
-            rinfo[cur, s_in, 1] = dist
-            nxt = P[cur, 1 - s_in]
-            w = Wt[cur, 1 - s_in]
-            a, b = min(cur, nxt), max(cur, nxt)
-            if _edge_less(w, a, b, bw, ba, bb):
-                bw, ba, bb = w, a, b
-            prev, cur = cur, nxt
-            dist += 1
-        entry = 0 if P[cur, 0] == prev else 1
-        q[t] = 2 * rank[cur] + entry
-        r[t] = dist
+        cur[t] = P[R, t & 1]
+        prev[t] = R
+        w_end[t] = -(R + 1)
+        w_met[t] = -1
+        w_len[t] = 0
+        w_bw[t] = np.inf
+        w_ba[t] = -1
+        w_bb[t] = -1
+        w_bn[t] = R
+        w_bk[t] = 0
+        if cur[t] >= 0:
+            live[t] = True
+            w_bw[t] = Wt[R, t & 1]
+            w_ba[t] = min(R, cur[t])
+            w_bb[t] = max(R, cur[t])
+    more = True
+    while more:
+        more = False
+        for t in range(n_slots):
+            while live[t]:
+                c, p = cur[t], prev[t]
+                if is_ruler[c]:
+                    w_end[t] = 2 * rank[c] + (0 if P[c, 0] == p else 1)
+                    w_len[t] = dist[t]
+                    live[t] = False
+                    break
+                if owner[c] != -1:
+                    w_met[t] = owner[c]
+                    w_len[t] = dist[t] - 1
+                    live[t] = False
+                    break
+                owner[c] = t
+                odist[c] = dist[t]
+                s_out = 1 if P[c, 0] == p else 0
+                nxt = P[c, s_out]
+                w = Wt[c, s_out]
+                a, b = min(c, nxt), max(c, nxt)
+                if _edge_less(w, a, b, w_bw[t], w_ba[t], w_bb[t]):
+                    w_bw[t], w_ba[t], w_bb[t], w_bn[t], w_bk[t] = w, a, b, c, dist[t]
+                prev[t], cur[t] = c, nxt
+                dist[t] += 1
+                if lockstep:
+                    more = True
+                    break
+
+
+@njit(cache=True, parallel=True)
+def _ruler_link(n_slots, w_end, w_met, w_len, w_bw, w_ba, w_bb, w_bn, w_bk, link, gap, mw, ma, mb, near, near_dist):
+    for t in prange(n_slots):
+        u = w_met[t]
+        bw, ba, bb, bn, bk = w_bw[t], w_ba[t], w_bb[t], w_bn[t], w_bk[t]
+        lk, g = w_end[t], w_len[t]
+        if u >= 0:
+            lk = u
+            g = w_len[u] if w_met[u] < 0 else w_len[t] + w_len[u] + 1
+            if _edge_less(w_bw[u], w_ba[u], w_bb[u], bw, ba, bb):
+                bw, ba, bb = w_bw[u], w_ba[u], w_bb[u]
+                bn = bb if w_bn[u] == ba else ba
+                bk = g - w_bk[u] - 1
+        link[t] = lk
+        gap[t] = g
         mw[t] = bw
         ma[t] = ba
         mb[t] = bb
+        near[t] = bn
+        near_dist[t] = bk
 
 
 @njit(cache=True, parallel=True)
-def _ruler_step(n_slots, q, r, mw, ma, mb, q2, r2, mw2, ma2, mb2):
+def _ruler_min_step(n_slots, q, mw, ma, mb, q2, mw2, ma2, mb2):
     for t in prange(n_slots):
-        x, d = q[t], r[t]
+        x = q[t]
         bw, ba, bb = mw[t], ma[t], mb[t]
         if x >= 0:
             kw = x ^ 1
-            d += r[kw]
             if _edge_less(mw[kw], ma[kw], mb[kw], bw, ba, bb):
                 bw, ba, bb = mw[kw], ma[kw], mb[kw]
             x = q[kw]
         q2[t] = x
-        r2[t] = d
         mw2[t] = bw
         ma2[t] = ba
         mb2[t] = bb
@@ -316,21 +363,60 @@ def _drop(P_out, v, other):
 
 
 @njit(cache=True, parallel=True)
-def _ruler_finish(count, vlist, use_list, P, Wt, is_ruler, rank, rinfo, q, r, mw, ma, mb,
-                  P_out, path_id, position, length, removed_lo, flag):
-    for t in prange(count):
-        v = np.int64(vlist[t]) if use_list else np.int64(t)
-        e0 = e1 = d0 = d1 = 0
-        cyc_slot = -1
+def _ruler_break(n_slots, link, gap, ma, mb, near, near_dist, qf, maf, mbf, P_out, removed_lo, q0, r0,
+                 brk_dist, brk_vertex):
+    for t in prange(n_slots):
+        q, r, bd, bv = link[t], gap[t], 0, -1
+        if qf[t] >= 0 and ma[t] == maf[t] and mb[t] == mbf[t]:
+            x = near[t]
+            y = mb[t] if x == ma[t] else ma[t]
+            q, r, bd, bv = -(x + 1), near_dist[t], near_dist[t] + 1, y
+            _drop(P_out, x, y)
+            if x < y:
+                removed_lo[x] = y
+        q0[t] = q
+        r0[t] = r
+        brk_dist[t] = bd
+        brk_vertex[t] = bv
+
+
+@njit(cache=True, parallel=True)
+def _ruler_rank_step(n_slots, q, r, q2, r2, active):
+    busy = 0
+    for t in prange(n_slots):
+        x, d = q[t], r[t]
+        if x >= 0:
+            kw = x ^ 1
+            d += r[kw]
+            x = q[kw]
+            if x >= 0:
+                busy += 1
+        q2[t] = x
+        r2[t] = d
+    if busy:
+        active[0] = 1
+
+
+@njit(cache=True)
+def _toward(s, dist, brk_dist, brk_vertex, q, r):
+    if brk_dist[s] > 0 and dist >= brk_dist[s]:
+        return brk_vertex[s], dist - brk_dist[s]
+    return -q[s ^ 1] - 1, dist + r[s ^ 1]
+
+
+@njit(cache=True, parallel=True)
+def _ruler_finish(N, P, Wt, is_ruler, rank, owner, odist, link, gap, brk_dist, brk_vertex, q, r,
+                  P_out, path_id, position, length, removed_lo):
+    for v in prange(N):
         if is_ruler[v]:
             s = 2 * rank[v]
-            if q[s] >= 0:
-                cyc_slot = s
-            if q[s + 1] >= 0:
-                cyc_slot = s + 1
             e0, d0 = -q[s] - 1, r[s]
             e1, d1 = -q[s + 1] - 1, r[s + 1]
-        elif rinfo[v, 0, 0] < 0:  # cycle without a ruler: walk it (twice) from v
+        elif owner[v] >= 0:
+            w, d = owner[v], odist[v]
+            e0, d0 = _toward(w, d, brk_dist, brk_vertex, q, r)
+            e1, d1 = _toward(link[w], gap[w] - d, brk_dist, brk_vertex, q, r)
+        else:  # cycle without a ruler: walk it (twice) from v
             prev, cur, L = v, P[v, 0], 1
             bw, a, b = Wt[v, 0], min(v, cur), max(v, cur)
             while cur != v:
@@ -365,35 +451,18 @@ def _ruler_finish(count, vlist, use_list, P, Wt, is_ruler, rank, rinfo, q, r, mw
                 removed_lo[v] = b
             if v == b:
                 _drop(P_out, v, a)
-            flag[v] = 2
-            continue
-        else:
-            s = rinfo[v, 0, 0] ^ 1
-            if q[s] >= 0:
-                cyc_slot = s
-            e0, d0 = -q[s] - 1, rinfo[v, 0, 1] + r[s]
-            s = rinfo[v, 1, 0] ^ 1
-            if q[s] >= 0:
-                cyc_slot = s
-            e1, d1 = -q[s] - 1, rinfo[v, 1, 1] + r[s]
-        if cyc_slot >= 0:
-            s0 = cyc_slot - (cyc_slot & 1)
-            s1 = s0 + 1
-            s = s1 if _edge_less(mw[s1], ma[s1], mb[s1], mw[s0], ma[s0], mb[s0]) else s0
-            a, b = ma[s], mb[s]
-            if v == a:
-                _drop(P_out, v, b)
-                removed_lo[v] = b
-            if v == b:
-                _drop(P_out, v, a)
-            flag[v] = 1
             continue
         pid = min(e0, e1)
         path_id[v] = pid
         position[v] = d0 if e0 < e1 else (d1 if e1 < e0 else 0)
         if pid == v:
             length[v] = d0 + d1 + 1
-        flag[v] = 0
+
+
+@njit(cache=True, parallel=True)
+def _scatter_permutation(N, path_id, position, offsets, perm):
+    for v in prange(N):
+        perm[offsets[path_id[v]] + position[v]] = v
 
 
 def _ruler_threshold(spacing):
@@ -402,22 +471,33 @@ def _ruler_threshold(spacing):
     return (1 << 32) // spacing
 
 
+_RULER_KERNELS = ("ruler_mark", "ruler_walk", "ruler_link", "ruler_min_step", "ruler_break", "ruler_rank_step",
+                  "ruler_finish", "scatter_permutation")
+
+
 class _CpuLauncher:
     """Runs the ruling-set kernels as their Numba twins (for tests and CPU use)."""
 
     xp = np
-    funcs = {"ruler_mark": _ruler_mark, "ruler_walk": _ruler_walk, "ruler_step": _ruler_step,
-             "ruler_finish": _ruler_finish}
+    funcs = {"ruler_mark": _ruler_mark, "ruler_walk": _ruler_walk, "ruler_link": _ruler_link,
+             "ruler_min_step": _ruler_min_step, "ruler_break": _ruler_break, "ruler_rank_step": _ruler_rank_step,
+             "ruler_finish": _ruler_finish, "scatter_permutation": _scatter_permutation}
 
-    def __init__(self, itype, vtype):
+    def __init__(self, itype, vtype, lockstep=True):
         self.itype = np.dtype(itype)
+        self.lockstep = lockstep
 
     def __call__(self, name, count, *args):
         if count:
+            if name == "ruler_walk":
+                args = args + (self.lockstep,)
             self.funcs[name](*args)
 
     def scalar(self, x):
         return np.int64(x)
+
+    def flag(self, array):
+        return bool(array[0])
 
 
 class _GpuLauncher:
@@ -428,8 +508,7 @@ class _GpuLauncher:
 
         self.xp = cupy
         self.itype = np.dtype(itype)
-        self.kernels = {name: get_kernel("forest", name, vtype, itype)
-                        for name in ("ruler_mark", "ruler_walk", "ruler_step", "ruler_finish")}
+        self.kernels = {name: get_kernel("forest", name, vtype, itype) for name in _RULER_KERNELS}
 
     def __call__(self, name, count, *args):
         if count:
@@ -440,48 +519,18 @@ class _GpuLauncher:
     def scalar(self, x):
         return self.itype.type(x)
 
+    def flag(self, array):
+        return bool(int(array[0]))  # host synchronization
 
-def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, seed=0, stats=None):
+
+def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, seed=0, stats=None, check_every=4):
     xp = launcher.xp
     N = partners.shape[0]
     itype = launcher.itype
     sc = launcher.scalar
-    P_in = xp.ascontiguousarray(partners)
+    P = xp.ascontiguousarray(partners)
     Wt = xp.ascontiguousarray(weights)
-    P_out = P_in.copy()
-    threshold = np.uint64(_ruler_threshold(spacing))
-    seed32 = np.uint32(seed)
-    is_ruler = xp.zeros(N, dtype=np.uint8)
-    flag = xp.zeros(N, dtype=np.uint8)
-    rank = xp.zeros(N, dtype=itype)
-    rinfo = xp.full((N, 2, 2), -1, dtype=itype)
-    path_id = xp.empty(N, dtype=itype)
-    position = xp.empty(N, dtype=itype)
-    length = xp.zeros(N, dtype=itype)
-    removed_lo = xp.full(N, -1, dtype=itype)
-    dummy = xp.zeros(1, dtype=itype)
-    steps_run = []
-
-    def one_pass(P, vlist):
-        count = N if vlist is None else len(vlist)
-        lst, use = (dummy, np.int32(0)) if vlist is None else (vlist, np.int32(1))
-        launcher("ruler_mark", count, sc(count), lst, use, P, seed32, threshold, is_ruler)
-        rulers = xp.flatnonzero(is_ruler).astype(itype) if vlist is None else vlist[is_ruler[vlist] != 0]
-        nr = len(rulers)
-        rank[rulers] = xp.arange(nr, dtype=itype)
-        ns = 2 * nr
-        bufs = [(xp.empty(ns, dtype=itype), xp.empty(ns, dtype=itype), xp.empty(ns, dtype=Wt.dtype),
-                 xp.empty(ns, dtype=itype), xp.empty(ns, dtype=itype)) for _ in range(2)]
-        launcher("ruler_walk", ns, sc(nr), sc(N), rulers, rank, P, Wt, is_ruler, rinfo, *bufs[0])
-        steps = math.ceil(math.log2(max(nr, 2))) + 1  # reduced lists have < nr hops
-        cur = 0
-        for _ in range(steps):
-            launcher("ruler_step", ns, sc(ns), *bufs[cur], *bufs[1 - cur])
-            cur = 1 - cur
-        steps_run.append(steps)
-        launcher("ruler_finish", count, sc(count), lst, use, P, Wt, is_ruler, rank, rinfo,
-                 *bufs[cur], P_out, path_id, position, length, removed_lo, flag)
-
+    vtype = Wt.dtype
     marks = []
 
     def mark():
@@ -493,51 +542,104 @@ def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, seed=0, s
                 ev.record()
                 marks.append(ev)
 
+    def slots(dtype=itype):
+        return xp.empty(ns, dtype=dtype)
+
     mark()
-    one_pass(P_in, None)
-    on_cycle = xp.flatnonzero(flag == 1).astype(itype)
+    # ---- rulers and the walks between them
+    is_ruler = xp.empty(N, dtype=np.uint8)
+    launcher("ruler_mark", N, sc(N), P, np.uint32(seed), np.uint64(_ruler_threshold(spacing)), is_ruler)
+    rulers = xp.flatnonzero(is_ruler).astype(itype)
+    nr = len(rulers)
+    ns = 2 * nr
+    rank = xp.empty(N, dtype=itype)  # read for rulers only
+    rank[rulers] = xp.arange(nr, dtype=itype)
+    owner = xp.full(N, -1, dtype=itype)
+    odist = xp.empty(N, dtype=itype)
+    walk = [slots(), slots(), slots(), slots(vtype), slots(), slots(), slots(), slots()]
+    launcher("ruler_walk", ns, sc(ns), rulers, rank, P, Wt, is_ruler, owner, odist, *walk)
+    link, gap, ma, mb, near, near_dist = (slots() for _ in range(6))
+    mw = slots(vtype)
+    launcher("ruler_link", ns, sc(ns), *walk, link, gap, mw, ma, mb, near, near_dist)
+    del walk
     mark()
-    if len(on_cycle):
-        # the cycles with rulers are broken now (P_out); rank their vertices again as paths
-        one_pass(P_out, on_cycle)
+    # ---- the weakest edge of every cycle (min-scan), broken; then positions (+-scan)
+    steps = math.ceil(math.log2(max(nr, 2))) + 1  # a list of slots has fewer than nr hops
+    state = (link, mw, ma, mb)
+    scratch = [(slots(), slots(vtype), slots(), slots()) for _ in range(2)]
+    for s in range(steps):
+        launcher("ruler_min_step", ns, sc(ns), *state, *scratch[s % 2])
+        state = scratch[s % 2]
+    qf, _, maf, mbf = state
+    P_out = P.copy()
+    removed_lo = xp.full(N, -1, dtype=itype)
+    q0, r0, brk_dist, brk_vertex = (slots() for _ in range(4))
+    launcher("ruler_break", ns, sc(ns), link, gap, ma, mb, near, near_dist, qf, maf, mbf, P_out, removed_lo,
+             q0, r0, brk_dist, brk_vertex)
+    state = (q0, r0)
+    scratch = [(scratch[0][0], scratch[0][2]), (scratch[1][0], scratch[1][2])]
+    active = xp.zeros(1, dtype=np.int32)
+    rank_steps = 0
+    for s in range(steps):
+        if s and s % check_every == 0:
+            if not launcher.flag(active):
+                break
+            active.fill(0)
+        launcher("ruler_rank_step", ns, sc(ns), *state, *scratch[s % 2], active)
+        state = scratch[s % 2]
+        rank_steps += 1
     mark()
+    q, r = state
+    path_id = xp.empty(N, dtype=itype)
+    position = xp.empty(N, dtype=itype)
+    length = xp.zeros(N, dtype=itype)
+    launcher("ruler_finish", N, sc(N), P, Wt, is_ruler, rank, owner, odist, link, gap, brk_dist, brk_vertex, q, r,
+             P_out, path_id, position, length, removed_lo)
+    mark()
+    # ---- permutation: exclusive scan of the path lengths, indexed by path id
     offsets = xp.zeros(N + 1, dtype=itype)
     xp.cumsum(length, out=offsets[1:])
     perm = xp.empty(N, dtype=itype)
-    perm[offsets[path_id] + position] = xp.arange(N, dtype=itype)
+    launcher("scatter_permutation", N, sc(N), path_id, position, offsets, perm)
     starts = xp.flatnonzero(length > 0)
     path_start = xp.concatenate([offsets[starts], offsets[-1:]])
     lo = xp.flatnonzero(removed_lo >= 0)
     removed = xp.stack([lo.astype(np.int64), removed_lo[lo].astype(np.int64)], axis=1)
     mark()
     if stats is not None:
-        stats["ruler_steps"] = steps_run
-        stats["cycle_vertices"] = int(len(on_cycle))
+        stats["rulers"] = nr
+        stats["ruler_steps"] = [steps, rank_steps]
         if xp is np:
             spans = [b - a for a, b in zip(marks, marks[1:])]
         else:
             marks[-1].synchronize()
             spans = [xp.cuda.get_elapsed_time(a, b) * 1e-3 for a, b in zip(marks, marks[1:])]
-        stats.update(zip(("pass1_paths_and_cycles", "pass2_broken_cycles", "permutation"), spans))
+        stats.update(zip(("walks", "ruler_scans", "finish", "permutation"), spans))
     return P_out, path_id, position, perm, path_start, removed
 
 
-def linear_forest_ruling(partners, weights, *, spacing=RULER_SPACING, seed=0, stats=None):
+def linear_forest_ruling(partners, weights, *, spacing=RULER_SPACING, seed=0, check_every=4, stats=None):
     """Linear forest by a sparse ruling set (work-efficient list ranking), CPU or GPU.
 
     Same outputs as :func:`linear_forest_cpu`. About one vertex in ``spacing`` (chosen by
     :func:`kernels.hashing.hash32` of the vertex id and ``seed``) plus every path end is a
-    ruler; each ruler walks to its neighbouring rulers, the much shorter lists of rulers
-    get the paper's bidirectional scan (min over edges for the cycles, + for positions) in
-    ``ceil(log2 R) + 1`` steps, and every vertex combines its two rulers' results. Cycles
-    found this way lose their weakest edge and their vertices are ranked in a second,
-    small pass; cycles without any ruler are walked by each of their vertices. O(N) work
-    instead of the scan's O(N log N). The result does not depend on ``spacing``/``seed``.
-    On NumPy input it runs the Numba twins of the CUDA kernels (parallel over vertices).
+    ruler. The two rulers of a gap walk towards each other, claiming vertices, and meet
+    halfway, so every vertex is visited once. The much shorter lists of ruler slots get
+    the paper's bidirectional scan: ``ceil(log2 R) + 1`` min-steps find the weakest edge of
+    every cycle, the gap holding it is cut there, and the +-scan (early exit checked every
+    ``check_every`` steps) ranks the slots; every vertex combines its two directions. One
+    pass over the vertices: cycles are broken at the ruler level. Cycles without any ruler
+    are walked by each of their vertices. O(N) work instead of the scan's O(N log N). The
+    result does not depend on ``spacing``/``seed``. On NumPy input it runs the Numba twins
+    of the CUDA kernels (parallel over vertices; the walks in lockstep rounds).
+
+    ``stats`` (a dict), if given, receives the number of rulers, the scan steps run and
+    the time in seconds of the phases ``walks``, ``ruler_scans``, ``finish`` and
+    ``permutation`` (CUDA events on the GPU).
     """
     if is_device_array(partners):
         launcher = _GpuLauncher(partners.dtype, weights.dtype)
     else:
         partners = np.asarray(partners)
         launcher = _CpuLauncher(partners.dtype, weights.dtype)
-    return _ruling_forest(partners, weights, launcher, spacing=spacing, seed=seed, stats=stats)
+    return _ruling_forest(partners, weights, launcher, spacing=spacing, seed=seed, stats=stats, check_every=check_every)

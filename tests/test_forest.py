@@ -145,16 +145,22 @@ def test_ruling_set_equals_walk(rng, spacing):
                 _assert_same_forest(got, ref)
 
 
-def test_ruling_set_on_many_cycles():
-    # a union of rings of all lengths 3..60 plus paths: many cycles with and without rulers
+@pytest.mark.parametrize("lockstep", [True, False])
+def test_ruling_set_on_many_cycles(lockstep):
+    """Rings of all lengths 3..60 plus a path: many cycles with and without rulers. The
+    walks run in lockstep rounds (the two walks of a gap meet halfway) or one after the
+    other (one walk claims the whole gap): both are interleavings of the CUDA kernel."""
+    from kernels.forest import _CpuLauncher, _ruling_forest
+
     blocks = [_ring(L, np.linspace(1, 2, L)[::-1].copy()) for L in range(3, 61)]
     blocks.append(sp.diags([np.ones(99), np.ones(100), np.ones(99)], [-1, 0, 1]))
     A = sp.block_diag(blocks, format="csr")
     f = precond.factor(A, n=2, iterations=60, m=1)
     ref = linear_forest_cpu(f.neighbors, f.weights)
     assert len(ref[5]) == 58
-    for spacing in (2, 16, 64):
-        _assert_same_forest(linear_forest_ruling(f.neighbors, f.weights, spacing=spacing), ref)
+    for spacing in (1, 2, 16, 64):
+        launcher = _CpuLauncher(f.neighbors.dtype, f.weights.dtype, lockstep=lockstep)
+        _assert_same_forest(_ruling_forest(f.neighbors, f.weights, launcher, spacing=spacing, seed=spacing), ref)
 
 
 @pytest.mark.slow

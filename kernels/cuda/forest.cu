@@ -1,7 +1,7 @@
 // Linear forest from a [0,2]-factor: bidirectional scans (paper 001, Alg. 3, Sec. 4.2).
 // Pointers q(v) = (q0, q1) point 2^s steps along the path in both directions; a path end
 // is marked by the negative value -(end + 1). One launch per step, ping-pong buffers.
-// templates: cycle_init<V,I>, cycle_step<V,I>, cycle_break<V,I>, rank_init<V,I>, rank_step<V,I>, rank_finish<V,I>, scatter_permutation<V,I>, ruler_mark<V,I>, ruler_walk<V,I>, ruler_step<V,I>, ruler_finish<V,I>
+// templates: cycle_init<V,I>, cycle_step<V,I>, cycle_break<V,I>, rank_init<V,I>, rank_step<V,I>, rank_finish<V,I>, scatter_permutation<V,I>, ruler_mark<V,I>, ruler_walk<V,I>, ruler_link<V,I>, ruler_min_step<V,I>, ruler_break<V,I>, ruler_rank_step<V,I>, ruler_finish<V,I>
 #include "hashing.cuh"
 
 template <typename V, typename I>
@@ -131,85 +131,144 @@ __global__ void scatter_permutation(const I N, const I* __restrict__ path_id, co
 }
 
 // ---------------------------------------------------------------------------------------
-// Work-efficient variant: sparse ruling set (list ranking with O(N) work).
-// Rulers: path ends, isolated vertices and a hashed sample (about 1 in `spacing`). Each
-// ruler walks both ways to the next ruler, writing into every vertex it passes the ruler's
-// compact slot and the distance; the reduced lists of rulers (compact arrays, small enough
-// for L2) get the bidirectional scan (min edge and + distance); every vertex then combines
-// its two rulers' results. Vertices on cycles without any ruler walk their cycle alone.
-// Compact scan state per ruler slot t = 2 * rank + i: q[t] = 2 * rank(target) + entry slot
-// (>= 0, continue through q[t] ^ 1) or -(end + 1) once the path end is reached.
-// (kernels ruler_mark, ruler_walk, ruler_step, ruler_finish: templates listed at the top)
+// Work-efficient variant: sparse ruling set (list ranking with O(N) work), one pass.
+// Rulers: path ends, isolated vertices and a hashed sample (about 1 in `spacing`). Ruler
+// slot t = 2 * rank + i walks from its ruler along side i and claims vertices with
+// atomicCAS until it reaches a ruler or a vertex claimed by the walk coming the other way
+// (the two walks of a gap meet in the middle, so every vertex is visited once). A claimed
+// vertex keeps its owner slot and its distance from the owner's ruler. ruler_link joins
+// the two halves of each gap: link[t] = the far ruler's slot facing the gap (or -(end+1)
+// at a path end), gap length and weakest edge. The reduced lists of slots (small enough
+// for L2) get the min-scan over edges (the weakest edge of every cycle), ruler_break turns
+// the two slots of each cycle's weakest gap into path ends, the +-scan ranks the slots, and
+// every vertex combines its two directions. Vertices on cycles without any ruler walk their
+// cycle alone. Continue through slot q[t] ^ 1 while q[t] >= 0.
+// (kernels ruler_*: templates listed at the top)
+
+__device__ __forceinline__ int claim(int* p, int t) { return atomicCAS(p, -1, t); }
+__device__ __forceinline__ long long claim(long long* p, long long t) {
+    return (long long)atomicCAS((unsigned long long*)p, ~0ULL, (unsigned long long)t);
+}
 
 template <typename V, typename I>
-__global__ void ruler_mark(const I count, const I* __restrict__ list, const int use_list, const I* __restrict__ P,
-                           const unsigned int seed, const unsigned long long threshold,
-                           unsigned char* __restrict__ is_ruler) {
-    for (I t = blockIdx.x * (I)blockDim.x + threadIdx.x; t < count; t += (I)gridDim.x * blockDim.x) {
-        const I v = use_list ? list[t] : t;
+__global__ void ruler_mark(const I N, const I* __restrict__ P, const unsigned int seed,
+                           const unsigned long long threshold, unsigned char* __restrict__ is_ruler) {
+    for (I v = blockIdx.x * (I)blockDim.x + threadIdx.x; v < N; v += (I)gridDim.x * blockDim.x) {
         const bool end = P[2 * (size_t)v] < 0 || P[2 * (size_t)v + 1] < 0;
         is_ruler[v] = (end || (unsigned long long)hash32((unsigned int)v, 0x51u, seed) < threshold) ? 1 : 0;
     }
 }
 
+// Walk of slot t: w_end = entry slot of the ruler reached (or -(R+1) at a path end),
+// w_met = the slot whose claimed vertex stopped the walk (-1: none), w_len = distance to
+// the ruler reached / number of vertices claimed; the weakest edge met (w_bw, w_ba, w_bb),
+// its endpoint nearer to R (w_bn) and that endpoint's distance from R (w_bk).
 template <typename V, typename I>
-__global__ void ruler_walk(const I n_rulers, const I N, const I* __restrict__ rulers, const I* __restrict__ rank,
+__global__ void ruler_walk(const I n_slots, const I* __restrict__ rulers, const I* __restrict__ rank,
                            const I* __restrict__ P, const V* __restrict__ Wt,
-                           const unsigned char* __restrict__ is_ruler, I* __restrict__ rinfo, I* __restrict__ q,
-                           I* __restrict__ r, V* __restrict__ mw, I* __restrict__ ma, I* __restrict__ mb) {
-    for (I t = blockIdx.x * (I)blockDim.x + threadIdx.x; t < 2 * n_rulers; t += (I)gridDim.x * blockDim.x) {
+                           const unsigned char* __restrict__ is_ruler, I* owner, I* __restrict__ odist,
+                           I* __restrict__ w_end, I* __restrict__ w_met, I* __restrict__ w_len,
+                           V* __restrict__ w_bw, I* __restrict__ w_ba, I* __restrict__ w_bb,
+                           I* __restrict__ w_bn, I* __restrict__ w_bk) {
+    for (I t = blockIdx.x * (I)blockDim.x + threadIdx.x; t < n_slots; t += (I)gridDim.x * blockDim.x) {
         const I R = rulers[t >> 1];
-        const int d = (int)(t & 1);
-        const size_t k = 2 * (size_t)R + d;
+        const size_t k = 2 * (size_t)R + (t & 1);
         I cur = P[k];
-        if (cur < 0) {
-            q[t] = -(R + 1);
-            r[t] = 0;
-            mw[t] = V(__longlong_as_double(0x7ff0000000000000ULL));
-            ma[t] = N;
-            mb[t] = N;
-            continue;
-        }
-        I prev = R, dist = 1;
-        V bw = Wt[k];
-        I ba = min(R, cur), bb = max(R, cur);
-        while (!is_ruler[cur]) {
-            const size_t c0 = 2 * (size_t)cur;
-            const int s_in = P[c0] == prev ? 0 : 1;
-            rinfo[2 * (c0 + s_in)] = t;  // compact slot of the walk (away = t ^ 1)
-            rinfo[2 * (c0 + s_in) + 1] = dist;
-            const I nxt = P[c0 + 1 - s_in];
-            const V w = Wt[c0 + 1 - s_in];
-            const I a = min(cur, nxt), b = max(cur, nxt);
-            if (edge_less(w, a, b, bw, ba, bb)) {
-                bw = w;
-                ba = a;
-                bb = b;
+        I end = -(R + 1), met = -1, len = 0, bn = R, bk = 0;
+        V bw = V(__longlong_as_double(0x7ff0000000000000ULL));
+        I ba = -1, bb = -1;
+        if (cur >= 0) {
+            I prev = R, dist = 1;
+            bw = Wt[k];
+            ba = min(R, cur);
+            bb = max(R, cur);
+            while (true) {
+                const size_t c0 = 2 * (size_t)cur;
+                const I p0 = P[c0], p1 = P[c0 + 1];
+                if (is_ruler[cur]) {
+                    end = 2 * rank[cur] + (p0 == prev ? 0 : 1);
+                    len = dist;
+                    break;
+                }
+                const I old = claim(owner + cur, t);
+                if (old != -1) {
+                    met = old;
+                    len = dist - 1;
+                    break;
+                }
+                odist[cur] = dist;
+                const int s_out = p0 == prev ? 1 : 0;
+                const I nxt = s_out ? p1 : p0;
+                const V w = Wt[c0 + s_out];
+                const I a = min(cur, nxt), b = max(cur, nxt);
+                if (edge_less(w, a, b, bw, ba, bb)) {
+                    bw = w;
+                    ba = a;
+                    bb = b;
+                    bn = cur;
+                    bk = dist;
+                }
+                prev = cur;
+                cur = nxt;
+                ++dist;
             }
-            prev = cur;
-            cur = nxt;
-            ++dist;
         }
-        const int entry = P[2 * (size_t)cur] == prev ? 0 : 1;
-        q[t] = 2 * rank[cur] + entry;
-        r[t] = dist;
-        mw[t] = bw;
-        ma[t] = ba;
-        mb[t] = bb;
+        w_end[t] = end;
+        w_met[t] = met;
+        w_len[t] = len;
+        w_bw[t] = bw;
+        w_ba[t] = ba;
+        w_bb[t] = bb;
+        w_bn[t] = bn;
+        w_bk[t] = bk;
     }
 }
 
+// Joins the two walks of every gap: link, gap length, weakest edge and its endpoint nearer
+// to this slot's ruler (near) with that endpoint's distance from the ruler (near_dist).
 template <typename V, typename I>
-__global__ void ruler_step(const I n_slots, const I* __restrict__ q, const I* __restrict__ r, const V* __restrict__ mw,
-                           const I* __restrict__ ma, const I* __restrict__ mb, I* __restrict__ q2, I* __restrict__ r2,
-                           V* __restrict__ mw2, I* __restrict__ ma2, I* __restrict__ mb2) {
+__global__ void ruler_link(const I n_slots, const I* __restrict__ w_end, const I* __restrict__ w_met,
+                           const I* __restrict__ w_len, const V* __restrict__ w_bw, const I* __restrict__ w_ba,
+                           const I* __restrict__ w_bb, const I* __restrict__ w_bn, const I* __restrict__ w_bk,
+                           I* __restrict__ link, I* __restrict__ gap, V* __restrict__ mw, I* __restrict__ ma,
+                           I* __restrict__ mb, I* __restrict__ near, I* __restrict__ near_dist) {
     for (I t = blockIdx.x * (I)blockDim.x + threadIdx.x; t < n_slots; t += (I)gridDim.x * blockDim.x) {
-        I x = q[t], d = r[t];
+        const I u = w_met[t];
+        V bw = w_bw[t];
+        I ba = w_ba[t], bb = w_bb[t], bn = w_bn[t], bk = w_bk[t];
+        I lk = w_end[t], g = w_len[t];
+        if (u >= 0) {  // met the walk u of the far ruler (u reached our ruler, or we met halfway)
+            lk = u;
+            g = w_met[u] < 0 ? w_len[u] : w_len[t] + w_len[u] + 1;
+            if (edge_less(w_bw[u], w_ba[u], w_bb[u], bw, ba, bb)) {
+                bw = w_bw[u];
+                ba = w_ba[u];
+                bb = w_bb[u];
+                bn = w_bn[u] == ba ? bb : ba;
+                bk = g - w_bk[u] - 1;
+            }
+        }
+        link[t] = lk;
+        gap[t] = g;
+        mw[t] = bw;
+        ma[t] = ba;
+        mb[t] = bb;
+        near[t] = bn;
+        near_dist[t] = bk;
+    }
+}
+
+// One min-scan step over the slots: the weakest edge over 2^s gaps.
+template <typename V, typename I>
+__global__ void ruler_min_step(const I n_slots, const I* __restrict__ q, const V* __restrict__ mw,
+                               const I* __restrict__ ma, const I* __restrict__ mb, I* __restrict__ q2,
+                               V* __restrict__ mw2, I* __restrict__ ma2, I* __restrict__ mb2) {
+    for (I t = blockIdx.x * (I)blockDim.x + threadIdx.x; t < n_slots; t += (I)gridDim.x * blockDim.x) {
+        I x = q[t];
         V bw = mw[t];
         I ba = ma[t], bb = mb[t];
         if (x >= 0) {
             const I kw = x ^ 1;
-            d += r[kw];
             if (edge_less(mw[kw], ma[kw], mb[kw], bw, ba, bb)) {
                 bw = mw[kw];
                 ba = ma[kw];
@@ -218,36 +277,96 @@ __global__ void ruler_step(const I n_slots, const I* __restrict__ q, const I* __
             x = q[kw];
         }
         q2[t] = x;
-        r2[t] = d;
         mw2[t] = bw;
         ma2[t] = ba;
         mb2[t] = bb;
     }
 }
 
-// flag: 0 path vertex (done), 1 on a cycle with rulers (edge dropped, needs a second pass),
-// 2 on a cycle without rulers (handled here by walking the cycle).
+// Slots still pointing somewhere after the min-scan lie on cycles; the two slots of the gap
+// holding the cycle's weakest edge become path ends at that edge's endpoints. Writes the
+// +-scan's start (q0, r0) and, for broken slots, the far endpoint and its distance.
 template <typename V, typename I>
-__global__ void ruler_finish(const I count, const I* __restrict__ list, const int use_list,
-                             const I* __restrict__ P, const V* __restrict__ Wt,
+__global__ void ruler_break(const I n_slots, const I* __restrict__ link, const I* __restrict__ gap,
+                            const I* __restrict__ ma, const I* __restrict__ mb, const I* __restrict__ near,
+                            const I* __restrict__ near_dist, const I* __restrict__ qf, const I* __restrict__ maf,
+                            const I* __restrict__ mbf, I* __restrict__ P_out, I* __restrict__ removed_lo,
+                            I* __restrict__ q0, I* __restrict__ r0, I* __restrict__ brk_dist,
+                            I* __restrict__ brk_vertex) {
+    for (I t = blockIdx.x * (I)blockDim.x + threadIdx.x; t < n_slots; t += (I)gridDim.x * blockDim.x) {
+        I q = link[t], r = gap[t], bd = 0, bv = -1;
+        if (qf[t] >= 0 && ma[t] == maf[t] && mb[t] == mbf[t]) {
+            const I x = near[t], y = x == ma[t] ? mb[t] : ma[t];
+            q = -(x + 1);
+            r = near_dist[t];
+            bd = r + 1;
+            bv = y;
+            for (int s = 0; s < 2; ++s)
+                if (P_out[2 * (size_t)x + s] == y) P_out[2 * (size_t)x + s] = -1;
+            if (x < y) removed_lo[x] = y;
+        }
+        q0[t] = q;
+        r0[t] = r;
+        brk_dist[t] = bd;
+        brk_vertex[t] = bv;
+    }
+}
+
+// One +-scan step over the slots (every list is a path now); active = some slot not done.
+template <typename V, typename I>
+__global__ void ruler_rank_step(const I n_slots, const I* __restrict__ q, const I* __restrict__ r,
+                                I* __restrict__ q2, I* __restrict__ r2, int* __restrict__ active) {
+    int busy = 0;
+    for (I t = blockIdx.x * (I)blockDim.x + threadIdx.x; t < n_slots; t += (I)gridDim.x * blockDim.x) {
+        I x = q[t], d = r[t];
+        if (x >= 0) {
+            const I kw = x ^ 1;
+            d += r[kw];
+            x = q[kw];
+            busy |= x >= 0;
+        }
+        q2[t] = x;
+        r2[t] = d;
+    }
+    if (busy) *active = 1;
+}
+
+// End vertex and distance to it when leaving a gap towards the ruler of slot s, `dist`
+// steps away: stop at a broken edge in between, else continue through the ruler.
+template <typename I>
+__device__ __forceinline__ void toward(const I s, const I dist, const I* brk_dist, const I* brk_vertex,
+                                       const I* q, const I* r, I& e, I& d) {
+    if (brk_dist[s] > 0 && dist >= brk_dist[s]) {
+        e = brk_vertex[s];
+        d = dist - brk_dist[s];
+    } else {
+        e = -q[s ^ 1] - 1;
+        d = dist + r[s ^ 1];
+    }
+}
+
+template <typename V, typename I>
+__global__ void ruler_finish(const I N, const I* __restrict__ P, const V* __restrict__ Wt,
                              const unsigned char* __restrict__ is_ruler, const I* __restrict__ rank,
-                             const I* __restrict__ rinfo, const I* __restrict__ q, const I* __restrict__ r,
-                             const V* __restrict__ mw, const I* __restrict__ ma, const I* __restrict__ mb,
+                             const I* __restrict__ owner, const I* __restrict__ odist, const I* __restrict__ link,
+                             const I* __restrict__ gap, const I* __restrict__ brk_dist,
+                             const I* __restrict__ brk_vertex, const I* __restrict__ q, const I* __restrict__ r,
                              I* __restrict__ P_out, I* __restrict__ path_id, I* __restrict__ position,
-                             I* __restrict__ length, I* __restrict__ removed_lo, unsigned char* __restrict__ flag) {
-    for (I t = blockIdx.x * (I)blockDim.x + threadIdx.x; t < count; t += (I)gridDim.x * blockDim.x) {
-        const I v = use_list ? list[t] : t;
+                             I* __restrict__ length, I* __restrict__ removed_lo) {
+    for (I v = blockIdx.x * (I)blockDim.x + threadIdx.x; v < N; v += (I)gridDim.x * blockDim.x) {
         const size_t v0 = 2 * (size_t)v;
         I e[2], dd[2];
-        I cyc_slot = -1;
         if (is_ruler[v]) {
             for (int i = 0; i < 2; ++i) {
                 const I s = 2 * rank[v] + i;
-                if (q[s] >= 0) cyc_slot = s;
                 e[i] = -q[s] - 1;
                 dd[i] = r[s];
             }
-        } else if (rinfo[2 * v0] < 0) {
+        } else if (owner[v] >= 0) {
+            const I w = owner[v], d = odist[v];
+            toward(w, d, brk_dist, brk_vertex, q, r, e[0], dd[0]);
+            toward(link[w], gap[w] - d, brk_dist, brk_vertex, q, r, e[1], dd[1]);
+        } else {
             // cycle without a ruler: walk it (twice) from v
             I prev = v, cur = P[v0], L = 1;
             V bw = Wt[v0];
@@ -290,35 +409,11 @@ __global__ void ruler_finish(const I count, const I* __restrict__ list, const in
                 length[v] = L;
                 removed_lo[v] = b;
             }
-            flag[v] = 2;
-            continue;
-        } else {
-            for (int i = 0; i < 2; ++i) {
-                const I slot = rinfo[2 * (v0 + i)], dist = rinfo[2 * (v0 + i) + 1];
-                const I s = slot ^ 1;
-                if (q[s] >= 0) cyc_slot = s;
-                e[i] = -q[s] - 1;
-                dd[i] = dist + r[s];
-            }
-        }
-        if (cyc_slot >= 0) {
-            // both slots of a cycle ruler cover the whole cycle: the weakest edge is their min
-            const I s0 = cyc_slot & ~(I)1, s1 = s0 + 1;
-            const I s = edge_less(mw[s1], ma[s1], mb[s1], mw[s0], ma[s0], mb[s0]) ? s1 : s0;
-            const I a = ma[s], b = mb[s];
-            if (v == a || v == b) {
-                const I other = v == a ? b : a;
-                for (int i = 0; i < 2; ++i)
-                    if (P_out[v0 + i] == other) P_out[v0 + i] = -1;
-            }
-            if (v == a) removed_lo[v] = b;
-            flag[v] = 1;
             continue;
         }
         const I pid = min(e[0], e[1]);
         path_id[v] = pid;
         position[v] = e[0] < e[1] ? dd[0] : (e[1] < e[0] ? dd[1] : 0);
         if (pid == v) length[v] = dd[0] + dd[1] + 1;
-        flag[v] = 0;
     }
 }
