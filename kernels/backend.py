@@ -18,6 +18,7 @@ __all__ = [
     "resolve_device",
     "sparse_module",
     "sparse_linalg_module",
+    "device_attributes",
     "to_device",
     "to_host",
 ]
@@ -42,6 +43,21 @@ def gpu_available() -> bool:
         return True
     except Exception:  # noqa: BLE001 - any failure means the GPU is not usable
         return False
+
+
+def device_attributes() -> dict:
+    """The current CUDA device's attributes (``cupy.cuda.Device().attributes``), cached
+    per device: querying all of them costs host time on every call."""
+    import cupy
+
+    return _device_attributes(cupy.cuda.runtime.getDevice())
+
+
+@functools.lru_cache(maxsize=None)
+def _device_attributes(device_id: int) -> dict:
+    import cupy
+
+    return dict(cupy.cuda.Device(device_id).attributes)
 
 
 def is_device_array(x) -> bool:

@@ -34,6 +34,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, objmode
 
+from .backend import device_attributes
+
 __all__ = [
     "degeneracy_order",
     "MceState",
@@ -826,7 +828,7 @@ def max_clique_gpu(indptr, indices, lower_clique=None, deadline=0.0, mem_fractio
     K = int(sub_k.max())
     Wm = (K + 63) // 64
     dev = cupy.cuda.Device()
-    attrs = dev.attributes
+    attrs = device_attributes()
     warps_per_block = 4
     smem = warps_per_block * 2 * Wm * 8
     depths = K + 3
@@ -921,7 +923,7 @@ class _GpuPlan:
         self.d_indices = cupy.asarray(indices.astype(np.int32))
         self.d_rank = cupy.asarray(rank)
         free = cupy.cuda.Device().mem_info[0]
-        attrs = cupy.cuda.Device().attributes
+        attrs = device_attributes()
         max_warps = attrs["MultiProcessorCount"] * (attrs["MaxThreadsPerMultiProcessor"] // 32)
         self.groups = []
         small = xdeg <= small_x

@@ -251,19 +251,25 @@ def _edge_less(w, a, b, w2, a2, b2):
     return w < w2 or (w == w2 and (a < a2 or (a == a2 and b < b2)))
 
 
+# claim[v]: _CLAIM_FREE, _CLAIM_RULER or owner slot << 32 | distance from the owner's ruler
+# (the CUDA kernels use the same bits as unsigned 64-bit words)
+_CLAIM_FREE = -1
+_CLAIM_RULER = -2
+
+
 @njit(cache=True, parallel=True)
-def _ruler_mark(N, P, seed, threshold, is_ruler):
+def _ruler_mark(N, P, seed, threshold, is_ruler, claim):
     for v in prange(N):
-        end = P[v, 0] < 0 or P[v, 1] < 0
-        is_ruler[v] = 1 if (end or hash32(v, _RULER_SALT, seed) < threshold) else 0
+        ruler = P[v, 0] < 0 or P[v, 1] < 0 or hash32(v, _RULER_SALT, seed) < threshold
+        is_ruler[v] = 1 if ruler else 0
+        claim[v] = _CLAIM_RULER if ruler else _CLAIM_FREE
 
 
 @njit(cache=True)
-def _ruler_walk(n_slots, rulers, rank, P, Wt, is_ruler, owner, odist,
-                w_end, w_met, w_len, w_bw, w_ba, w_bb, w_bn, w_bk, lockstep):
+def _ruler_walk(n_slots, rulers, rank, P, Wt, claim, w_end, w_met, w_len, w_bw, w_ba, w_bb, w_bn, w_bk, lockstep):
     """The walks of all slots, one step at a time: in lockstep rounds (``lockstep``: every
     walk advances by one vertex per round, so the two walks of a gap meet halfway) or each
-    walk to its end in turn (one walk claims the whole gap). Claims are the CUDA kernel's
+    walk to its end in turn (one walk claims the whole gap). A claim is the CUDA kernel's
     atomicCAS; both orders are interleavings the GPU can produce."""
     cur = np.empty(n_slots, dtype=np.int64)
     prev = np.empty(n_slots, dtype=np.int64)
@@ -292,18 +298,19 @@ def _ruler_walk(n_slots, rulers, rank, P, Wt, is_ruler, owner, odist,
         for t in range(n_slots):
             while live[t]:
                 c, p = cur[t], prev[t]
-                if is_ruler[c]:
+                old = claim[c]
+                if old == _CLAIM_FREE:
+                    claim[c] = (np.int64(t) << 32) | dist[t]
+                if old == _CLAIM_RULER:
                     w_end[t] = 2 * rank[c] + (0 if P[c, 0] == p else 1)
                     w_len[t] = dist[t]
                     live[t] = False
                     break
-                if owner[c] != -1:
-                    w_met[t] = owner[c]
+                if old != _CLAIM_FREE:
+                    w_met[t] = old >> 32
                     w_len[t] = dist[t] - 1
                     live[t] = False
                     break
-                owner[c] = t
-                odist[c] = dist[t]
                 s_out = 1 if P[c, 0] == p else 0
                 nxt = P[c, s_out]
                 w = Wt[c, s_out]
@@ -405,15 +412,16 @@ def _toward(s, dist, brk_dist, brk_vertex, q, r):
 
 
 @njit(cache=True, parallel=True)
-def _ruler_finish(N, P, Wt, is_ruler, rank, owner, odist, link, gap, brk_dist, brk_vertex, q, r,
-                  P_out, path_id, position, length, removed_lo):
+def _ruler_finish(N, P, Wt, claim, rank, link, gap, brk_dist, brk_vertex, q, r,
+                  P_out, path_id, position, length, removed_lo, flags):
     for v in prange(N):
-        if is_ruler[v]:
+        c = claim[v]
+        if c == _CLAIM_RULER:
             s = 2 * rank[v]
             e0, d0 = -q[s] - 1, r[s]
             e1, d1 = -q[s + 1] - 1, r[s + 1]
-        elif owner[v] >= 0:
-            w, d = owner[v], odist[v]
+        elif c != _CLAIM_FREE:
+            w, d = c >> 32, c & 0xFFFFFFFF
             e0, d0 = _toward(w, d, brk_dist, brk_vertex, q, r)
             e1, d1 = _toward(link[w], gap[w] - d, brk_dist, brk_vertex, q, r)
         else:  # cycle without a ruler: walk it (twice) from v
@@ -445,24 +453,42 @@ def _ruler_finish(N, P, Wt, is_ruler, rank, owner, odist, link, gap, brk_dist, b
                 position[v] = L - 1
             else:
                 position[v] = ta if ta < tb else L - ta
+            flags[v] = 0
             if v == a:
                 _drop(P_out, v, b)
                 length[v] = L
                 removed_lo[v] = b
+                flags[v] = (np.int64(1) << 32) | 1
             if v == b:
                 _drop(P_out, v, a)
             continue
         pid = min(e0, e1)
         path_id[v] = pid
         position[v] = d0 if e0 < e1 else (d1 if e1 < e0 else 0)
+        flags[v] = 0
         if pid == v:
             length[v] = d0 + d1 + 1
+            flags[v] = np.int64(1) << 32
+        if removed_lo[v] >= 0:
+            flags[v] |= 1
 
 
 @njit(cache=True, parallel=True)
 def _scatter_permutation(N, path_id, position, offsets, perm):
     for v in prange(N):
         perm[offsets[path_id[v]] + position[v]] = v
+
+
+@njit(cache=True, parallel=True)
+def _forest_compact(N, length, offsets, removed_lo, scanned, path_start, removed):
+    for v in prange(N):
+        c = scanned[v]
+        if length[v] > 0:
+            path_start[(c >> 32) - 1] = offsets[v]
+        if removed_lo[v] >= 0:
+            i = (c & 0xFFFFFFFF) - 1
+            removed[i, 0] = v
+            removed[i, 1] = removed_lo[v]
 
 
 def _ruler_threshold(spacing):
@@ -472,7 +498,7 @@ def _ruler_threshold(spacing):
 
 
 _RULER_KERNELS = ("ruler_mark", "ruler_walk", "ruler_link", "ruler_min_step", "ruler_break", "ruler_rank_step",
-                  "ruler_finish", "scatter_permutation")
+                  "ruler_finish", "scatter_permutation", "forest_compact")
 
 
 class _CpuLauncher:
@@ -481,7 +507,8 @@ class _CpuLauncher:
     xp = np
     funcs = {"ruler_mark": _ruler_mark, "ruler_walk": _ruler_walk, "ruler_link": _ruler_link,
              "ruler_min_step": _ruler_min_step, "ruler_break": _ruler_break, "ruler_rank_step": _ruler_rank_step,
-             "ruler_finish": _ruler_finish, "scatter_permutation": _scatter_permutation}
+             "ruler_finish": _ruler_finish, "scatter_permutation": _scatter_permutation,
+             "forest_compact": _forest_compact}
 
     def __init__(self, itype, vtype, lockstep=True):
         self.itype = np.dtype(itype)
@@ -547,17 +574,18 @@ def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, seed=0, s
 
     mark()
     # ---- rulers and the walks between them
+    if N >= 1 << 30:
+        raise ValueError(f"the ruling-set forest supports fewer than 2**30 vertices, got {N}")
     is_ruler = xp.empty(N, dtype=np.uint8)
-    launcher("ruler_mark", N, sc(N), P, np.uint32(seed), np.uint64(_ruler_threshold(spacing)), is_ruler)
+    claim = xp.empty(N, dtype=np.int64)
+    launcher("ruler_mark", N, sc(N), P, np.uint32(seed), np.uint64(_ruler_threshold(spacing)), is_ruler, claim)
     rulers = xp.flatnonzero(is_ruler).astype(itype)
     nr = len(rulers)
     ns = 2 * nr
     rank = xp.empty(N, dtype=itype)  # read for rulers only
     rank[rulers] = xp.arange(nr, dtype=itype)
-    owner = xp.full(N, -1, dtype=itype)
-    odist = xp.empty(N, dtype=itype)
     walk = [slots(), slots(), slots(), slots(vtype), slots(), slots(), slots(), slots()]
-    launcher("ruler_walk", ns, sc(ns), rulers, rank, P, Wt, is_ruler, owner, odist, *walk)
+    launcher("ruler_walk", ns, sc(ns), rulers, rank, P, Wt, claim, *walk)
     link, gap, ma, mb, near, near_dist = (slots() for _ in range(6))
     mw = slots(vtype)
     launcher("ruler_link", ns, sc(ns), *walk, link, gap, mw, ma, mb, near, near_dist)
@@ -593,18 +621,23 @@ def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, seed=0, s
     path_id = xp.empty(N, dtype=itype)
     position = xp.empty(N, dtype=itype)
     length = xp.zeros(N, dtype=itype)
-    launcher("ruler_finish", N, sc(N), P, Wt, is_ruler, rank, owner, odist, link, gap, brk_dist, brk_vertex, q, r,
-             P_out, path_id, position, length, removed_lo)
+    flags = xp.empty(N, dtype=np.int64)
+    launcher("ruler_finish", N, sc(N), P, Wt, claim, rank, link, gap, brk_dist, brk_vertex, q, r,
+             P_out, path_id, position, length, removed_lo, flags)
     mark()
-    # ---- permutation: exclusive scan of the path lengths, indexed by path id
+    # ---- permutation: exclusive scan of the path lengths, indexed by path id; path starts
+    # and removed edges compacted from one scan of the packed flags (one host read)
     offsets = xp.zeros(N + 1, dtype=itype)
     xp.cumsum(length, out=offsets[1:])
     perm = xp.empty(N, dtype=itype)
     launcher("scatter_permutation", N, sc(N), path_id, position, offsets, perm)
-    starts = xp.flatnonzero(length > 0)
-    path_start = xp.concatenate([offsets[starts], offsets[-1:]])
-    lo = xp.flatnonzero(removed_lo >= 0)
-    removed = xp.stack([lo.astype(np.int64), removed_lo[lo].astype(np.int64)], axis=1)
+    scanned = xp.cumsum(flags)
+    total = int(scanned[-1]) if N else 0
+    n_paths, n_removed = total >> 32, total & 0xFFFFFFFF
+    path_start = xp.empty(n_paths + 1, dtype=itype)
+    path_start[n_paths:] = N
+    removed = xp.empty((n_removed, 2), dtype=np.int64)
+    launcher("forest_compact", N, sc(N), length, offsets, removed_lo, scanned, path_start, removed)
     mark()
     if stats is not None:
         stats["rulers"] = nr

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .backend import device_attributes
 from .hashing import hash32_array
 
 __all__ = ["ecl_priorities", "luby_priorities", "greedy_mis_cpu", "ecl_mis_cpu", "luby_mis_cpu", "ecl_mis_gpu",
@@ -79,7 +80,7 @@ def _persistent_blocks(kernel, key, threads):
     cached = _RESIDENT.get((dev, key, threads))
     if cached is not None:
         return cached
-    sms = cupy.cuda.Device(dev).attributes["MultiProcessorCount"]
+    sms = device_attributes()["MultiProcessorCount"]
     try:
         func = getattr(kernel, "kernel", kernel)  # RawKernel -> cupy.cuda.function.Function
         per_sm = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(func.ptr, threads, 0)

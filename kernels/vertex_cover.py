@@ -526,8 +526,9 @@ def gpu_config(n, depth, *, edges=None, threads=None, shared=None, bitset=None, 
     if device_props is None:
         import cupy
 
-        dev = cupy.cuda.Device()
-        attrs = dev.attributes
+        from .backend import device_attributes
+
+        attrs = device_attributes()
         device_props = dict(
             multiProcessorCount=attrs["MultiProcessorCount"],
             maxThreadsPerMultiProcessor=attrs["MaxThreadsPerMultiProcessor"],
@@ -644,6 +645,42 @@ def lp_bound(indptr, indices):
     return int(-(-int(np.count_nonzero(match >= 0)) // 2))
 
 
+_STOP_STREAMS = {}
+
+
+def _run_with_deadline(kern, grid, block, args, smem, start, stop, stop_flag, time_limit):
+    """Launch the persistent kernel on its own stream and raise ``stop_flag`` (one device
+    int) once ``time_limit`` seconds have passed. The kernel may occupy every SM, so the
+    flag is written by a host-to-device copy (copy engine) on another stream, never by a
+    kernel. The host polls with a sleep of at most 1/20 of the time elapsed (0.05-1 ms),
+    so a short search is not stretched by the polling."""
+    import time
+
+    import cupy
+
+    dev = cupy.cuda.runtime.getDevice()
+    if dev not in _STOP_STREAMS:
+        one = cupy.cuda.alloc_pinned_memory(4)
+        one_np = np.frombuffer(one, dtype=np.int32, count=1)
+        one_np[0] = 1
+        _STOP_STREAMS[dev] = (cupy.cuda.Stream(non_blocking=True), cupy.cuda.Stream(non_blocking=True), one, one_np)
+    stream, flag_stream, _, one_np = _STOP_STREAMS[dev]
+    cupy.cuda.get_current_stream().synchronize()  # the set-up ran on the current stream
+    with stream:
+        start.record(stream)
+        kern(grid, block, args, shared_mem=smem)
+        stop.record(stream)
+    t0 = time.perf_counter()
+    while not stop.done:
+        elapsed = time.perf_counter() - t0
+        if elapsed > time_limit:
+            stop_flag.set(one_np, stream=flag_stream)
+            flag_stream.synchronize()
+            break
+        time.sleep(min(max(elapsed / 20, 5e-5), 1e-3))
+    stop.synchronize()
+
+
 def search_gpu(indptr, indices, root_deg, root_count, limit, *, pvc=False, method="hybrid",
                start_depth=8, config=None, time_limit=None):
     """Run the Hybrid or StackOnly CUDA kernel from one root node.
@@ -712,31 +749,28 @@ def search_gpu(indptr, indices, root_deg, root_count, limit, *, pvc=False, metho
     adj = cupy.asarray(adjacency_bitsets(indptr, indices)) if config.bitset else None
     stacks = cupy.empty((B, S, n), dtype=np.int32)
     stack_cnt = cupy.empty((B, S), dtype=np.int32)
-    work = cupy.empty((W, n), dtype=np.int32)
-    work_cnt = cupy.empty(W, dtype=np.int32)
-    work_ticket = cupy.zeros(W, dtype=np.uint32)
     scratch = cupy.empty((B, n), dtype=np.int32) if not config.shared else cupy.empty((1, 1), dtype=np.int32)
-    best_deg = cupy.asarray(np.asarray(root_deg, dtype=np.int32)).copy()
-    root = cupy.asarray(np.asarray(root_deg, dtype=np.int32))
+    root_h = np.asarray(root_deg, dtype=np.int32)
+    root = cupy.asarray(root_h)
+    best_deg = root.copy()
     # ctl: 0 limit (best-1 / k), 1 best size found, 2 found flag (PVC), 3 pending, 4 head,
     #      5 tail, 6 available, 7 cover lock, 8 overflow, 9 next sub-tree, 10 stop, 11 queue size
-    ctl = cupy.zeros(16, dtype=np.int32)
-    ctl[0] = int(limit)
-    ctl[1] = -1
-    nodes = cupy.zeros(B, dtype=np.int64)
-    smid = cupy.zeros(B, dtype=np.int32)
+    ctl_h = np.zeros(16, dtype=np.int32)
+    ctl_h[0], ctl_h[1] = int(limit), -1
+    work = cupy.empty((W, n), dtype=np.int32)
+    work_cnt_h = np.zeros(W, dtype=np.int32)
+    work_ticket_h = np.zeros(W, dtype=np.uint32)
     if method == "hybrid":  # the root is the only worklist entry
         work[0] = root
-        work_cnt[0] = int(root_count)
-        work_ticket[0] = 1
-        ctl[3] = 1  # pending
-        ctl[5] = 1  # tail
-        ctl[6] = 1  # available
-        ctl[11] = 1  # queue size
+        work_cnt_h[0] = int(root_count)
+        work_ticket_h[0] = 1
+        ctl_h[[3, 5, 6, 11]] = 1  # pending, tail, available, queue size
+    ctl = cupy.asarray(ctl_h)
+    work_cnt = cupy.asarray(work_cnt_h)
+    work_ticket = cupy.asarray(work_ticket_h)
+    nodes = cupy.zeros(B, dtype=np.int64)
+    smid = cupy.zeros(B, dtype=np.int32)
     start, stop = cupy.cuda.Event(), cupy.cuda.Event()
-    host_stop = None
-    if time_limit is not None:
-        host_stop = ctl[10:11]
     args = (d_indptr, d_indices, np.int32(n), root, np.int32(root_count), stacks, stack_cnt,
             np.int32(S), work, work_cnt, work_ticket, np.int32(W), np.int32(config.threshold),
             scratch, best_deg, ctl, nodes, smid, np.int32(1 if pvc else 0), np.int32(start_depth),
@@ -747,28 +781,7 @@ def search_gpu(indptr, indices, root_deg, root_count, limit, *, pvc=False, metho
         stop.record()
         stop.synchronize()
     else:
-        import time
-
-        cupy.cuda.Device().synchronize()  # the set-up above ran on the legacy stream
-        stream = cupy.cuda.Stream(non_blocking=True)
-        with stream:
-            start.record(stream)
-            kern((B,), (T,), args, shared_mem=smem)
-            stop.record(stream)
-        t0 = time.perf_counter()
-        # the persistent kernel may occupy every SM, so the stop flag ctl[10] is written by
-        # a host-to-device copy (copy engine) on another stream, never by a kernel
-        one = cupy.cuda.alloc_pinned_memory(4)
-        one_np = np.frombuffer(one, dtype=np.int32, count=1)
-        one_np[0] = 1
-        while not stop.done:
-            if time.perf_counter() - t0 > time_limit:
-                flag = cupy.cuda.Stream(non_blocking=True)
-                host_stop.set(one_np, stream=flag)
-                flag.synchronize()
-                break
-            time.sleep(0.0005)
-        stop.synchronize()
+        _run_with_deadline(kern, (B,), (T,), args, smem, start, stop, ctl[10:11], time_limit)
     ms = cupy.cuda.get_elapsed_time(start, stop)
     c = ctl.get()
     if c[8]:

@@ -1,7 +1,7 @@
 // Linear forest from a [0,2]-factor: bidirectional scans (paper 001, Alg. 3, Sec. 4.2).
 // Pointers q(v) = (q0, q1) point 2^s steps along the path in both directions; a path end
 // is marked by the negative value -(end + 1). One launch per step, ping-pong buffers.
-// templates: cycle_init<V,I>, cycle_step<V,I>, cycle_break<V,I>, rank_init<V,I>, rank_step<V,I>, rank_finish<V,I>, scatter_permutation<V,I>, ruler_mark<V,I>, ruler_walk<V,I>, ruler_link<V,I>, ruler_min_step<V,I>, ruler_break<V,I>, ruler_rank_step<V,I>, ruler_finish<V,I>
+// templates: cycle_init<V,I>, cycle_step<V,I>, cycle_break<V,I>, rank_init<V,I>, rank_step<V,I>, rank_finish<V,I>, scatter_permutation<V,I>, ruler_mark<V,I>, ruler_walk<V,I>, ruler_link<V,I>, ruler_min_step<V,I>, ruler_break<V,I>, ruler_rank_step<V,I>, ruler_finish<V,I>, forest_compact<V,I>
 #include "hashing.cuh"
 
 template <typename V, typename I>
@@ -145,17 +145,21 @@ __global__ void scatter_permutation(const I N, const I* __restrict__ path_id, co
 // cycle alone. Continue through slot q[t] ^ 1 while q[t] >= 0.
 // (kernels ruler_*: templates listed at the top)
 
-__device__ __forceinline__ int claim(int* p, int t) { return atomicCAS(p, -1, t); }
-__device__ __forceinline__ long long claim(long long* p, long long t) {
-    return (long long)atomicCAS((unsigned long long*)p, ~0ULL, (unsigned long long)t);
-}
+// claim[v] (64 bits): CLAIM_FREE, CLAIM_RULER, or (owner slot << 32 | distance from the
+// owner's ruler). One atomicCAS per visited vertex claims it, records the distance and
+// tells the walk whether it reached a ruler or the other walk of its gap.
+#define CLAIM_FREE 0xffffffffffffffffULL
+#define CLAIM_RULER 0xfffffffffffffffeULL
 
 template <typename V, typename I>
 __global__ void ruler_mark(const I N, const I* __restrict__ P, const unsigned int seed,
-                           const unsigned long long threshold, unsigned char* __restrict__ is_ruler) {
+                           const unsigned long long threshold, unsigned char* __restrict__ is_ruler,
+                           unsigned long long* __restrict__ claim) {
     for (I v = blockIdx.x * (I)blockDim.x + threadIdx.x; v < N; v += (I)gridDim.x * blockDim.x) {
         const bool end = P[2 * (size_t)v] < 0 || P[2 * (size_t)v + 1] < 0;
-        is_ruler[v] = (end || (unsigned long long)hash32((unsigned int)v, 0x51u, seed) < threshold) ? 1 : 0;
+        const bool ruler = end || (unsigned long long)hash32((unsigned int)v, 0x51u, seed) < threshold;
+        is_ruler[v] = ruler ? 1 : 0;
+        claim[v] = ruler ? CLAIM_RULER : CLAIM_FREE;
     }
 }
 
@@ -165,8 +169,7 @@ __global__ void ruler_mark(const I N, const I* __restrict__ P, const unsigned in
 // its endpoint nearer to R (w_bn) and that endpoint's distance from R (w_bk).
 template <typename V, typename I>
 __global__ void ruler_walk(const I n_slots, const I* __restrict__ rulers, const I* __restrict__ rank,
-                           const I* __restrict__ P, const V* __restrict__ Wt,
-                           const unsigned char* __restrict__ is_ruler, I* owner, I* __restrict__ odist,
+                           const I* __restrict__ P, const V* __restrict__ Wt, unsigned long long* claim,
                            I* __restrict__ w_end, I* __restrict__ w_met, I* __restrict__ w_len,
                            V* __restrict__ w_bw, I* __restrict__ w_ba, I* __restrict__ w_bb,
                            I* __restrict__ w_bn, I* __restrict__ w_bk) {
@@ -184,22 +187,23 @@ __global__ void ruler_walk(const I n_slots, const I* __restrict__ rulers, const 
             bb = max(R, cur);
             while (true) {
                 const size_t c0 = 2 * (size_t)cur;
-                const I p0 = P[c0], p1 = P[c0 + 1];
-                if (is_ruler[cur]) {
+                const I p0 = P[c0], p1 = P[c0 + 1];  // loads independent of the claim
+                const V w0 = Wt[c0], w1 = Wt[c0 + 1];
+                const unsigned long long old =
+                    atomicCAS(claim + cur, CLAIM_FREE, ((unsigned long long)t << 32) | (unsigned int)dist);
+                if (old == CLAIM_RULER) {
                     end = 2 * rank[cur] + (p0 == prev ? 0 : 1);
                     len = dist;
                     break;
                 }
-                const I old = claim(owner + cur, t);
-                if (old != -1) {
-                    met = old;
+                if (old != CLAIM_FREE) {
+                    met = (I)(old >> 32);
                     len = dist - 1;
                     break;
                 }
-                odist[cur] = dist;
-                const int s_out = p0 == prev ? 1 : 0;
-                const I nxt = s_out ? p1 : p0;
-                const V w = Wt[c0 + s_out];
+                const bool out1 = p0 == prev;
+                const I nxt = out1 ? p1 : p0;
+                const V w = out1 ? w1 : w0;
                 const I a = min(cur, nxt), b = max(cur, nxt);
                 if (edge_less(w, a, b, bw, ba, bb)) {
                     bw = w;
@@ -345,25 +349,27 @@ __device__ __forceinline__ void toward(const I s, const I dist, const I* brk_dis
     }
 }
 
+// Path id, position and (at the path id) length of every vertex; flags[v] = (v starts a
+// path) << 32 | (v is the lower end of a removed edge), for the compaction.
 template <typename V, typename I>
 __global__ void ruler_finish(const I N, const I* __restrict__ P, const V* __restrict__ Wt,
-                             const unsigned char* __restrict__ is_ruler, const I* __restrict__ rank,
-                             const I* __restrict__ owner, const I* __restrict__ odist, const I* __restrict__ link,
-                             const I* __restrict__ gap, const I* __restrict__ brk_dist,
+                             const unsigned long long* __restrict__ claim, const I* __restrict__ rank,
+                             const I* __restrict__ link, const I* __restrict__ gap, const I* __restrict__ brk_dist,
                              const I* __restrict__ brk_vertex, const I* __restrict__ q, const I* __restrict__ r,
                              I* __restrict__ P_out, I* __restrict__ path_id, I* __restrict__ position,
-                             I* __restrict__ length, I* __restrict__ removed_lo) {
+                             I* __restrict__ length, I* __restrict__ removed_lo, long long* __restrict__ flags) {
     for (I v = blockIdx.x * (I)blockDim.x + threadIdx.x; v < N; v += (I)gridDim.x * blockDim.x) {
         const size_t v0 = 2 * (size_t)v;
+        const unsigned long long c = claim[v];
         I e[2], dd[2];
-        if (is_ruler[v]) {
+        if (c == CLAIM_RULER) {
             for (int i = 0; i < 2; ++i) {
                 const I s = 2 * rank[v] + i;
                 e[i] = -q[s] - 1;
                 dd[i] = r[s];
             }
-        } else if (owner[v] >= 0) {
-            const I w = owner[v], d = odist[v];
+        } else if (c != CLAIM_FREE) {
+            const I w = (I)(c >> 32), d = (I)(c & 0xffffffffULL);
             toward(w, d, brk_dist, brk_vertex, q, r, e[0], dd[0]);
             toward(link[w], gap[w] - d, brk_dist, brk_vertex, q, r, e[1], dd[1]);
         } else {
@@ -409,11 +415,30 @@ __global__ void ruler_finish(const I N, const I* __restrict__ P, const V* __rest
                 length[v] = L;
                 removed_lo[v] = b;
             }
+            flags[v] = v == a ? (1LL << 32) | 1LL : 0LL;
             continue;
         }
         const I pid = min(e[0], e[1]);
         path_id[v] = pid;
         position[v] = e[0] < e[1] ? dd[0] : (e[1] < e[0] ? dd[1] : 0);
         if (pid == v) length[v] = dd[0] + dd[1] + 1;
+        flags[v] = (pid == v ? (1LL << 32) : 0LL) | (removed_lo[v] >= 0 ? 1LL : 0LL);
+    }
+}
+
+// From the inclusive scan of the flags: path_start[j] = offset of the j-th path (in path
+// id order) and removed[i] = (lo, hi) of the i-th removed edge (in lo order).
+template <typename V, typename I>
+__global__ void forest_compact(const I N, const I* __restrict__ length, const I* __restrict__ offsets,
+                               const I* __restrict__ removed_lo, const long long* __restrict__ scanned,
+                               I* __restrict__ path_start, long long* __restrict__ removed) {
+    for (I v = blockIdx.x * (I)blockDim.x + threadIdx.x; v < N; v += (I)gridDim.x * blockDim.x) {
+        const long long c = scanned[v];
+        if (length[v] > 0) path_start[(c >> 32) - 1] = offsets[v];
+        if (removed_lo[v] >= 0) {
+            const long long i = (c & 0xffffffffLL) - 1;
+            removed[2 * i] = v;
+            removed[2 * i + 1] = removed_lo[v];
+        }
     }
 }
