@@ -249,15 +249,22 @@ def parallel_factor(W, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, from_matrix
 
 @njit(cache=True, parallel=True)
 def _sym_check(indptr, indices, data):
-    """1 where an off-diagonal ``|a_ij|`` differs from ``|a_ji|`` (binary search, sorted rows)."""
+    """Per row: 1 where an upper off-diagonal ``|a_ij|`` (j > i) has no equal mirror
+    ``|a_ji|`` (binary search, sorted rows), and the count of nonzero upper minus lower
+    off-diagonal entries."""
     N = len(indptr) - 1
     bad = np.zeros(N, dtype=np.uint8)
+    balance = np.zeros(N, dtype=np.int64)
     for i in prange(N):
         for e in range(indptr[i], indptr[i + 1]):
             j = indices[e]
             w = abs(data[e])
             if j == i or w == 0:
                 continue
+            if j < i:
+                balance[i] -= 1
+                continue
+            balance[i] += 1
             lo, hi = indptr[j], indptr[j + 1]
             while lo < hi:
                 mid = (lo + hi) // 2
@@ -268,14 +275,16 @@ def _sym_check(indptr, indices, data):
             if lo >= indptr[j + 1] or indices[lo] != i or abs(data[lo]) != w:
                 bad[i] = 1
                 break
-    return bad
+    return bad, balance
 
 
 def weights_symmetric(A) -> bool:
     """True when ``|A| - diag(A)`` (explicit zeros dropped) equals its transpose.
 
     ``A`` must be a canonical CSR matrix (sorted indices, no duplicates), float32 or
-    float64, SciPy or cupyx. One pass with a binary search per entry, no transpose.
+    float64, SciPy or cupyx. One pass, no transpose: every upper entry looks its mirror up
+    by binary search, and the nonzero entries above and below the diagonal must be equally
+    many (then the mirroring is a bijection).
     """
     if is_device_array(A):
         import cupy
@@ -284,12 +293,14 @@ def weights_symmetric(A) -> bool:
 
         N = A.shape[0]
         bad = cupy.zeros(1, dtype=np.int32)
+        balance = cupy.zeros(1, dtype=np.int64)
         threads = 128
         blocks = max(1, min((N + threads - 1) // threads, 1 << 20))
         get_kernel("factor", "sym_check", A.data.dtype, A.indices.dtype)(
-            (blocks,), (threads,), (A.indices.dtype.type(N), A.indptr, A.indices, A.data, bad))
-        return int(bad[0]) == 0
-    return not bool(_sym_check(A.indptr, A.indices, A.data).any())
+            (blocks,), (threads,), (A.indices.dtype.type(N), A.indptr, A.indices, A.data, bad, balance))
+        return int(bad[0]) == 0 and int(balance[0]) == 0
+    bad, balance = _sym_check(A.indptr, A.indices, A.data)
+    return not bool(bad.any()) and int(balance.sum()) == 0
 
 
 def is_maximal(W, partners) -> bool:

@@ -584,6 +584,7 @@ def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, seed=0, s
     ns = 2 * nr
     rank = xp.empty(N, dtype=itype)  # read for rulers only
     rank[rulers] = xp.arange(nr, dtype=itype)
+    mark()
     walk = [slots(), slots(), slots(), slots(vtype), slots(), slots(), slots(), slots()]
     launcher("ruler_walk", ns, sc(ns), rulers, rank, P, Wt, claim, *walk)
     link, gap, ma, mb, near, near_dist = (slots() for _ in range(6))
@@ -604,6 +605,7 @@ def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, seed=0, s
     q0, r0, brk_dist, brk_vertex = (slots() for _ in range(4))
     launcher("ruler_break", ns, sc(ns), link, gap, ma, mb, near, near_dist, qf, maf, mbf, P_out, removed_lo,
              q0, r0, brk_dist, brk_vertex)
+    mark()
     state = (q0, r0)
     scratch = [(scratch[0][0], scratch[0][2]), (scratch[1][0], scratch[1][2])]
     active = xp.zeros(1, dtype=np.int32)
@@ -647,7 +649,7 @@ def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, seed=0, s
         else:
             marks[-1].synchronize()
             spans = [xp.cuda.get_elapsed_time(a, b) * 1e-3 for a, b in zip(marks, marks[1:])]
-        stats.update(zip(("walks", "ruler_scans", "finish", "permutation"), spans))
+        stats.update(zip(("select_rulers", "walks", "min_scan_and_break", "rank_scan", "finish", "permutation"), spans))
     return P_out, path_id, position, perm, path_start, removed
 
 
@@ -667,8 +669,9 @@ def linear_forest_ruling(partners, weights, *, spacing=RULER_SPACING, seed=0, ch
     of the CUDA kernels (parallel over vertices; the walks in lockstep rounds).
 
     ``stats`` (a dict), if given, receives the number of rulers, the scan steps run and
-    the time in seconds of the phases ``walks``, ``ruler_scans``, ``finish`` and
-    ``permutation`` (CUDA events on the GPU).
+    the time in seconds of the phases ``select_rulers``, ``walks``,
+    ``min_scan_and_break``, ``rank_scan``, ``finish`` and ``permutation`` (CUDA events on
+    the GPU).
     """
     if is_device_array(partners):
         launcher = _GpuLauncher(partners.dtype, weights.dtype)

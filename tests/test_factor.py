@@ -151,10 +151,24 @@ def test_weights_symmetric_matches_transpose_test(rng):
     D = _random_sym(rng, N=50).tocsr()
     D.data[5] = 0.0  # explicit zero: dropped from the graph, so the mirror entry breaks symmetry
     cases.append(D)
+    cases += _one_sided_lower(rng)
     for A in cases:
         A = A.tocsr()
         A.sum_duplicates()
         assert weights_symmetric(A) == is_symmetric(offdiag_abs(A))
+
+
+def _one_sided_lower(rng):
+    """Matrices whose only asymmetry lies below the diagonal (an entry without a mirror, a
+    mirror that is an explicit zero): the upper entries alone do not reveal it."""
+    E = _random_sym(rng, N=60).tolil()
+    E[41, 2], E[2, 41] = 3.0, 0.0
+    F = _random_sym(rng, N=60).tolil()
+    F[50, 7], F[7, 50] = 1.5, 0.0
+    F = F.tocsr()
+    F.sum_duplicates()
+    F.data[(F.indices == 50) & (np.repeat(np.arange(60), np.diff(F.indptr)) == 7)] = 0.0
+    return [E.tocsr(), F]
 
 
 def test_factor_from_matrix_equals_weight_graph(rng):
@@ -178,7 +192,7 @@ def test_weights_symmetric_gpu(rng):
     from kernels.backend import to_device
     from kernels.factor import weights_symmetric
 
-    for A in (_random_sym(rng, N=500), matrices.convection_diffusion3d(8), matrices.aniso3(40)):
+    for A in [_random_sym(rng, N=500), matrices.convection_diffusion3d(8), matrices.aniso3(40)] + _one_sided_lower(rng):
         A = A.tocsr()
         A.sum_duplicates()
         assert weights_symmetric(to_device(A)) == weights_symmetric(A)

@@ -104,14 +104,23 @@ __global__ void confirm(const I n_rows, const I* __restrict__ prop, const V* __r
     }
 }
 
+// Only the upper entries (j > i) search their mirror; the nonzero off-diagonal entries
+// above and below the diagonal are counted (balance += upper - lower): every upper entry
+// mirrored with the same |value| and equal counts make the pattern a bijection.
 template <typename V, typename I>
 __global__ void sym_check(const I n_rows, const I* __restrict__ indptr, const I* __restrict__ indices,
-                          const V* __restrict__ data, int* __restrict__ bad) {
+                          const V* __restrict__ data, int* __restrict__ bad, long long* __restrict__ balance) {
+    long long diff = 0;
     for (I i = blockIdx.x * (I)blockDim.x + threadIdx.x; i < n_rows; i += (I)gridDim.x * blockDim.x) {
         for (I e = indptr[i]; e < indptr[i + 1]; ++e) {
             const I j = indices[e];
             const V w = (V)fabs(data[e]);
             if (j == i || w == V(0)) continue;
+            if (j < i) {
+                --diff;
+                continue;
+            }
+            ++diff;
             I lo = indptr[j], hi = indptr[j + 1];
             const I end = hi;
             while (lo < hi) {
@@ -125,6 +134,8 @@ __global__ void sym_check(const I n_rows, const I* __restrict__ indptr, const I*
             }
         }
     }
+    for (int off = 16; off > 0; off >>= 1) diff += __shfl_down_sync(0xffffffffu, diff, off);
+    if ((threadIdx.x & 31) == 0 && diff != 0) atomicAdd((unsigned long long*)balance, (unsigned long long)diff);
 }
 
 template <typename V, typename I>
