@@ -127,7 +127,7 @@ GPU_SETUP_PARTS = {
     "factor (M=5)": lambda g: g["factor_M5"],
     "forest: rulers": lambda g: g["phases_ruling"]["select_rulers"],
     "forest: walks": lambda g: g["phases_ruling"]["walks"],
-    "forest: scans over rulers": lambda g: g["phases_ruling"]["min_scan_and_break"] + g["phases_ruling"]["rank_scan"],
+    "forest: scan over rulers": lambda g: g["phases_ruling"]["ruler_scan"],
     "forest: path ids and positions": lambda g: g["phases_ruling"]["finish"],
     "forest: permutation": lambda g: g["phases_ruling"]["permutation"],
 }

@@ -346,20 +346,28 @@ def _ruler_link(n_slots, w_end, w_met, w_len, w_bw, w_ba, w_bb, w_bn, w_bk, link
         near_dist[t] = bk
 
 
+_RULER_SAT = 1 << 30  # window lengths saturate here (on a cycle the windows wrap)
+
+
 @njit(cache=True, parallel=True)
-def _ruler_min_step(n_slots, q, mw, ma, mb, q2, mw2, ma2, mb2):
+def _ruler_scan_step(n_slots, q, r, mw, ma, mb, nv, dn, q2, r2, mw2, ma2, mb2, nv2, dn2):
     for t in prange(n_slots):
-        x = q[t]
-        bw, ba, bb = mw[t], ma[t], mb[t]
+        x, d = q[t], r[t]
+        bw, ba, bb, bn, bd = mw[t], ma[t], mb[t], nv[t], dn[t]
         if x >= 0:
             kw = x ^ 1
             if _edge_less(mw[kw], ma[kw], mb[kw], bw, ba, bb):
-                bw, ba, bb = mw[kw], ma[kw], mb[kw]
+                bw, ba, bb, bn = mw[kw], ma[kw], mb[kw], nv[kw]
+                bd = min(d + dn[kw], _RULER_SAT)
+            d = min(d + r[kw], _RULER_SAT)
             x = q[kw]
         q2[t] = x
+        r2[t] = d
         mw2[t] = bw
         ma2[t] = ba
         mb2[t] = bb
+        nv2[t] = bn
+        dn2[t] = bd
 
 
 @njit(cache=True)
@@ -369,61 +377,43 @@ def _drop(P_out, v, other):
             P_out[v, s] = -1
 
 
-@njit(cache=True, parallel=True)
-def _ruler_break(n_slots, link, gap, ma, mb, near, near_dist, qf, maf, mbf, P_out, removed_lo, q0, r0,
-                 brk_dist, brk_vertex):
-    for t in prange(n_slots):
-        q, r, bd, bv = link[t], gap[t], 0, -1
-        if qf[t] >= 0 and ma[t] == maf[t] and mb[t] == mbf[t]:
-            x = near[t]
-            y = mb[t] if x == ma[t] else ma[t]
-            q, r, bd, bv = -(x + 1), near_dist[t], near_dist[t] + 1, y
-            _drop(P_out, x, y)
-            if x < y:
-                removed_lo[x] = y
-        q0[t] = q
-        r0[t] = r
-        brk_dist[t] = bd
-        brk_vertex[t] = bv
-
-
-@njit(cache=True, parallel=True)
-def _ruler_rank_step(n_slots, q, r, q2, r2, active):
-    busy = 0
-    for t in prange(n_slots):
-        x, d = q[t], r[t]
-        if x >= 0:
-            kw = x ^ 1
-            d += r[kw]
-            x = q[kw]
-            if x >= 0:
-                busy += 1
-        q2[t] = x
-        r2[t] = d
-    if busy:
-        active[0] = 1
-
-
 @njit(cache=True)
-def _toward(s, dist, brk_dist, brk_vertex, q, r):
-    if brk_dist[s] > 0 and dist >= brk_dist[s]:
-        return brk_vertex[s], dist - brk_dist[s]
-    return -q[s ^ 1] - 1, dist + r[s ^ 1]
+def _beyond(s, dist, q, r, nv, dn):
+    o = s ^ 1
+    if q[o] < 0:
+        return -q[o] - 1, dist + r[o]
+    return nv[o], dist + dn[o]
 
 
 @njit(cache=True, parallel=True)
-def _ruler_finish(N, P, Wt, claim, rank, link, gap, brk_dist, brk_vertex, q, r,
+def _ruler_finish(N, P, Wt, claim, rank, link, gap, gma, gmb, near, near_dist, q, r, ma, mb, nv, dn,
                   P_out, path_id, position, length, removed_lo, flags):
     for v in prange(N):
         c = claim[v]
+        cut = -1
         if c == _CLAIM_RULER:
             s = 2 * rank[v]
-            e0, d0 = -q[s] - 1, r[s]
-            e1, d1 = -q[s + 1] - 1, r[s + 1]
+            if q[s] >= 0:
+                cut = s
+            e0, d0 = _beyond(s + 1, 0, q, r, nv, dn)
+            e1, d1 = _beyond(s, 0, q, r, nv, dn)
         elif c != _CLAIM_FREE:
             w, d = c >> 32, c & 0xFFFFFFFF
-            e0, d0 = _toward(w, d, brk_dist, brk_vertex, q, r)
-            e1, d1 = _toward(link[w], gap[w] - d, brk_dist, brk_vertex, q, r)
+            f, g = link[w], gap[w]
+            if q[w] >= 0:
+                cut = w
+            if cut >= 0 and gma[w] == ma[w] and gmb[w] == mb[w]:
+                x, k = near[w], near_dist[w]
+                y = mb[w] if x == ma[w] else ma[w]
+                if d <= k:
+                    e0, d0 = _beyond(w, d, q, r, nv, dn)
+                    e1, d1 = x, k - d
+                else:
+                    e0, d0 = y, d - k - 1
+                    e1, d1 = _beyond(f, g - d, q, r, nv, dn)
+            else:
+                e0, d0 = _beyond(w, d, q, r, nv, dn)
+                e1, d1 = _beyond(f, g - d, q, r, nv, dn)
         else:  # cycle without a ruler: walk it (twice) from v
             prev, cur, L = v, P[v, 0], 1
             bw, a, b = Wt[v, 0], min(v, cur), max(v, cur)
@@ -462,6 +452,11 @@ def _ruler_finish(N, P, Wt, claim, rank, link, gap, brk_dist, brk_vertex, q, r,
             if v == b:
                 _drop(P_out, v, a)
             continue
+        if cut >= 0 and (v == ma[cut] or v == mb[cut]):
+            other = mb[cut] if v == ma[cut] else ma[cut]
+            _drop(P_out, v, other)
+            if v == ma[cut]:
+                removed_lo[v] = other
         pid = min(e0, e1)
         path_id[v] = pid
         position[v] = d0 if e0 < e1 else (d1 if e1 < e0 else 0)
@@ -497,8 +492,8 @@ def _ruler_threshold(spacing):
     return (1 << 32) // spacing
 
 
-_RULER_KERNELS = ("ruler_mark", "ruler_walk", "ruler_link", "ruler_min_step", "ruler_break", "ruler_rank_step",
-                  "ruler_finish", "scatter_permutation", "forest_compact")
+_RULER_KERNELS = ("ruler_mark", "ruler_walk", "ruler_link", "ruler_scan_step", "ruler_finish", "scatter_permutation",
+                  "forest_compact")
 
 
 class _CpuLauncher:
@@ -506,8 +501,7 @@ class _CpuLauncher:
 
     xp = np
     funcs = {"ruler_mark": _ruler_mark, "ruler_walk": _ruler_walk, "ruler_link": _ruler_link,
-             "ruler_min_step": _ruler_min_step, "ruler_break": _ruler_break, "ruler_rank_step": _ruler_rank_step,
-             "ruler_finish": _ruler_finish, "scatter_permutation": _scatter_permutation,
+             "ruler_scan_step": _ruler_scan_step, "ruler_finish": _ruler_finish, "scatter_permutation": _scatter_permutation,
              "forest_compact": _forest_compact}
 
     def __init__(self, itype, vtype, lockstep=True):
@@ -522,9 +516,6 @@ class _CpuLauncher:
 
     def scalar(self, x):
         return np.int64(x)
-
-    def flag(self, array):
-        return bool(array[0])
 
 
 class _GpuLauncher:
@@ -546,11 +537,8 @@ class _GpuLauncher:
     def scalar(self, x):
         return self.itype.type(x)
 
-    def flag(self, array):
-        return bool(int(array[0]))  # host synchronization
 
-
-def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, seed=0, stats=None, check_every=4):
+def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, seed=0, stats=None):
     xp = launcher.xp
     N = partners.shape[0]
     itype = launcher.itype
@@ -592,39 +580,23 @@ def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, seed=0, s
     launcher("ruler_link", ns, sc(ns), *walk, link, gap, mw, ma, mb, near, near_dist)
     del walk
     mark()
-    # ---- the weakest edge of every cycle (min-scan), broken; then positions (+-scan)
+    # ---- one scan over the slots: distances to the path ends, the weakest edge of every
+    # cycle and the distance to it
     steps = math.ceil(math.log2(max(nr, 2))) + 1  # a list of slots has fewer than nr hops
-    state = (link, mw, ma, mb)
-    scratch = [(slots(), slots(vtype), slots(), slots()) for _ in range(2)]
+    state = (link, gap, mw, ma, mb, near, near_dist)
+    scratch = [(slots(), slots(), slots(vtype), slots(), slots(), slots(), slots()) for _ in range(2)]
     for s in range(steps):
-        launcher("ruler_min_step", ns, sc(ns), *state, *scratch[s % 2])
+        launcher("ruler_scan_step", ns, sc(ns), *state, *scratch[s % 2])
         state = scratch[s % 2]
-    qf, _, maf, mbf = state
+    mark()
+    q, r, _, qma, qmb, nv, dn = state
     P_out = P.copy()
     removed_lo = xp.full(N, -1, dtype=itype)
-    q0, r0, brk_dist, brk_vertex = (slots() for _ in range(4))
-    launcher("ruler_break", ns, sc(ns), link, gap, ma, mb, near, near_dist, qf, maf, mbf, P_out, removed_lo,
-             q0, r0, brk_dist, brk_vertex)
-    mark()
-    state = (q0, r0)
-    scratch = [(scratch[0][0], scratch[0][2]), (scratch[1][0], scratch[1][2])]
-    active = xp.zeros(1, dtype=np.int32)
-    rank_steps = 0
-    for s in range(steps):
-        if s and s % check_every == 0:
-            if not launcher.flag(active):
-                break
-            active.fill(0)
-        launcher("ruler_rank_step", ns, sc(ns), *state, *scratch[s % 2], active)
-        state = scratch[s % 2]
-        rank_steps += 1
-    mark()
-    q, r = state
     path_id = xp.empty(N, dtype=itype)
     position = xp.empty(N, dtype=itype)
     length = xp.zeros(N, dtype=itype)
     flags = xp.empty(N, dtype=np.int64)
-    launcher("ruler_finish", N, sc(N), P, Wt, claim, rank, link, gap, brk_dist, brk_vertex, q, r,
+    launcher("ruler_finish", N, sc(N), P, Wt, claim, rank, link, gap, ma, mb, near, near_dist, q, r, qma, qmb, nv, dn,
              P_out, path_id, position, length, removed_lo, flags)
     mark()
     # ---- permutation: exclusive scan of the path lengths, indexed by path id; path starts
@@ -643,39 +615,40 @@ def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, seed=0, s
     mark()
     if stats is not None:
         stats["rulers"] = nr
-        stats["ruler_steps"] = [steps, rank_steps]
+        stats["ruler_steps"] = steps
         if xp is np:
             spans = [b - a for a, b in zip(marks, marks[1:])]
         else:
             marks[-1].synchronize()
             spans = [xp.cuda.get_elapsed_time(a, b) * 1e-3 for a, b in zip(marks, marks[1:])]
-        stats.update(zip(("select_rulers", "walks", "min_scan_and_break", "rank_scan", "finish", "permutation"), spans))
+        stats.update(zip(("select_rulers", "walks", "ruler_scan", "finish", "permutation"), spans))
     return P_out, path_id, position, perm, path_start, removed
 
 
-def linear_forest_ruling(partners, weights, *, spacing=RULER_SPACING, seed=0, check_every=4, stats=None):
+def linear_forest_ruling(partners, weights, *, spacing=RULER_SPACING, seed=0, stats=None):
     """Linear forest by a sparse ruling set (work-efficient list ranking), CPU or GPU.
 
     Same outputs as :func:`linear_forest_cpu`. About one vertex in ``spacing`` (chosen by
     :func:`kernels.hashing.hash32` of the vertex id and ``seed``) plus every path end is a
     ruler. The two rulers of a gap walk towards each other, claiming vertices, and meet
     halfway, so every vertex is visited once. The much shorter lists of ruler slots get
-    the paper's bidirectional scan: ``ceil(log2 R) + 1`` min-steps find the weakest edge of
-    every cycle, the gap holding it is cut there, and the +-scan (early exit checked every
-    ``check_every`` steps) ranks the slots; every vertex combines its two directions. One
-    pass over the vertices: cycles are broken at the ruler level. Cycles without any ruler
-    are walked by each of their vertices. O(N) work instead of the scan's O(N log N). The
-    result does not depend on ``spacing``/``seed``. On NumPy input it runs the Numba twins
-    of the CUDA kernels (parallel over vertices; the walks in lockstep rounds).
+    the paper's bidirectional scan, ``ceil(log2 R) + 1`` steps carrying both operators at
+    once: ``+`` for the distance to the path end and ``min`` for the weakest edge ahead
+    together with the distance to it. On a path the first ranks the vertices; on a cycle
+    (its pointers never end) the second says where the cycle is cut and how far each
+    vertex lies from either side of the cut, so cycles need no second pass. Every vertex
+    then combines its two directions; cycles without any ruler are walked by each of their
+    vertices. O(N) work instead of the scan's O(N log N). The result does not depend on
+    ``spacing``/``seed``. On NumPy input it runs the Numba twins of the CUDA kernels
+    (parallel over vertices; the walks in lockstep rounds).
 
     ``stats`` (a dict), if given, receives the number of rulers, the scan steps run and
-    the time in seconds of the phases ``select_rulers``, ``walks``,
-    ``min_scan_and_break``, ``rank_scan``, ``finish`` and ``permutation`` (CUDA events on
-    the GPU).
+    the time in seconds of the phases ``select_rulers``, ``walks``, ``ruler_scan``,
+    ``finish`` and ``permutation`` (CUDA events on the GPU).
     """
     if is_device_array(partners):
         launcher = _GpuLauncher(partners.dtype, weights.dtype)
     else:
         partners = np.asarray(partners)
         launcher = _CpuLauncher(partners.dtype, weights.dtype)
-    return _ruling_forest(partners, weights, launcher, spacing=spacing, seed=seed, stats=stats, check_every=check_every)
+    return _ruling_forest(partners, weights, launcher, spacing=spacing, seed=seed, stats=stats)

@@ -1,7 +1,7 @@
 // Linear forest from a [0,2]-factor: bidirectional scans (paper 001, Alg. 3, Sec. 4.2).
 // Pointers q(v) = (q0, q1) point 2^s steps along the path in both directions; a path end
 // is marked by the negative value -(end + 1). One launch per step, ping-pong buffers.
-// templates: cycle_init<V,I>, cycle_step<V,I>, cycle_break<V,I>, rank_init<V,I>, rank_step<V,I>, rank_finish<V,I>, scatter_permutation<V,I>, ruler_mark<V,I>, ruler_walk<V,I>, ruler_link<V,I>, ruler_min_step<V,I>, ruler_break<V,I>, ruler_rank_step<V,I>, ruler_finish<V,I>, forest_compact<V,I>
+// templates: cycle_init<V,I>, cycle_step<V,I>, cycle_break<V,I>, rank_init<V,I>, rank_step<V,I>, rank_finish<V,I>, scatter_permutation<V,I>, ruler_mark<V,I>, ruler_walk<V,I>, ruler_link<V,I>, ruler_scan_step<V,I>, ruler_finish<V,I>, forest_compact<V,I>
 #include "hashing.cuh"
 
 template <typename V, typename I>
@@ -139,10 +139,12 @@ __global__ void scatter_permutation(const I N, const I* __restrict__ path_id, co
 // vertex keeps its owner slot and its distance from the owner's ruler. ruler_link joins
 // the two halves of each gap: link[t] = the far ruler's slot facing the gap (or -(end+1)
 // at a path end), gap length and weakest edge. The reduced lists of slots (small enough
-// for L2) get the min-scan over edges (the weakest edge of every cycle), ruler_break turns
-// the two slots of each cycle's weakest gap into path ends, the +-scan ranks the slots, and
-// every vertex combines its two directions. Vertices on cycles without any ruler walk their
-// cycle alone. Continue through slot q[t] ^ 1 while q[t] >= 0.
+// for L2) get one bidirectional scan that carries, per slot, the distance to the path end
+// (+) and the weakest edge ahead with the distance to its nearer endpoint (min): on a path
+// the first gives the rank, on a cycle (whose pointers never end) the second gives the
+// distance to where the cycle is cut. Every vertex then combines its two directions.
+// Vertices on cycles without any ruler walk their cycle alone. Continue through slot
+// q[t] ^ 1 while q[t] >= 0.
 // (kernels ruler_*: templates listed at the top)
 
 // claim[v] (64 bits): CLAIM_FREE, CLAIM_RULER, or (owner slot << 32 | distance from the
@@ -262,90 +264,57 @@ __global__ void ruler_link(const I n_slots, const I* __restrict__ w_end, const I
     }
 }
 
-// One min-scan step over the slots: the weakest edge over 2^s gaps.
+// One scan step over the slots. The window of slot t covers 2^s gaps: q = the slot after
+// it (or -(end+1) at a path end), r = its length (saturated: on a cycle the window wraps),
+// (mw, ma, mb) = its weakest edge, first met at distance dn from t's ruler at vertex nv.
+// The weakest edge of a later part replaces only a strictly weaker-ranked one, so nv and
+// dn stay those of its first occurrence (an earlier part shorter than the cycle).
+#define RULER_SAT 0x40000000
 template <typename V, typename I>
-__global__ void ruler_min_step(const I n_slots, const I* __restrict__ q, const V* __restrict__ mw,
-                               const I* __restrict__ ma, const I* __restrict__ mb, I* __restrict__ q2,
-                               V* __restrict__ mw2, I* __restrict__ ma2, I* __restrict__ mb2) {
+__global__ void ruler_scan_step(const I n_slots, const I* __restrict__ q, const I* __restrict__ r,
+                                const V* __restrict__ mw, const I* __restrict__ ma, const I* __restrict__ mb,
+                                const I* __restrict__ nv, const I* __restrict__ dn, I* __restrict__ q2,
+                                I* __restrict__ r2, V* __restrict__ mw2, I* __restrict__ ma2, I* __restrict__ mb2,
+                                I* __restrict__ nv2, I* __restrict__ dn2) {
     for (I t = blockIdx.x * (I)blockDim.x + threadIdx.x; t < n_slots; t += (I)gridDim.x * blockDim.x) {
-        I x = q[t];
+        I x = q[t], d = r[t];
         V bw = mw[t];
-        I ba = ma[t], bb = mb[t];
+        I ba = ma[t], bb = mb[t], bn = nv[t], bd = dn[t];
         if (x >= 0) {
             const I kw = x ^ 1;
             if (edge_less(mw[kw], ma[kw], mb[kw], bw, ba, bb)) {
                 bw = mw[kw];
                 ba = ma[kw];
                 bb = mb[kw];
+                bn = nv[kw];
+                bd = min(d + dn[kw], (I)RULER_SAT);
             }
+            d = min(d + r[kw], (I)RULER_SAT);
             x = q[kw];
-        }
-        q2[t] = x;
-        mw2[t] = bw;
-        ma2[t] = ba;
-        mb2[t] = bb;
-    }
-}
-
-// Slots still pointing somewhere after the min-scan lie on cycles; the two slots of the gap
-// holding the cycle's weakest edge become path ends at that edge's endpoints. Writes the
-// +-scan's start (q0, r0) and, for broken slots, the far endpoint and its distance.
-template <typename V, typename I>
-__global__ void ruler_break(const I n_slots, const I* __restrict__ link, const I* __restrict__ gap,
-                            const I* __restrict__ ma, const I* __restrict__ mb, const I* __restrict__ near,
-                            const I* __restrict__ near_dist, const I* __restrict__ qf, const I* __restrict__ maf,
-                            const I* __restrict__ mbf, I* __restrict__ P_out, I* __restrict__ removed_lo,
-                            I* __restrict__ q0, I* __restrict__ r0, I* __restrict__ brk_dist,
-                            I* __restrict__ brk_vertex) {
-    for (I t = blockIdx.x * (I)blockDim.x + threadIdx.x; t < n_slots; t += (I)gridDim.x * blockDim.x) {
-        I q = link[t], r = gap[t], bd = 0, bv = -1;
-        if (qf[t] >= 0 && ma[t] == maf[t] && mb[t] == mbf[t]) {
-            const I x = near[t], y = x == ma[t] ? mb[t] : ma[t];
-            q = -(x + 1);
-            r = near_dist[t];
-            bd = r + 1;
-            bv = y;
-            for (int s = 0; s < 2; ++s)
-                if (P_out[2 * (size_t)x + s] == y) P_out[2 * (size_t)x + s] = -1;
-            if (x < y) removed_lo[x] = y;
-        }
-        q0[t] = q;
-        r0[t] = r;
-        brk_dist[t] = bd;
-        brk_vertex[t] = bv;
-    }
-}
-
-// One +-scan step over the slots (every list is a path now); active = some slot not done.
-template <typename V, typename I>
-__global__ void ruler_rank_step(const I n_slots, const I* __restrict__ q, const I* __restrict__ r,
-                                I* __restrict__ q2, I* __restrict__ r2, int* __restrict__ active) {
-    int busy = 0;
-    for (I t = blockIdx.x * (I)blockDim.x + threadIdx.x; t < n_slots; t += (I)gridDim.x * blockDim.x) {
-        I x = q[t], d = r[t];
-        if (x >= 0) {
-            const I kw = x ^ 1;
-            d += r[kw];
-            x = q[kw];
-            busy |= x >= 0;
         }
         q2[t] = x;
         r2[t] = d;
+        mw2[t] = bw;
+        ma2[t] = ba;
+        mb2[t] = bb;
+        nv2[t] = bn;
+        dn2[t] = bd;
     }
-    if (busy) *active = 1;
 }
 
-// End vertex and distance to it when leaving a gap towards the ruler of slot s, `dist`
-// steps away: stop at a broken edge in between, else continue through the ruler.
+// End vertex and distance to it when leaving a gap through the ruler of slot s (`dist`
+// steps away) and going on along s ^ 1: the path end on a path, the nearer endpoint of
+// the cycle's weakest edge on a cycle.
 template <typename I>
-__device__ __forceinline__ void toward(const I s, const I dist, const I* brk_dist, const I* brk_vertex,
-                                       const I* q, const I* r, I& e, I& d) {
-    if (brk_dist[s] > 0 && dist >= brk_dist[s]) {
-        e = brk_vertex[s];
-        d = dist - brk_dist[s];
+__device__ __forceinline__ void beyond(const I s, const I dist, const I* q, const I* r, const I* nv, const I* dn,
+                                       I& e, I& d) {
+    const I o = s ^ 1;
+    if (q[o] < 0) {
+        e = -q[o] - 1;
+        d = dist + r[o];
     } else {
-        e = -q[s ^ 1] - 1;
-        d = dist + r[s ^ 1];
+        e = nv[o];
+        d = dist + dn[o];
     }
 }
 
@@ -354,24 +323,43 @@ __device__ __forceinline__ void toward(const I s, const I dist, const I* brk_dis
 template <typename V, typename I>
 __global__ void ruler_finish(const I N, const I* __restrict__ P, const V* __restrict__ Wt,
                              const unsigned long long* __restrict__ claim, const I* __restrict__ rank,
-                             const I* __restrict__ link, const I* __restrict__ gap, const I* __restrict__ brk_dist,
-                             const I* __restrict__ brk_vertex, const I* __restrict__ q, const I* __restrict__ r,
+                             const I* __restrict__ link, const I* __restrict__ gap, const I* __restrict__ gma,
+                             const I* __restrict__ gmb, const I* __restrict__ near, const I* __restrict__ near_dist,
+                             const I* __restrict__ q, const I* __restrict__ r, const I* __restrict__ ma,
+                             const I* __restrict__ mb, const I* __restrict__ nv, const I* __restrict__ dn,
                              I* __restrict__ P_out, I* __restrict__ path_id, I* __restrict__ position,
                              I* __restrict__ length, I* __restrict__ removed_lo, long long* __restrict__ flags) {
     for (I v = blockIdx.x * (I)blockDim.x + threadIdx.x; v < N; v += (I)gridDim.x * blockDim.x) {
         const size_t v0 = 2 * (size_t)v;
         const unsigned long long c = claim[v];
         I e[2], dd[2];
+        I cut = -1;  // a slot of v's cycle (its weakest edge is cut), -1 on a path
         if (c == CLAIM_RULER) {
             for (int i = 0; i < 2; ++i) {
                 const I s = 2 * rank[v] + i;
-                e[i] = -q[s] - 1;
-                dd[i] = r[s];
+                if (q[s] >= 0) cut = s;
+                beyond(s ^ 1, (I)0, q, r, nv, dn, e[i], dd[i]);
             }
         } else if (c != CLAIM_FREE) {
             const I w = (I)(c >> 32), d = (I)(c & 0xffffffffULL);
-            toward(w, d, brk_dist, brk_vertex, q, r, e[0], dd[0]);
-            toward(link[w], gap[w] - d, brk_dist, brk_vertex, q, r, e[1], dd[1]);
+            const I f = link[w], g = gap[w];
+            if (q[w] >= 0) cut = w;
+            if (cut >= 0 && gma[w] == ma[w] && gmb[w] == mb[w]) {
+                // the weakest edge (x, y) lies in this gap, x at near_dist from w's ruler
+                const I x = near[w], y = x == ma[w] ? mb[w] : ma[w], k = near_dist[w];
+                if (d <= k) {
+                    beyond(w, d, q, r, nv, dn, e[0], dd[0]);
+                    e[1] = x;
+                    dd[1] = k - d;
+                } else {
+                    e[0] = y;
+                    dd[0] = d - k - 1;
+                    beyond(f, g - d, q, r, nv, dn, e[1], dd[1]);
+                }
+            } else {
+                beyond(w, d, q, r, nv, dn, e[0], dd[0]);
+                beyond(f, g - d, q, r, nv, dn, e[1], dd[1]);
+            }
         } else {
             // cycle without a ruler: walk it (twice) from v
             I prev = v, cur = P[v0], L = 1;
@@ -417,6 +405,12 @@ __global__ void ruler_finish(const I N, const I* __restrict__ P, const V* __rest
             }
             flags[v] = v == a ? (1LL << 32) | 1LL : 0LL;
             continue;
+        }
+        if (cut >= 0 && (v == ma[cut] || v == mb[cut])) {
+            const I other = v == ma[cut] ? mb[cut] : ma[cut];
+            for (int s = 0; s < 2; ++s)
+                if (P_out[v0 + s] == other) P_out[v0 + s] = -1;
+            if (v == ma[cut]) removed_lo[v] = other;
         }
         const I pid = min(e[0], e[1]);
         path_id[v] = pid;
