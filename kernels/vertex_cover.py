@@ -552,7 +552,7 @@ def gpu_config(n, depth, *, edges=None, threads=None, shared=None, bitset=None, 
             worklist_size //= 2
     gmem_stacks = gmem - worklist_size * entry
     blocks_gmem = max(int(gmem_stacks // (depth * entry + entry)), 1)
-    smem_need = 2 * entry + 2048  # degree array, child row + the block's static state
+    smem_need = entry + 1024  # degree array + the block's static state
     fits_shared = smem_need <= smem_block
     blocks_smem = smem_sm // smem_need if fits_shared else 0
     upper = min(1024, max(32, ((n + 31) // 32) * 32))
@@ -731,7 +731,7 @@ def search_gpu(indptr, indices, root_deg, root_count, limit, *, pvc=False, metho
         config = gpu_config(n, depth, edges=len(indices) // 2)
     name = f"vc_{method}_{'shared' if config.shared else 'global'}"
     kern = get_kernel("vertex_cover", name)
-    smem = 8 * (n + 1) if config.shared else 0  # the node's degree array and the child being built
+    smem = 4 * (n + 1) if config.shared else 0
     if config.shared and smem > 48 * 1024:
         kern.max_dynamic_shared_size_bytes = smem
     B, T = config.blocks, config.threads

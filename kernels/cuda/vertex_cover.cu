@@ -14,8 +14,8 @@
 //   vc_stackonly_{shared,global}: every block walks from the root down to sub-tree t at
 //                                 depth `start_depth` (bits of t choose the branches), then
 //                                 traverses it with its local stack.
-// `_shared` keeps the current degree array in dynamic shared memory (and builds the saved
-// child in a second shared row), `_global` in a per-block global scratch row. With `adj` (bitset rows of wn 32-bit words, dense graphs
+// `_shared` keeps the current degree array in dynamic shared memory, `_global` in a
+// per-block global scratch row. With `adj` (bitset rows of wn 32-bit words, dense graphs
 // of at most 8192 vertices) the degrees are recounted by popcount after each batch of
 // deletions instead of decremented edge by edge. Global degree arrays are read through L2
 // (__ldcg) since other threads update them with atomics.
@@ -208,25 +208,6 @@ __device__ void vc_take_neighbors(const int* indptr, const int* indices, int* de
     }
     __threadfence_block();
     __syncthreads();
-}
-
-// The child "take N(v)" of the node in `cur`, written to the global row `dst`. With the
-// degree array in shared memory (SH) the child is built in the block's second shared row
-// (after `cur`) with shared-memory atomics and then copied out once; otherwise it is
-// copied to `dst` first and updated there with global atomics.
-template <bool SH>
-__device__ void vc_build_child(const int* indptr, const int* indices, const int* cur, int* dst, int n, int v,
-                               const unsigned* adj, int wn, unsigned* live)
-{
-    if constexpr (SH) {
-        int* child = const_cast<int*>(cur) + n;
-        vc_copy<false, false>(child, cur, n);
-        vc_take_neighbors<false>(indptr, indices, child, n, v, adj, wn, live);
-        vc_copy<true, false>(dst, child, n);
-    } else {
-        vc_copy<true, true>(dst, cur, n);
-        vc_take_neighbors<true>(indptr, indices, dst, n, v, adj, wn, live);
-    }
 }
 
 // Degree-one, degree-two-triangle and high-degree rules until nothing changes. Each round
@@ -530,7 +511,8 @@ __device__ void vc_hybrid(const int* __restrict__ indptr, const int* __restrict_
         __syncthreads();
         if (sh.kind != 2) {
             int* dst = sh.kind == 1 ? work + (size_t)sh.slot * n : mystack + (size_t)sh.sp * n;
-            vc_build_child<SH>(indptr, indices, cur, dst, n, sh.vmax, adj, wn, vc_live);
+            vc_copy<true, G>(dst, cur, n);
+            vc_take_neighbors<true>(indptr, indices, dst, n, sh.vmax, adj, wn, vc_live);
             __threadfence();
             __syncthreads();
             if (threadIdx.x == 0) {
@@ -617,7 +599,8 @@ __device__ void vc_stackonly(const int* __restrict__ indptr, const int* __restri
                 __syncthreads();
                 if (sh.kind == 0) {
                     int* dst = mystack + (size_t)sh.sp * n;
-                    vc_build_child<SH>(indptr, indices, cur, dst, n, sh.vmax, adj, wn, vc_live);
+                    vc_copy<true, G>(dst, cur, n);
+                    vc_take_neighbors<true>(indptr, indices, dst, n, sh.vmax, adj, wn, vc_live);
                     __threadfence_block();
                     __syncthreads();
                     if (threadIdx.x == 0) {
