@@ -71,9 +71,9 @@ __global__ void propose(const I n_rows, const I* __restrict__ indptr, const I* _
         const int filled = room > 0 ? scan_row(v, indptr[v], indptr[v + 1], 1, indices, data, partners, count, n, c,
                                                room, k, seed, charging, threshold, absval, acc_w, acc_j)
                                     : 0;
-        for (int s = 0; s < n; ++s) {
+        for (int s = 0; s < n; ++s) {  // confirm reads a weight only where a proposal is
             prop[(size_t)v * n + s] = s < filled ? acc_j[s] : (I)-1;
-            prop_w[(size_t)v * n + s] = s < filled ? acc_w[s] : V(0);
+            if (s < filled) prop_w[(size_t)v * n + s] = acc_w[s];
         }
     }
 }
@@ -198,7 +198,7 @@ __global__ void propose_warp(const I n_rows, const I* __restrict__ indptr, const
         if (lane == 0) {
             for (int s = 0; s < n; ++s) {
                 prop[(size_t)v * n + s] = s < filled ? acc_j[s] : (I)-1;
-                prop_w[(size_t)v * n + s] = s < filled ? acc_w[s] : V(0);
+                if (s < filled) prop_w[(size_t)v * n + s] = acc_w[s];
             }
         }
     }
