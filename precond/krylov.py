@@ -30,6 +30,117 @@ def _as_operator(M, xp):
     return lambda x: M @ x
 
 
+class _HostOps:
+    """BiCGStab's vector updates and scalar bookkeeping with NumPy (scalars on the host)."""
+
+    def __init__(self, dtype, tiny):
+        self.tiny = tiny
+        self.one = np.ones((), dtype=dtype)[()]
+        self.rows = []
+
+    def state(self):
+        return {"rho_prev": self.one, "alpha": self.one, "omega": self.one}
+
+    def _safe(self, den):
+        return self.one if abs(den) < self.tiny else den
+
+    dot = staticmethod(np.vdot)
+
+    def update_p(self, p, r, v, rho, st):
+        beta = (rho / self._safe(st["rho_prev"])) * (st["alpha"] / self._safe(st["omega"]))
+        p *= beta
+        p -= (beta * st["omega"]) * v
+        p += r
+
+    def direction_s(self, r, v, rho, rv):
+        return r - (rho / self._safe(rv)) * v
+
+    def update_xr(self, x, r, s, t, phat, shat, rho, rv, ts, tt):
+        alpha, omega = rho / self._safe(rv), ts / self._safe(tt)
+        x += alpha * phat
+        x += omega * shat
+        np.subtract(s, omega * t, out=r)
+
+    def record(self, rho, rv, ts, tt, rr, st):
+        st["alpha"], st["omega"], st["rho_prev"] = rho / self._safe(rv), ts / self._safe(tt), rho
+        self.rows.append((float(np.sqrt(abs(rr))), float(abs(rho)), float(abs(st["omega"]))))
+
+    def rows_since(self, start):
+        return np.asarray(self.rows[start:], dtype=np.float64).reshape(-1, 3)
+
+
+_GPU_KERNELS = {}
+_SAFE = "template <typename X> __device__ X safe(X den, double tiny) { return abs(den) < tiny ? X(1) : den; }\n"
+
+
+def _gpu_kernels():
+    """The fused elementwise kernels of the GPU iteration (compiled once)."""
+    if not _GPU_KERNELS:
+        import cupy
+
+        ek = cupy.ElementwiseKernel
+        _GPU_KERNELS.update(
+            update_p=ek("T r, T v, T rho, T rho_prev, T alpha, T omega, float64 tiny", "T p",
+                        "p = r + (rho / safe(rho_prev, tiny)) * (alpha / safe(omega, tiny)) * (p - omega * v)",
+                        "bicgstab_update_p", preamble=_SAFE),
+            direction_s=ek("T r, T v, T rho, T rv, float64 tiny", "T s", "s = r - (rho / safe(rv, tiny)) * v",
+                           "bicgstab_direction_s", preamble=_SAFE),
+            update_xr=ek("T s, T t, T phat, T shat, T rho, T rv, T ts, T tt, float64 tiny", "T x, T r",
+                         "T alpha = rho / safe(rv, tiny); T omega = ts / safe(tt, tiny);"
+                         "x = x + alpha * phat + omega * shat; r = s - omega * t",
+                         "bicgstab_update_xr", preamble=_SAFE),
+            record=ek("T rho, T rv, T ts, T tt, T rr, float64 tiny, int64 row",
+                      "T alpha, T omega, T rho_prev, raw R hist",
+                      "alpha = rho / safe(rv, tiny); omega = ts / safe(tt, tiny); rho_prev = rho;"
+                      "hist[3 * row] = sqrt(abs(rr)); hist[3 * row + 1] = abs(rho); hist[3 * row + 2] = abs(omega)",
+                      "bicgstab_record", preamble=_SAFE),
+        )
+    return _GPU_KERNELS
+
+
+class _DeviceOps:
+    """The same steps on the GPU: scalars stay in device arrays of shape (1,), every update
+    is one fused elementwise kernel (beta, alpha and omega recomputed inline from the dot
+    products), and the per-iteration rows (residual norm, |rho|, |omega|) go to a device
+    buffer that the host reads only at convergence checks."""
+
+    def __init__(self, dtype, tiny):
+        import cupy
+
+        self.xp = cupy
+        self.tiny = float(tiny)
+        self.dtype = np.dtype(dtype)
+        self.k = _gpu_kernels()
+        self.hist = cupy.empty((256, 3), dtype=np.dtype(self.dtype.char.lower()) if self.dtype.kind == "c" else dtype)
+        self.n_rows = 0
+
+    def state(self):
+        one = self.xp.ones(1, dtype=self.dtype)
+        return {"rho_prev": one, "alpha": one.copy(), "omega": one.copy()}
+
+    def dot(self, a, b):
+        return self.xp.vdot(a, b).reshape(1)
+
+    def update_p(self, p, r, v, rho, st):
+        self.k["update_p"](r, v, rho, st["rho_prev"], st["alpha"], st["omega"], self.tiny, p)
+
+    def direction_s(self, r, v, rho, rv):
+        return self.k["direction_s"](r, v, rho, rv, self.tiny)
+
+    def update_xr(self, x, r, s, t, phat, shat, rho, rv, ts, tt):
+        self.k["update_xr"](s, t, phat, shat, rho, rv, ts, tt, self.tiny, x, r)
+
+    def record(self, rho, rv, ts, tt, rr, st):
+        if self.n_rows == len(self.hist):
+            self.hist = self.xp.concatenate([self.hist, self.xp.empty_like(self.hist)])
+        self.k["record"](rho, rv, ts, tt, rr, self.tiny, self.n_rows, st["alpha"], st["omega"], st["rho_prev"],
+                         self.hist)
+        self.n_rows += 1
+
+    def rows_since(self, start):
+        return self.hist[start:self.n_rows].get()  # the host synchronization
+
+
 def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None,
              check_every=None, residuals=None):
     """Preconditioned BiCGStab (right preconditioning, like SciPy's).
@@ -45,7 +156,7 @@ def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callba
         Default ``10 * n``.
     M : preconditioner object (with ``matvec``), LinearOperator or matrix, optional
     callback : callable, optional
-        Called as ``callback(xk)`` after each iteration.
+        Called as ``callback(xk)`` after each iteration (``xk`` is updated in place).
     check_every : int, optional
         Iterations between convergence checks (default 1 on the CPU, 8 on the GPU; with a
         callback always 1). Between checks the GPU never waits for the host.
@@ -58,6 +169,13 @@ def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callba
     info : int
         0 converged, ``> 0`` iterations done without convergence, ``-10`` breakdown
         (rho = 0), ``-11`` breakdown (omega = 0) - SciPy's codes.
+
+    Notes
+    -----
+    On the GPU an iteration is two SpMVs, two preconditioner applications, five dot
+    products and four fused elementwise kernels (the search direction, ``s``, the update of
+    ``x`` and ``r`` together, and the scalars), with no host synchronization between
+    convergence checks.
 
     Examples
     --------
@@ -81,67 +199,54 @@ def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callba
         check_every = 1 if (xp is np or callback is not None) else 8
     apply_m = _as_operator(M, xp)
     matvec = A.matvec if hasattr(A, "matvec") and not hasattr(A, "tocsr") else (lambda v: A @ v)
+    tiny = np.finfo(np.dtype(dtype).char.lower() if np.dtype(dtype).kind == "c" else dtype).tiny
+    ops = _HostOps(dtype, tiny) if xp is np else _DeviceOps(dtype, tiny)
 
     x = xp.zeros(n, dtype=dtype) if x0 is None else xp.array(x0, dtype=dtype, copy=True)
     r = b.astype(dtype, copy=True) - matvec(x) if x0 is not None else b.astype(dtype, copy=True)
     bnorm = float(xp.linalg.norm(b))
     tol = max(rtol * bnorm, atol)
-    history = xp.empty(maxiter + 1, dtype=np.dtype(dtype).char.lower() if np.dtype(dtype).kind == "c" else dtype)
-    history[0] = xp.linalg.norm(r)
+    r0 = float(xp.linalg.norm(r))
+    history = [0.0 if bnorm == 0.0 else r0]
+    info, it, checked = 0, 0, 0
     if bnorm == 0.0:
-        if residuals is not None:
-            residuals.append(0.0)
-        return xp.zeros(n, dtype=dtype), 0
-    if float(history[0]) <= tol:
-        if residuals is not None:
-            residuals.append(float(history[0]))
-        return x, 0
-    rhat = r.copy()
-    p = xp.zeros_like(r)
-    v = xp.zeros_like(r)
-    one = xp.ones((), dtype=dtype)
-    rho_prev, alpha, omega = one, one, one
-    info, it = maxiter, 0
-    tiny = np.finfo(np.dtype(dtype).char.lower() if np.dtype(dtype).kind == "c" else dtype).tiny
-
-    def safe(den):
-        return xp.where(abs(den) < tiny, one, den)
-
-    broke_rho = xp.zeros((), dtype=bool)
-    broke_omega = xp.zeros((), dtype=bool)
-    for it in range(1, maxiter + 1):
-        rho = xp.vdot(rhat, r)
-        broke_rho |= abs(rho) < tiny
-        beta = (rho / safe(rho_prev)) * (alpha / safe(omega))
-        p = r + beta * (p - omega * v)
-        phat = apply_m(p) if apply_m else p
-        v = matvec(phat)
-        alpha = rho / safe(xp.vdot(rhat, v))
-        s = r - alpha * v
-        shat = apply_m(s) if apply_m else s
-        t = matvec(shat)
-        tt = xp.vdot(t, t)
-        omega = xp.vdot(t, s) / safe(tt)
-        x = x + alpha * phat + omega * shat
-        r = s - omega * t
-        broke_omega |= (abs(omega) < tiny) & (xp.linalg.norm(r) > tol)
-        history[it] = xp.linalg.norm(r)
-        rho_prev = rho
-        if callback is not None:
-            callback(x)
-        if it % check_every == 0 or it == maxiter:
-            res = float(history[it])  # the only host synchronization
-            if res <= tol or not np.isfinite(res):
-                info = 0 if res <= tol else -10
-                break
-            if bool(broke_rho):
-                info = -10
-                break
-            if bool(broke_omega):
-                info = -11
-                break
+        x = xp.zeros(n, dtype=dtype)
+    elif r0 > tol:
+        rhat = r.copy()
+        p = xp.zeros_like(r)
+        v = xp.zeros_like(r)
+        st = ops.state()
+        info = maxiter
+        for it in range(1, maxiter + 1):
+            rho = ops.dot(rhat, r)
+            ops.update_p(p, r, v, rho, st)
+            phat = apply_m(p) if apply_m else p
+            v = matvec(phat)
+            rv = ops.dot(rhat, v)
+            s = ops.direction_s(r, v, rho, rv)
+            shat = apply_m(s) if apply_m else s
+            t = matvec(shat)
+            tt, ts = ops.dot(t, t), ops.dot(t, s)
+            ops.update_xr(x, r, s, t, phat, shat, rho, rv, ts, tt)
+            ops.record(rho, rv, ts, tt, ops.dot(r, r), st)
+            if callback is not None:
+                callback(x)
+            if it % check_every == 0 or it == maxiter:
+                rows = ops.rows_since(checked)
+                history.extend(rows[:, 0].tolist())
+                checked = it
+                res = rows[-1, 0]
+                if res <= tol or not np.isfinite(res):
+                    info = 0 if res <= tol else -10
+                    break
+                if (rows[:, 1] < tiny).any():
+                    info = -10
+                    break
+                if ((rows[:, 2] < tiny) & (rows[:, 0] > tol)).any():
+                    info = -11
+                    break
     if residuals is not None:
-        residuals.extend(float(h) for h in (history[: it + 1].get() if xp is not np else history[: it + 1]))
+        residuals.extend(history)
     return x, info
 
 
