@@ -210,10 +210,18 @@ def main(argv=None):
     ap.add_argument("--skip-tts", action="store_true", help="skip part 3 (time to solution)")
     ap.add_argument("--tts-only", action="store_true", help="only part 3")
     ap.add_argument("--gpu-methods-only", action="store_true", help="part 3 without the CPU-only methods")
+    ap.add_argument("--matrices", nargs="+", default=None, help="only these matrices (names as in the tables)")
     ap.add_argument("--out", default="bench_results/bench_precond.json")
     ap.add_argument("--no-plot", action="store_true", help="do not write the PNG plot")
     args = ap.parse_args(argv)
     full, tts = (QUICK_FULL, QUICK_TTS) if args.quick else (FULL, TTS)
+    if args.matrices:
+        known = {name for name, _ in full + tts}
+        unknown = sorted(set(args.matrices) - known)
+        if unknown:
+            ap.error(f"unknown matrices {unknown}; choose from {sorted(known)}")
+        full = [c for c in full if c[0] in args.matrices]
+        tts = [c for c in tts if c[0] in args.matrices]
     result = {"part1": [], "part2": [], "part3": []}
     ms = lambda s: f"{s * 1e3:9.3f}" if isinstance(s, float) else f"{'n/a':>9}"  # noqa: E731
     if gpu_available() and not args.tts_only:
