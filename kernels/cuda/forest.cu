@@ -9,6 +9,23 @@ __device__ __forceinline__ bool edge_less(V w, I a, I b, V w2, I a2, I b2) {
     return w < w2 || (w == w2 && (a < a2 || (a == a2 && b < b2)));
 }
 
+// Replaces the weakest edge (bw, ba, bb) by (w, a, b) when that one is weaker; true if so.
+template <typename V, typename I>
+__device__ __forceinline__ bool take_weaker(V w, I a, I b, V& bw, I& ba, I& bb) {
+    if (!edge_less(w, a, b, bw, ba, bb)) return false;
+    bw = w;
+    ba = a;
+    bb = b;
+    return true;
+}
+
+// Vertex v (partners at P_out[v0], P_out[v0 + 1]) drops its partner `other`.
+template <typename I>
+__device__ __forceinline__ void drop_partner(I* P_out, size_t v0, I other) {
+    for (int s = 0; s < 2; ++s)
+        if (P_out[v0 + s] == other) P_out[v0 + s] = -1;
+}
+
 // The slot of w's pointer pair that continues away from v.
 template <typename I>
 __device__ __forceinline__ int away_from(const I* q, I w, I v) {
@@ -206,11 +223,7 @@ __global__ void ruler_walk(const I n_slots, const I* __restrict__ rulers, const 
                 const bool out1 = p0 == prev;
                 const I nxt = out1 ? p1 : p0;
                 const V w = out1 ? w1 : w0;
-                const I a = min(cur, nxt), b = max(cur, nxt);
-                if (edge_less(w, a, b, bw, ba, bb)) {
-                    bw = w;
-                    ba = a;
-                    bb = b;
+                if (take_weaker(w, min(cur, nxt), max(cur, nxt), bw, ba, bb)) {
                     bn = cur;
                     bk = dist;
                 }
@@ -370,12 +383,7 @@ __global__ void ruler_finish(const I N, const I* __restrict__ P, const V* __rest
                 const int s_in = P[c0] == prev ? 0 : 1;
                 const I nxt = P[c0 + 1 - s_in];
                 const V w = Wt[c0 + 1 - s_in];
-                const I x = min(cur, nxt), y = max(cur, nxt);
-                if (edge_less(w, x, y, bw, a, b)) {
-                    bw = w;
-                    a = x;
-                    b = y;
-                }
+                take_weaker(w, min(cur, nxt), max(cur, nxt), bw, a, b);
                 prev = cur;
                 cur = nxt;
                 ++L;
@@ -394,11 +402,7 @@ __global__ void ruler_finish(const I N, const I* __restrict__ P, const V* __rest
             }
             path_id[v] = a;
             position[v] = v == a ? 0 : (v == b ? L - 1 : (ta < tb ? ta : L - ta));
-            if (v == a || v == b) {
-                const I other = v == a ? b : a;
-                for (int s = 0; s < 2; ++s)
-                    if (P_out[v0 + s] == other) P_out[v0 + s] = -1;
-            }
+            if (v == a || v == b) drop_partner(P_out, v0, v == a ? b : a);
             if (v == a) {
                 length[v] = L;
                 removed_lo[v] = b;
@@ -407,10 +411,8 @@ __global__ void ruler_finish(const I N, const I* __restrict__ P, const V* __rest
             continue;
         }
         if (cut >= 0 && (v == ma[cut] || v == mb[cut])) {
-            const I other = v == ma[cut] ? mb[cut] : ma[cut];
-            for (int s = 0; s < 2; ++s)
-                if (P_out[v0 + s] == other) P_out[v0 + s] = -1;
-            if (v == ma[cut]) removed_lo[v] = other;
+            drop_partner(P_out, v0, v == ma[cut] ? mb[cut] : ma[cut]);
+            if (v == ma[cut]) removed_lo[v] = mb[cut];
         }
         const I pid = min(e[0], e[1]);
         path_id[v] = pid;
