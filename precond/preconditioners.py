@@ -232,41 +232,25 @@ class AlgebraicBlockTridiagonalPrecond(Preconditioner):
     cupyx matrix; only the factorization and the apply run on the device."""
 
     def __init__(self, A, *, iterations=5, m=5, k_m=0, p=0.5, seed=0):
-        import scipy.sparse as sp
-
         from kernels.forest import linear_forest_cpu
-        from kernels.graph import abs_graph
+        from kernels.graph import abs_graph, contract_pairs
         from kernels.tridiag import BlockTridiagonalSolver, extract_block_tridiagonal
         from precond.factor import factor
 
         A = check_matrix(A)
         super().__init__(A)
-        N = A.shape[0]
         t0 = time.perf_counter()
         A = A.get() if self.on_gpu else A  # the setup runs on the host; the apply on the device of A
         # one weight graph for the matching and the coarsening (same coverage as on A)
         W = abs_graph(A)
         f1, self.m = _best_factor(W, 1, m, iterations=iterations, k_m=k_m, p=p, seed=seed, symmetric=True)
-        mate = f1.neighbors[:, 0]
-        rep = np.where((mate >= 0) & (mate < np.arange(N)), mate, np.arange(N))
-        reps, coarse = np.unique(rep, return_inverse=True)
-        Nc = len(reps)
-        R = sp.csr_matrix((np.ones(N), (coarse, np.arange(N))), shape=(Nc, N))
-        Wc = (R @ W @ R.T).tocsr()
-        Wc.setdiag(0)
-        Wc.eliminate_zeros()
+        # block members: (smaller, larger) of a pair, or (vertex, ghost -1)
+        Wc, _, members = contract_pairs(W, f1.neighbors[:, 0])
+        Nc = Wc.shape[0]
         t1 = time.perf_counter()
         f2 = factor(Wc, n=2, iterations=iterations, m=self.m, k_m=k_m, p=p, seed=seed, symmetric=True)
         nb, _, _, cperm, starts, _ = linear_forest_cpu(f2.neighbors, f2.weights)
         t2 = time.perf_counter()
-        # block members: (smaller, larger) of a pair, or (vertex, ghost -1)
-        members = -np.ones((Nc, 2), dtype=np.int64)
-        order = np.argsort(coarse, kind="stable")
-        first = np.searchsorted(coarse[order], np.arange(Nc))
-        members[:, 0] = order[first]
-        second = first + 1
-        has2 = (second < N) & (coarse[order[np.minimum(second, N - 1)]] == np.arange(Nc))
-        members[has2, 1] = order[second[has2]]
         index = members[cperm]  # block k of the system = coarse vertex cperm[k]
         L, D, U, self.weight_coverage = extract_block_tridiagonal(A, index, starts)
         self.n_blocks = Nc

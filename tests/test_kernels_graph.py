@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+import matrices
 from kernels.graph import abs_graph, is_symmetric, offdiag_abs
 from kernels.hashing import hash32, hash32_array
 
@@ -96,3 +97,34 @@ def test_hash_gpu_equals_cpu():
     out = cupy.empty(4096, dtype=cupy.uint32)
     kernel((16,), (256,), (out, np.int32(4096)))
     np.testing.assert_array_equal(out.get(), hash32_array(np.arange(4096), 7, 3).astype(np.uint32))
+
+
+def test_contract_pairs_equals_restriction_product(rng):
+    """Contracting matched pairs = R W R^T without its diagonal (R sums each pair), with
+    the coarse numbering in the order of the smaller members."""
+    import scipy.sparse as sp
+
+    from kernels.graph import abs_graph, contract_pairs
+    from precond.factor import factor
+
+    for A in (matrices.convection_diffusion3d(6), matrices.aniso2(15), matrices.poisson2d(9)):
+        W = abs_graph(A)
+        mate = factor(W, n=1, symmetric=True).neighbors[:, 0]
+        Wc, coarse, members = contract_pairs(W, mate)
+        N = W.shape[0]
+        rep = np.where((mate >= 0) & (mate < np.arange(N)), mate, np.arange(N))
+        reps, expected_coarse = np.unique(rep, return_inverse=True)
+        np.testing.assert_array_equal(coarse, expected_coarse)
+        np.testing.assert_array_equal(members[:, 0], reps)
+        np.testing.assert_array_equal(members[:, 1], np.where(mate[reps] >= 0, mate[reps], -1))
+        R = sp.csr_matrix((np.ones(N), (coarse, np.arange(N))), shape=(len(reps), N))
+        ref = (R @ W @ R.T).tolil()
+        ref.setdiag(0)
+        ref = ref.tocsr()
+        ref.eliminate_zeros()
+        ref.sort_indices()
+        np.testing.assert_array_equal(Wc.indptr, ref.indptr)
+        np.testing.assert_array_equal(Wc.indices, ref.indices)
+        np.testing.assert_allclose(Wc.data, ref.data, rtol=1e-14)
+    with pytest.raises(ValueError, match="matching"):
+        contract_pairs(sp.csr_matrix(np.ones((3, 3)) - np.eye(3)), np.array([1, 2, 0]))
