@@ -358,8 +358,8 @@ def _ruler_scan_step(n_slots, q, r, mw, ma, mb, nv, dn, q2, r2, mw2, ma2, mb2, n
             kw = x ^ 1
             if _edge_less(mw[kw], ma[kw], mb[kw], bw, ba, bb):
                 bw, ba, bb, bn = mw[kw], ma[kw], mb[kw], nv[kw]
-                bd = min(d + dn[kw], _RULER_SAT)
-            d = min(d + r[kw], _RULER_SAT)
+                bd = min(np.int64(d) + dn[kw], _RULER_SAT)
+            d = min(np.int64(d) + r[kw], _RULER_SAT)
             x = q[kw]
         q2[t] = x
         r2[t] = d

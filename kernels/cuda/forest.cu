@@ -282,7 +282,13 @@ __global__ void ruler_link(const I n_slots, const I* __restrict__ w_end, const I
 // (mw, ma, mb) = its weakest edge, first met at distance dn from t's ruler at vertex nv.
 // The weakest edge of a later part replaces only a strictly weaker-ranked one, so nv and
 // dn stay those of its first occurrence (an earlier part shorter than the cycle).
-#define RULER_SAT 0x40000000
+#define RULER_SAT 0x40000000LL
+
+// a + b saturated at RULER_SAT, summed in 64 bits (both may already be saturated)
+template <typename I>
+__device__ __forceinline__ I sat_add(I a, I b) {
+    return (I)min((long long)a + (long long)b, RULER_SAT);
+}
 template <typename V, typename I>
 __global__ void ruler_scan_step(const I n_slots, const I* __restrict__ q, const I* __restrict__ r,
                                 const V* __restrict__ mw, const I* __restrict__ ma, const I* __restrict__ mb,
@@ -300,9 +306,9 @@ __global__ void ruler_scan_step(const I n_slots, const I* __restrict__ q, const 
                 ba = ma[kw];
                 bb = mb[kw];
                 bn = nv[kw];
-                bd = min(d + dn[kw], (I)RULER_SAT);
+                bd = sat_add(d, dn[kw]);
             }
-            d = min(d + r[kw], (I)RULER_SAT);
+            d = sat_add(d, r[kw]);
             x = q[kw];
         }
         q2[t] = x;
