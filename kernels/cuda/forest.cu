@@ -289,6 +289,7 @@ template <typename I>
 __device__ __forceinline__ I sat_add(I a, I b) {
     return (I)min((long long)a + (long long)b, RULER_SAT);
 }
+
 template <typename V, typename I>
 __global__ void ruler_scan_step(const I n_slots, const I* __restrict__ q, const I* __restrict__ r,
                                 const V* __restrict__ mw, const I* __restrict__ ma, const I* __restrict__ mb,
