@@ -202,3 +202,48 @@ def test_ruling_gpu_equals_cpu_twins(rng, spacing):
         ref = linear_forest_ruling(f.neighbors.astype(np.int32), f.weights, spacing=spacing)
         got = linear_forest_ruling(to_device(f.neighbors.astype(np.int32)), to_device(f.weights), spacing=spacing)
         _assert_same_forest([x.get() for x in got], ref)
+
+
+def _random_two_factor(data):
+    """A random [0,2]-factor: paths and cycles of random lengths on shuffled vertex ids,
+    small integer weights (many ties), as partner and weight arrays."""
+    from hypothesis import strategies as st
+
+    pieces = data.draw(st.lists(st.tuples(st.booleans(), st.integers(1, 12)), min_size=1, max_size=12))
+    N = sum(length + (2 if cyclic else 0) for cyclic, length in pieces)
+    ids = np.array(data.draw(st.permutations(range(N))))
+    P = np.full((N, 2), -1, dtype=np.int64)
+    W = np.zeros((N, 2))
+    start = 0
+    for cyclic, length in pieces:
+        L = length + (2 if cyclic else 0)  # cycles have at least 3 vertices
+        verts = ids[start:start + L]
+        edges = [(verts[k], verts[k + 1]) for k in range(L - 1)] + ([(verts[-1], verts[0])] if cyclic else [])
+        for a, b in edges:
+            w = float(data.draw(st.integers(1, 3)))
+            for x, y in ((a, b), (b, a)):
+                s = 0 if P[x, 0] < 0 else 1
+                P[x, s], W[x, s] = y, w
+        start += L
+    return P, W
+
+
+def test_ruling_set_property():
+    """Random paths and cycles (ties in weight, shuffled ids), every ruler density and both
+    walk interleavings: the ruling-set twins give the walk's forest."""
+    hypothesis = pytest.importorskip("hypothesis")
+    from hypothesis import strategies as st
+
+    from kernels.forest import _CpuLauncher, _ruling_forest
+
+    @hypothesis.settings(max_examples=60, deadline=None, derandomize=True)
+    @hypothesis.given(st.data())
+    def check(data):
+        P, W = _random_two_factor(data)
+        spacing = data.draw(st.integers(1, 6))
+        lockstep = data.draw(st.booleans())
+        launcher = _CpuLauncher(P.dtype, W.dtype, lockstep=lockstep)
+        got = _ruling_forest(P, W, launcher, spacing=spacing, seed=data.draw(st.integers(0, 5)))
+        _assert_same_forest(got, linear_forest_cpu(P, W))
+
+    check()
