@@ -198,7 +198,18 @@ def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callba
     if check_every is None:
         check_every = 1 if (xp is np or callback is not None) else 8
     apply_m = _as_operator(M, xp)
-    matvec = A.matvec if hasattr(A, "matvec") and not hasattr(A, "tocsr") else (lambda v: A @ v)
+    product = A.matvec if hasattr(A, "matvec") and not hasattr(A, "tocsr") else (lambda v: A @ v)
+
+    def matvec(v):  # the fused GPU kernels take one dtype: cast what A or M return
+        y = product(v)
+        return y if y.dtype == dtype else y.astype(dtype)
+
+    def precondition(v):
+        if apply_m is None:
+            return v
+        y = apply_m(v)
+        return y if y.dtype == dtype else y.astype(dtype)
+
     tiny = np.finfo(np.dtype(dtype).char.lower() if np.dtype(dtype).kind == "c" else dtype).tiny
     ops = _HostOps(dtype, tiny) if xp is np else _DeviceOps(dtype, tiny)
 
@@ -220,11 +231,11 @@ def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callba
         for it in range(1, maxiter + 1):
             rho = ops.dot(rhat, r)
             ops.update_p(p, r, v, rho, st)
-            phat = apply_m(p) if apply_m else p
+            phat = precondition(p)
             v = matvec(phat)
             rv = ops.dot(rhat, v)
             s = ops.direction_s(r, v, rho, rv)
-            shat = apply_m(s) if apply_m else s
+            shat = precondition(s)
             t = matvec(shat)
             tt, ts = ops.dot(t, t), ops.dot(t, s)
             ops.update_xr(x, r, s, t, phat, shat, rho, rv, ts, tt)

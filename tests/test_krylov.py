@@ -31,6 +31,16 @@ def test_maxiter_info_and_history():
     assert hist[0] == pytest.approx(np.linalg.norm(b))
 
 
+def test_mixed_precision_operator_and_preconditioner():
+    """A float32 matrix and preconditioner with a float64 right-hand side: the iteration runs
+    in float64 (results of A and M are cast), as SciPy's does."""
+    A = matrices.poisson2d(20, dtype=np.float32)
+    b = (A @ np.ones(400, dtype=np.float32)).astype(np.float64)
+    x, info = precond.bicgstab(A, b, rtol=1e-6, M=precond.jacobi(A))
+    assert info == 0 and x.dtype == np.float64
+    assert np.linalg.norm(b - A @ x) <= 1e-6 * np.linalg.norm(b) * 1.01
+
+
 def test_zero_rhs_and_exact_start():
     A = matrices.poisson2d(5)
     x, info = precond.bicgstab(A, np.zeros(25))
