@@ -1,11 +1,13 @@
 """BiCGStab with SciPy's signature and info codes, for NumPy and CuPy alike, and a
 convenience :func:`solve` that returns the residual history.
 
-On the GPU the iteration keeps every scalar on the device: the residual norm is
-written into a device history buffer each iteration and compared with the tolerance only
-every ``check_every`` iterations, so the loop launches kernels without waiting for them.
-(``cupyx.scipy.sparse.linalg.bicgstab``, from CuPy 14.1, synchronizes several times per
-iteration.)
+On the GPU the iteration keeps every scalar on the device and fuses its vector updates
+(one elementwise kernel each for the search direction, ``s``, and ``x`` with ``r``; one for
+the scalars): the residual norm, ``|rho|`` and ``|omega|`` are written into a device
+buffer each iteration and read by the host only every ``check_every`` iterations, so the
+loop launches kernels without waiting for them. (``cupyx.scipy.sparse.linalg.bicgstab``,
+from CuPy 14.1, synchronizes several times per iteration.) The CPU runs the same steps
+with NumPy (:class:`_HostOps`).
 """
 from __future__ import annotations
 
