@@ -17,7 +17,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from .backend import get_array_module, is_device_array
 
@@ -522,13 +522,13 @@ class BlockTridiagonalSolver:
         return self._solve_gpu(self.xp.ascontiguousarray(x, dtype=self.dtype))
 
 
-@njit(cache=True)
+@njit(cache=True, parallel=True)
 def _extract_cpu(indptr, indices, data, inv_perm, partners, dl, d, du):
     N = len(indptr) - 1
     use_perm = len(inv_perm) > 0
     use_forest = partners.shape[0] > 0
-    for i in range(N):
-        k = inv_perm[i] if use_perm else i
+    for i in prange(N):
+        k = np.int64(inv_perm[i]) if use_perm else np.int64(i)
         p0 = partners[i, 0] if use_forest else -1
         p1 = partners[i, 1] if use_forest else -1
         diag = data[0] * 0
@@ -541,7 +541,7 @@ def _extract_cpu(indptr, indices, data, inv_perm, partners, dl, d, du):
                 continue
             if use_forest and j != p0 and j != p1:
                 continue
-            kj = inv_perm[j] if use_perm else j
+            kj = np.int64(inv_perm[j]) if use_perm else np.int64(j)
             if kj == k - 1:
                 lower += data[e]
             elif kj == k + 1:
@@ -568,7 +568,7 @@ def extract_tridiagonal(A, perm=None, partners=None):
         nb = np.zeros((0, 2), np.int64) if partners is None else np.ascontiguousarray(partners, dtype=np.int64)
         dl, d, du = (np.zeros(N, vt) for _ in range(3))
         if A.nnz:
-            _extract_cpu(A.indptr.astype(np.int64), A.indices.astype(np.int64), A.data, inv, nb, dl, d, du)
+            _extract_cpu(A.indptr, A.indices, A.data, inv, nb, dl, d, du)
         return dl, d, du
     import cupy
 
@@ -645,7 +645,6 @@ def extract_block_tridiagonal(A, index, starts):
         raise ValueError("every row must belong to a block")
     path_of = np.repeat(np.arange(len(starts) - 1), np.diff(starts))
     L, D, U = (np.zeros((m, 2, 2), dtype=A.dtype) for _ in range(3))
-    covered, total = _extract_blocks_cpu(A.indptr.astype(np.int64), A.indices.astype(np.int64), A.data, slot_block,
-                                         slot_pos, path_of, L, D, U)
+    covered, total = _extract_blocks_cpu(A.indptr, A.indices, A.data, slot_block, slot_pos, path_of, L, D, U)
     D[index[:, 1] < 0, 1, 1] = 1
     return L, D, U, (covered / total if total else 0.0)
