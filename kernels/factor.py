@@ -163,9 +163,7 @@ def _confirm(prop, prop_w, partners, weights, count, n_max):
 
 
 def _cpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval):
-    indptr = W.indptr.astype(np.int64)
-    indices = W.indices.astype(np.int64)
-    data = W.data
+    indptr, indices, data = W.indptr, W.indices, W.data
     N = W.shape[0]
     partners = -np.ones((N, n), dtype=np.int64)
     weights = np.zeros((N, n), dtype=data.dtype)
