@@ -7,7 +7,7 @@ CPU (SciPy) and GPU (CUDA kernel + cuSPARSE) versions give identical CSR results
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from .backend import get_array_module, is_device_array
 
@@ -46,19 +46,20 @@ def offdiag_abs(A):
     return sp.csr_matrix((data, indices, indptr), shape=A.shape)
 
 
-@njit(cache=True)
+@njit(cache=True, parallel=True)
 def _offdiag_abs_cpu(indptr, indices, data, like):
     N = len(indptr) - 1
-    out_ptr = np.zeros(N + 1, dtype=indptr.dtype)
-    for i in range(N):
-        keep = 0
+    keep = np.zeros(N + 1, dtype=indptr.dtype)
+    for i in prange(N):
+        c = 0
         for e in range(indptr[i], indptr[i + 1]):
             if indices[e] != i and data[e] != 0:
-                keep += 1
-        out_ptr[i + 1] = out_ptr[i] + keep
+                c += 1
+        keep[i + 1] = c
+    out_ptr = np.cumsum(keep).astype(indptr.dtype)
     out_idx = np.empty(out_ptr[N], dtype=indices.dtype)
     out_val = np.empty(out_ptr[N], dtype=like.dtype)
-    for i in range(N):
+    for i in prange(N):
         n = out_ptr[i]
         for e in range(indptr[i], indptr[i + 1]):
             if indices[e] != i and data[e] != 0:
