@@ -42,27 +42,45 @@ def _other(partners, cur, prev):
 
 
 @njit(cache=True)
+def _rank_path(partners, v, order, path_id, position, length, done):
+    """Walk the path that ends at v; give its vertices their path id and position."""
+    L, prev, cur = 0, -1, v
+    while cur >= 0:
+        order[L] = cur
+        done[cur] = True
+        L += 1
+        nxt = _other(partners, cur, prev)
+        prev, cur = cur, nxt
+    end = order[L - 1]
+    forward = v <= end
+    pid = min(v, end)
+    length[pid] = L
+    for t in range(L):
+        u = order[t]
+        path_id[u] = pid
+        position[u] = t if forward else L - 1 - t
+
+
+@njit(cache=True)
 def _linear_forest(partners, weights):
     N = partners.shape[0]
     partners = partners.copy()
-    deg = (partners >= 0).sum(axis=1)
-    on_path = np.zeros(N, dtype=np.bool_)
-    for v in range(N):  # mark vertices that lie on paths (start from the ends)
-        if deg[v] < 2 and not on_path[v]:
-            prev, cur = -1, v
-            while cur >= 0:
-                on_path[cur] = True
-                nxt = _other(partners, cur, prev)
-                prev, cur = cur, nxt
+    path_id = np.empty(N, dtype=np.int64)
+    position = np.empty(N, dtype=np.int64)
+    length = np.zeros(N, dtype=np.int64)
+    done = np.zeros(N, dtype=np.bool_)
+    order = np.empty(N, dtype=np.int64)
+    for v in range(N):  # paths, each walked once from its smaller end
+        if not done[v] and (partners[v, 0] < 0 or partners[v, 1] < 0):
+            _rank_path(partners, v, order, path_id, position, length, done)
     removed = np.empty((N, 2), dtype=np.int64)
     n_removed = 0
-    for v in range(N):  # the rest are cycles: drop the weakest edge of each
-        if on_path[v]:
+    for v in range(N):  # the rest are cycles: drop the weakest edge, rank from its lower end
+        if done[v]:
             continue
         best_w, best_a, best_b = np.inf, N, N
         prev, cur = partners[v, 1], v
         while True:
-            on_path[cur] = True
             nxt = partners[cur, 0] if partners[cur, 0] != prev else partners[cur, 1]
             w = weights[cur, 0] if partners[cur, 0] == nxt else weights[cur, 1]
             a, b = min(cur, nxt), max(cur, nxt)
@@ -79,29 +97,7 @@ def _linear_forest(partners, weights):
         removed[n_removed, 0] = best_a
         removed[n_removed, 1] = best_b
         n_removed += 1
-    path_id = np.empty(N, dtype=np.int64)
-    position = np.empty(N, dtype=np.int64)
-    length = np.zeros(N, dtype=np.int64)
-    done = np.zeros(N, dtype=np.bool_)
-    order = np.empty(N, dtype=np.int64)
-    for v in range(N):
-        if done[v] or (partners[v, 0] >= 0 and partners[v, 1] >= 0):
-            continue
-        L, prev, cur = 0, -1, v
-        while cur >= 0:
-            order[L] = cur
-            done[cur] = True
-            L += 1
-            nxt = _other(partners, cur, prev)
-            prev, cur = cur, nxt
-        end = order[L - 1]
-        forward = v <= end
-        pid = min(v, end)
-        length[pid] = L
-        for t in range(L):
-            u = order[t]
-            path_id[u] = pid
-            position[u] = t if forward else L - 1 - t
+        _rank_path(partners, best_a, order, path_id, position, length, done)
     offsets = np.zeros(N + 1, dtype=np.int64)
     for v in range(N):
         offsets[v + 1] = offsets[v] + length[v]
