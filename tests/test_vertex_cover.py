@@ -285,6 +285,43 @@ def test_pace_pvc_finds_optimal_covers(shared_data, name):
         assert r.found and r.size <= k and is_vertex_cover(G, r.cover)
 
 
+def test_auto_method_equals_brute_force():
+    """method="auto": small dense-enough components go through a maximum clique of the
+    complement; sparse ones (density below the threshold) stay with the paper's search."""
+    for seed in range(24):
+        n = 6 + seed % 9
+        G = random_graph(n, [0.01, 0.3, 0.7][seed % 3], 300 + seed)
+        r = minimum_vertex_cover(G, device="cpu", method="auto")
+        assert r.optimal and r.lower_bound == r.size == brute_force_mvc(G), seed
+        assert is_vertex_cover(G, r.cover) and r.method == "auto"
+        mis = maximum_independent_set(G, device="cpu", method="auto")
+        assert mis.size == G.n - r.size and mis.optimal
+
+
+@pytest.mark.filterwarnings("ignore:dropped")
+@pytest.mark.parametrize("name, which", [("p_hat300-3", "dimacs"), ("sanr200_0.7", "dimacs"), ("MANN_a27", "dimacs"),
+                                         ("vc-exact_006", "vc"), ("vc-exact_010", "vc"), ("vc-exact_007", "vc")])
+def test_auto_method_on_benchmark_instances(shared_data, name, which):
+    """The clique route answers DIMACS complements the paper's rules need seconds to
+    minutes for (p_hat300-3: 15 s on the CPU) and small PACE instances; MANN_a27's sparse
+    complement and the large PACE graph keep the branch-and-reduce route."""
+    if which == "dimacs":
+        opt = read_graph(shared_data / "graphs" / "dimacs" / f"{name}.clq").n - answers(shared_data, "dimacs")[name]
+        G = read_graph(shared_data / "graphs" / "dimacs" / f"{name}.clq").complement()
+    else:
+        opt = answers(shared_data, "vc")[name]
+        G = read_graph(shared_data / "graphs" / "pace2019-vc" / f"{name}.gr")
+    r = minimum_vertex_cover(G, device="cpu", method="auto", time_limit=60)
+    assert r.optimal and r.size == opt and is_vertex_cover(G, r.cover)
+
+
+def test_auto_method_time_limit(shared_data):
+    G = read_graph(shared_data / "graphs" / "pace2019-vc" / "vc-exact_016.gr")  # ~150 vertices, hard
+    r = minimum_vertex_cover(G, device="cpu", method="auto", time_limit=0.5)
+    opt = answers(shared_data, "vc")["vc-exact_016"]
+    assert is_vertex_cover(G, r.cover) and not r.optimal and r.lower_bound <= opt <= r.size
+
+
 @pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:dropped")
 @pytest.mark.parametrize("name", ["vc-exact_005", "vc-exact_006", "vc-exact_010", "vc-exact_016",
@@ -311,6 +348,8 @@ def test_bad_arguments():
         minimum_vertex_cover(G, device="cpu", time_limit=-1)
     with pytest.raises(TypeError):
         minimum_vertex_cover(G, device="cpu", time_limit="1")
+    with pytest.raises(ValueError, match="method"):
+        parameterized_vertex_cover(G, 2, device="cpu", method="auto")  # the decision search only
     with pytest.raises(ValueError):
         parameterized_vertex_cover(G, -1, device="cpu")
     with pytest.raises(TypeError):
@@ -535,3 +574,14 @@ def test_bipartite_matching_is_maximum():
         bipartite_matching(np.array([0, 1]), np.array([3]), 2)
     with pytest.raises(ValueError):
         bipartite_matching(np.array([1, 2]), np.array([0]), 2)
+
+
+@pytest.mark.gpu
+def test_gpu_auto_method(shared_data):
+    """method="auto" on the GPU: the clique route runs the GPU maximum-clique search."""
+    for name in ("p_hat300-2", "brock200_4"):
+        D = read_graph(shared_data / "graphs" / "dimacs" / f"{name}.clq")
+        G = D.complement()
+        r = minimum_vertex_cover(G, device="gpu", method="auto")
+        assert r.optimal and r.size == G.n - answers(shared_data, "dimacs")[name]
+        assert is_vertex_cover(G, r.cover) and r.device == "gpu"
