@@ -308,9 +308,9 @@ def minimum_vertex_cover(G, device="auto", method="hybrid", time_limit=None, *, 
         ``CLIQUE_ROUTE_MAX_VERTICES`` vertices and edge density at least
         ``CLIQUE_ROUTE_MIN_DENSITY`` as the complement of a maximum clique of its
         complement graph (:func:`graphkit.maximum_clique`, colouring branch and bound, on
-        the CPU or the GPU), and the rest with the Hybrid search: on one CPU core 10-65x
+        the CPU or the GPU), and the rest with the Hybrid search: on one CPU core 12-90x
         faster on the DIMACS complements and 1.4-2.6x on small PACE instances than the
-        paper's rules.
+        paper's rules (``BENCHMARKS.md``).
     time_limit : float, optional
         Seconds; when reached, the best cover found is returned with ``optimal=False``.
     clique_bound : {"auto", True, False}
