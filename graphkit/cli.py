@@ -88,7 +88,7 @@ def _add_vc(sub):
 
 
 def _run_vc(args) -> int:
-    from .io import guess_format, read_graph, write_vertex_cover
+    from .io import guess_format, read_graph
     from .vertex_cover import minimum_vertex_cover, parameterized_vertex_cover
 
     G = read_graph(args.file, format=args.format)

@@ -457,7 +457,7 @@ def _glue(atoms, atom_orders, A):
     """Glue the decompositions of the atoms along their separators; returns an ordering."""
     from .graph import Graph
 
-    bags, edges, owner = [], [], []
+    bags, edges = [], []
     starts = []
     for (verts, _), order in zip(atoms, atom_orders):
         verts = np.asarray(verts, dtype=np.int64)

@@ -19,7 +19,7 @@ import warnings
 import numpy as np
 from numba import njit, prange
 
-from .backend import get_array_module, is_device_array
+from .backend import get_array_module
 
 __all__ = ["TridiagonalSolver", "tridiagonal_solve", "BlockTridiagonalSolver", "extract_tridiagonal",
            "extract_block_tridiagonal"]
@@ -273,7 +273,6 @@ def tridiagonal_solve(dl, d, du, b, *, chunk=32):
     array([[1., 1.],
            [1., 1.]])
     """
-    xp = get_array_module(dl, d, du, b)
     if d.ndim == 2:
         batch, n = d.shape
         if b.shape != d.shape:

@@ -1,5 +1,4 @@
 """[0,n]-factors and linear forests: validity, greedy vs brute force, coverage, CPU == GPU."""
-import itertools
 
 import numpy as np
 import pytest
