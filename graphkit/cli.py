@@ -79,8 +79,8 @@ def _add_vc(sub):
     p.add_argument("--k", type=int, default=None, help="parameterized: find a cover of size <= K or report none")
     p.add_argument("--time-limit", type=float, default=None, help="seconds; prints the best cover found")
     p.add_argument("--method", choices=["hybrid", "stackonly", "auto"], default="hybrid",
-                   help="GPU work distribution (the paper's); auto (minimum cover only): small components through "
-                        "a maximum clique of their complement, often much faster")
+                   help="GPU work distribution (the paper's); auto: small graphs and components through a "
+                        "maximum clique of their complement, often much faster")
     p.add_argument("--device", choices=["auto", "cpu", "gpu"], default="auto")
     p.add_argument("--complement", action="store_true", help="solve on the complement graph (max clique of FILE)")
     p.add_argument("--format", default=None, help="input format (guessed from extension and header)")
@@ -96,10 +96,6 @@ def _run_vc(args) -> int:
         G = G.complement()
     base = 0 if (args.format or guess_format(args.file)) == "edgelist" else 1
     if args.k is not None:
-        if args.method == "auto":
-            print("graphkit vc: --method auto solves minimum covers only; use hybrid or stackonly with --k",
-                  file=sys.stderr)
-            return 2
         res = parameterized_vertex_cover(G, args.k, device=args.device, method=args.method,
                                          time_limit=args.time_limit)
         if not res.found:

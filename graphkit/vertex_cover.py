@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 METHODS = ("hybrid", "stackonly")
-#: minimum_vertex_cover also takes "auto": the clique route for small components
+#: minimum_vertex_cover and parameterized_vertex_cover also take "auto" (the clique route)
 MVC_METHODS = METHODS + ("auto",)
 #: the clique route (method="auto"): components of at most this many vertices ...
 CLIQUE_ROUTE_MAX_VERTICES = 1000
@@ -268,17 +268,32 @@ def _clique_route(H: Graph) -> bool:
     return H.n <= CLIQUE_ROUTE_MAX_VERTICES and 2 * H.m >= CLIQUE_ROUTE_MIN_DENSITY * H.n * (H.n - 1)
 
 
-def _search_clique(H: Graph, device, deadline):
+def _search_clique(H: Graph, device, deadline, budget=None):
     """A minimum cover of ``H`` as the complement of a maximum clique of the complement
     graph (colouring branch and bound, :func:`graphkit.maximum_clique`); returns, like
-    :func:`_search`, (size, marks with the cover negative, complete, nodes)."""
+    :func:`_search`, (size, marks with the cover negative, complete, nodes). With a
+    ``budget`` (the decision version) only cliques of at least ``H.n - budget`` vertices
+    are searched for on the CPU, and size -1 means no cover within the budget."""
+    from kernels import cliques as kc
+
     from .cliques import maximum_clique
 
-    left = None if deadline is None else max(deadline - time.perf_counter(), 1e-3)
-    r = maximum_clique(H.complement(), method="branch_and_bound", time_limit=left, device=device)
+    need = H.n - budget if budget is not None else 0
+    if budget is not None and need <= 0:  # every vertex fits in the budget
+        return H.n, np.full(H.n, -1, dtype=np.int32), True, np.zeros(1, dtype=np.int64)
+    C = H.complement()
+    if budget is not None and resolve_device(device) == "cpu":
+        verts, complete, nodes = kc.max_clique_cpu(C.indptr, C.indices, need - 1, deadline or 0.0)
+    else:
+        left = None if deadline is None else max(deadline - time.perf_counter(), 1e-3)
+        r = maximum_clique(C, method="branch_and_bound", time_limit=left, device=device)
+        verts, complete, nodes = r.vertices, r.optimal, r.nodes
     marks = np.full(H.n, -1, dtype=np.int32)
-    marks[r.vertices] = 0
-    return H.n - r.size, marks, r.optimal, np.array([r.nodes], dtype=np.int64)
+    marks[verts] = 0
+    size = H.n - len(verts)
+    if budget is not None and size > budget:
+        size = -1
+    return size, marks, complete, np.array([nodes], dtype=np.int64)
 
 
 def _add_load(acc, w):
@@ -426,7 +441,11 @@ def parameterized_vertex_cover(G, k, device="auto", method="hybrid", time_limit=
         Budget (non-negative).
     device, method, time_limit, clique_bound, kernelize, start_depth, gpu_config
         As in :func:`minimum_vertex_cover` (a kernelized graph is searched with the
-        budget ``k`` minus the cover vertices the reductions fixed).
+        budget ``k`` minus the cover vertices the reductions fixed). With
+        ``method="auto"`` a graph of at most ``CLIQUE_ROUTE_MAX_VERTICES`` vertices and
+        density at least ``CLIQUE_ROUTE_MIN_DENSITY`` is decided by searching its
+        complement for a clique of at least ``n - k`` vertices (on the CPU only for such
+        cliques; on the GPU the maximum clique).
 
     Returns
     -------
@@ -449,7 +468,7 @@ def parameterized_vertex_cover(G, k, device="auto", method="hybrid", time_limit=
     k = int(k)
     if k < 0:
         raise ValueError(f"k must be non-negative, got {k}")
-    dev = _check_args(device, method, time_limit)
+    dev = _check_args(device, method, time_limit, MVC_METHODS)
     _lb_mode(clique_bound)
     _check_kernelize(kernelize)
     t0 = time.perf_counter()
@@ -471,8 +490,11 @@ def parameterized_vertex_cover(G, k, device="auto", method="hybrid", time_limit=
     deg = H.degrees.astype(np.int32)
     if H.m == 0:
         best, best_deg, complete, w = 0, deg, True, np.zeros(1, np.int64)
+    elif method == "auto" and _clique_route(H):
+        best, best_deg, complete, w = _search_clique(H, device, deadline, budget)
     else:
-        best, best_deg, complete, w = _search(H, deg, 0, budget, pvc=True, dev=dev, method=method,
+        best, best_deg, complete, w = _search(H, deg, 0, budget, pvc=True, dev=dev,
+                                              method="hybrid" if method == "auto" else method,
                                               deadline=deadline, clique_bound=clique_bound, start_depth=start_depth,
                                               config=gpu_config)
     elapsed = time.perf_counter() - t0

@@ -315,11 +315,33 @@ def test_auto_method_on_benchmark_instances(shared_data, name, which):
     assert r.optimal and r.size == opt and is_vertex_cover(G, r.cover)
 
 
+def test_auto_method_pvc_around_the_optimum(shared_data):
+    """The decision version on the clique route: a clique of at least n - k vertices in
+    the complement, or a proof that none exists."""
+    for seed in range(12):
+        G = random_graph(14, [0.3, 0.5, 0.8][seed % 3], 400 + seed)
+        opt = brute_force_mvc(G)
+        if opt > 0:
+            no = parameterized_vertex_cover(G, opt - 1, device="cpu", method="auto")
+            assert no.found is False and no.proved and no.lower_bound == opt
+        for k in (opt, opt + 1, G.n):
+            yes = parameterized_vertex_cover(G, k, device="cpu", method="auto")
+            assert yes.found and yes.size <= k and is_vertex_cover(G, yes.cover)
+    D = read_graph(shared_data / "graphs" / "dimacs" / "p_hat300-3.clq")
+    H = D.complement()
+    opt = H.n - answers(shared_data, "dimacs")["p_hat300-3"]
+    assert parameterized_vertex_cover(H, opt - 1, device="cpu", method="auto").found is False
+    r = parameterized_vertex_cover(H, opt, device="cpu", method="auto")
+    assert r.found and r.size == opt and is_vertex_cover(H, r.cover)
+
+
 def test_auto_method_time_limit(shared_data):
     G = read_graph(shared_data / "graphs" / "pace2019-vc" / "vc-exact_016.gr")  # ~150 vertices, hard
     r = minimum_vertex_cover(G, device="cpu", method="auto", time_limit=0.5)
     opt = answers(shared_data, "vc")["vc-exact_016"]
     assert is_vertex_cover(G, r.cover) and not r.optimal and r.lower_bound <= opt <= r.size
+    p = parameterized_vertex_cover(G, opt - 1, device="cpu", method="auto", time_limit=0.3)
+    assert p.found is None and not p.proved
 
 
 @pytest.mark.slow
@@ -349,7 +371,7 @@ def test_bad_arguments():
     with pytest.raises(TypeError):
         minimum_vertex_cover(G, device="cpu", time_limit="1")
     with pytest.raises(ValueError, match="method"):
-        parameterized_vertex_cover(G, 2, device="cpu", method="auto")  # the decision search only
+        parameterized_vertex_cover(G, 2, device="cpu", method="greedy")
     with pytest.raises(ValueError):
         parameterized_vertex_cover(G, -1, device="cpu")
     with pytest.raises(TypeError):
