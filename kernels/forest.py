@@ -170,8 +170,6 @@ def linear_forest_gpu(partners, weights, *, method="ruling", early_exit=True, ch
     removed_lo = cupy.full(N, -1, dtype=itype)
     get_kernel("forest", "cycle_break", vtype, itype)(
         (blocks,), (threads,), (N_, q[final], mw[final], ma[final], mb[final], partners, removed_lo))
-    lo = cupy.flatnonzero(removed_lo >= 0)
-    removed = cupy.stack([lo.astype(np.int64), removed_lo[lo].astype(np.int64)], axis=1)
     if events:
         events[1].record()
     # ---- (2) path ids and positions: +-scan with early exit
@@ -193,13 +191,9 @@ def linear_forest_gpu(partners, weights, *, method="ruling", early_exit=True, ch
     get_kernel("forest", "rank_finish", vtype, itype)((blocks,), (threads,), (N_, q[cur], r[cur], path_id, position, length))
     if events:
         events[2].record()
-    # ---- (3) permutation in linear time: exclusive scan of path lengths indexed by path id
-    offsets = cupy.zeros(N + 1, dtype=itype)
-    cupy.cumsum(length, out=offsets[1:])
-    perm = cupy.empty(N, dtype=itype)
-    get_kernel("forest", "scatter_permutation", vtype, itype)((blocks,), (threads,), (N_, path_id, position, offsets, perm))
-    starts = cupy.flatnonzero(length > 0)
-    path_start = cupy.concatenate([offsets[starts], offsets[-1:]])
+    # ---- (3) permutation, path starts and removed edges, as for the ruling set
+    flags = ((length > 0).astype(np.int64) << 32) | (removed_lo >= 0).astype(np.int64)
+    perm, path_start, removed = _order_paths(_GpuLauncher(itype, vtype), length, path_id, position, removed_lo, flags)
     if stats is not None:
         events[3].record()
         events[3].synchronize()
@@ -534,6 +528,28 @@ class _GpuLauncher:
         return self.itype.type(x)
 
 
+def _order_paths(launcher, length, path_id, position, removed_lo, flags):
+    """``(permutation, path_start, removed_edges)`` from the ranked forest: the permutation
+    by an exclusive scan of the path lengths indexed by path id; the path starts and the
+    removed edges (in the order of their lower ends) compacted from one scan of ``flags``
+    (``(v starts a path) << 32 | (v is the lower end of a removed edge)``), one host read."""
+    xp = launcher.xp
+    N = len(length)
+    sc = launcher.scalar
+    offsets = xp.zeros(N + 1, dtype=launcher.itype)
+    xp.cumsum(length, out=offsets[1:])
+    perm = xp.empty(N, dtype=launcher.itype)
+    launcher("scatter_permutation", N, sc(N), path_id, position, offsets, perm)
+    scanned = xp.cumsum(flags)
+    total = int(scanned[-1]) if N else 0
+    n_paths, n_removed = total >> 32, total & 0xFFFFFFFF
+    path_start = xp.empty(n_paths + 1, dtype=launcher.itype)
+    path_start[n_paths:] = N
+    removed = xp.empty((n_removed, 2), dtype=np.int64)
+    launcher("forest_compact", N, sc(N), length, offsets, removed_lo, scanned, path_start, removed)
+    return perm, path_start, removed
+
+
 def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, seed=0, stats=None):
     xp = launcher.xp
     N = partners.shape[0]
@@ -595,19 +611,7 @@ def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, seed=0, s
     launcher("ruler_finish", N, sc(N), P, Wt, claim, rank, link, gap, ma, mb, near, near_dist, q, r, qma, qmb, nv, dn,
              P_out, path_id, position, length, removed_lo, flags)
     mark()
-    # ---- permutation: exclusive scan of the path lengths, indexed by path id; path starts
-    # and removed edges compacted from one scan of the packed flags (one host read)
-    offsets = xp.zeros(N + 1, dtype=itype)
-    xp.cumsum(length, out=offsets[1:])
-    perm = xp.empty(N, dtype=itype)
-    launcher("scatter_permutation", N, sc(N), path_id, position, offsets, perm)
-    scanned = xp.cumsum(flags)
-    total = int(scanned[-1]) if N else 0
-    n_paths, n_removed = total >> 32, total & 0xFFFFFFFF
-    path_start = xp.empty(n_paths + 1, dtype=itype)
-    path_start[n_paths:] = N
-    removed = xp.empty((n_removed, 2), dtype=np.int64)
-    launcher("forest_compact", N, sc(N), length, offsets, removed_lo, scanned, path_start, removed)
+    perm, path_start, removed = _order_paths(launcher, length, path_id, position, removed_lo, flags)
     mark()
     if stats is not None:
         stats["rulers"] = nr
