@@ -30,6 +30,12 @@ def _pyplot():
     return plt
 
 
+def milliseconds(seconds):
+    """Seconds as milliseconds; None for a missing or failed measurement (None, or a note
+    such as ``"unavailable: ..."``)."""
+    return seconds * 1e3 if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) else None
+
+
 def _values(vals):
     """Floats with None / non-finite / non-positive (on log axes) as NaN (no bar)."""
     return np.array([np.nan if v is None or not np.isfinite(v) else float(v) for v in vals], dtype=float)

@@ -31,7 +31,7 @@ from kernels.forest import linear_forest_cpu, linear_forest_gpu
 from kernels.graph import abs_graph
 from kernels.timing import cpu_time, gpu_time
 
-from _plotting import grouped_bars, matrix_label, plot_path, save_figure, stacked_bars
+from _plotting import grouped_bars, matrix_label, milliseconds, plot_path, save_figure, stacked_bars
 
 CASES = [("aniso2", 2500), ("convection_diffusion3d", 140), ("random_diffusion2d", 1700), ("rotated_anisotropic2d", 1700)]
 QUICK = [("aniso2", 300), ("random_diffusion2d", 200)]
@@ -108,15 +108,11 @@ def cpu_case(A, dtype):
     return out
 
 
-def _ms(seconds):
-    return None if seconds is None else seconds * 1e3
-
-
 def _setup_panel(rows, side, parts, title):
     """Stacked setup steps (ms) of the ``side`` ("gpu"/"cpu") timings, one SpMV as the reference line."""
     labels = [matrix_label(r) for r in rows]
-    values = {name: [_ms(step(r[side])) for r in rows] for name, step in parts.items()}
-    reference = [_ms(r[side]["spmv"]) for r in rows]
+    values = {name: [milliseconds(step(r[side])) for r in rows] for name, step in parts.items()}
+    reference = [milliseconds(r[side]["spmv"]) for r in rows]
     return lambda ax: stacked_bars(ax, labels, values, ylabel="ms", title=title, reference=reference,
                                    reference_label="one SpMV")
 

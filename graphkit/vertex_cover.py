@@ -417,7 +417,7 @@ def minimum_vertex_cover(G, device="auto", method="hybrid", time_limit=None, *, 
         cover = live[kernel.lift(cover)]
     cover = np.sort(np.concatenate([forced, cover]).astype(np.int64))
     if load is None:
-        load = np.zeros(1 if dev == "cpu" else 1, dtype=np.int64)
+        load = np.zeros(1, dtype=np.int64)
     size = len(cover)
     if lower >= size:  # the bounds met the cover: proved optimal even if the search stopped
         optimal = True

@@ -223,12 +223,13 @@ def contract_pairs(W, mate):
     import scipy.sparse as sp
 
     W = sp.csr_matrix(W)
+    _check_square(W)
     N = W.shape[0]
     mate = np.ascontiguousarray(mate, dtype=np.int64)
     if mate.shape != (N,):
         raise ValueError(f"mate must have length {N}, got shape {mate.shape}")
     paired = mate >= 0
-    if np.any(mate >= N) or np.any(mate[mate[paired]] != np.flatnonzero(paired)):
+    if np.any(mate < -1) or np.any(mate >= N) or np.any(mate[mate[paired]] != np.flatnonzero(paired)):
         raise ValueError("mate is not a matching (partners must point at each other)")
     coarse, members, ptr, idx, val = _contract(W.indptr, W.indices, W.data, mate)
     Wc = sp.csr_matrix((val, idx, ptr), shape=(len(members), len(members)))

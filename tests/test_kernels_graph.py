@@ -126,5 +126,12 @@ def test_contract_pairs_equals_restriction_product(rng):
         np.testing.assert_array_equal(Wc.indptr, ref.indptr)
         np.testing.assert_array_equal(Wc.indices, ref.indices)
         np.testing.assert_allclose(Wc.data, ref.data, rtol=1e-14)
+    triangle = sp.csr_matrix(np.ones((3, 3)) - np.eye(3))
     with pytest.raises(ValueError, match="matching"):
-        contract_pairs(sp.csr_matrix(np.ones((3, 3)) - np.eye(3)), np.array([1, 2, 0]))
+        contract_pairs(triangle, np.array([1, 2, 0]))
+    with pytest.raises(ValueError, match="matching"):
+        contract_pairs(triangle, np.array([-2, -1, -1]))
+    with pytest.raises(ValueError, match="length"):
+        contract_pairs(triangle, np.array([-1, -1]))
+    with pytest.raises(ValueError, match="square"):
+        contract_pairs(sp.csr_matrix(np.ones((2, 3))), np.array([-1, -1]))
