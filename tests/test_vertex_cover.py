@@ -17,7 +17,7 @@ from graphkit.vertex_cover import (
     minimum_vertex_cover,
     parameterized_vertex_cover,
 )
-from kernels.vertex_cover import clique_cover_bound_cpu, greedy_cover_cpu, reduce_cpu
+from kernels.vertex_cover import _degree_bound_holds, clique_cover_bound_cpu, greedy_cover_cpu, reduce_cpu
 
 # DIMACS complements solved in the default run (each well under a few seconds on 2 cores)
 DIMACS_FAST = ["johnson8-2-4", "johnson8-4-4", "hamming6-2", "hamming6-4", "MANN_a9", "MANN_a27",
@@ -67,6 +67,24 @@ def test_reduce_rules_on_small_graphs():
     deg_before = deg.copy()
     reduce_cpu(G.indptr, G.indices, deg, 0, 2)
     assert deg[0] == -1 and deg_before[0] == 5
+
+
+def test_degree_sequence_bound():
+    # a star K1,4 and three disjoint edges: 7 edges, cover 4. With a budget of 2 the paper's
+    # rule (7 <= 2 * 4) keeps the node, the two largest degrees (4 + 1 = 5 < 7) cut it
+    G = Graph.from_edges(11, np.array([0, 0, 0, 0, 5, 7, 9]), np.array([1, 2, 3, 4, 6, 8, 10]))
+    deg = G.degrees.astype(np.int32)
+    hist = np.empty(G.n + 1, np.int64)
+    assert not _degree_bound_holds(deg, 4, 7, 2, hist)
+    assert _degree_bound_holds(deg, 4, 7, 4, hist)
+    # valid: never cuts a budget that a cover meets
+    for seed in range(20):
+        G = random_graph(10, 0.4, seed)
+        deg = G.degrees.astype(np.int32)
+        if deg.max() == 0:
+            continue
+        opt = brute_force_mvc(G)
+        assert _degree_bound_holds(deg, int(deg.max()), G.m, opt, np.empty(G.n + 1, np.int64))
 
 
 def test_greedy_and_bound_bracket_the_optimum():

@@ -3,7 +3,8 @@
 // Persistent kernels, one thread block per worker. The intermediate graph of a tree node
 // is a degree array (int per vertex: current degree, or negative once the vertex is in
 // the cover) plus the count of removed vertices. The block's threads apply the reduction
-// rules, find the max-degree vertex and build the children cooperatively.
+// rules, find the max-degree vertex and build the children cooperatively. Beyond the
+// paper, a node is also cut by the degree-sequence bound (vc_degree_bound).
 //
 //   vc_hybrid_{shared,global}:    local stack per block + global worklist (Broker-queue
 //                                 style ring with tickets); a block adds the "take N(v)"
@@ -28,6 +29,7 @@
 
 #define VC_MARK 0x40000000
 #define VC_BITSET_WORDS 256  // bitset mode: at most 8192 vertices
+#define VC_HIST_BINS 1024    // degree histogram of the degree-sequence bound (>= VC_BITSET_WORDS)
 #define VC_DMASK 0x3fffffff
 
 #define CTL_LIMIT 0
@@ -332,6 +334,47 @@ __device__ void vc_stats(const int* deg, int n, VcBlock& sh)
     __syncthreads();
 }
 
+// Degree-sequence bound (beyond the paper): k more vertices cover at most the sum of the
+// k largest degrees, so a node whose budget k = limit - count falls short of the edge count
+// cannot lead to a cover within the limit. The paper's rule (edges > k * dmax) is the
+// special case that takes every degree as dmax. A shared histogram of the degrees (bins
+// above VC_HIST_BINS - 2 merged and valued at dmax, which keeps the bound valid), then
+// warp 0 sums the k largest from the top bin down. True when the node survives.
+template <bool G>
+__device__ bool vc_degree_bound(const int* deg, int n, VcBlock& sh, int* hist)
+{
+    const int top = min(sh.dmax, VC_HIST_BINS - 1);
+    for (int i = threadIdx.x; i <= top; i += blockDim.x) hist[i] = 0;
+    __syncthreads();
+    for (int v = threadIdx.x; v < n; v += blockDim.x) {
+        const int d = vc_rd<G>(deg + v);
+        if (d > 0) atomicAdd(hist + min(d, top), 1);
+    }
+    __syncthreads();
+    if (threadIdx.x < 32) {
+        const int lane = threadIdx.x;
+        long long sum = 0;
+        int left = sh.limit - sh.count;
+        for (int b0 = top; b0 > 0 && left > 0; b0 -= 32) {
+            const int b = b0 - lane;  // lane 0 holds the highest bin of the chunk
+            const int c = b > 0 ? hist[b] : 0;
+            int upto = c;             // vertices in this lane's bin and the higher ones
+            for (int off = 1; off < 32; off <<= 1) {
+                const int t = __shfl_up_sync(0xffffffffu, upto, off);
+                if (lane >= off) upto += t;
+            }
+            const int take = max(0, min(c, left - (upto - c)));
+            long long s = (long long)take * (b == top ? sh.dmax : b);
+            for (int off = 16; off > 0; off >>= 1) s += __shfl_xor_sync(0xffffffffu, s, off);
+            sum += s;
+            left -= __shfl_sync(0xffffffffu, upto, 31);
+        }
+        if (lane == 0) sh.flag = sum >= sh.edges ? 1 : 0;
+    }
+    __syncthreads();
+    return sh.flag != 0;
+}
+
 // Record a cover (all edges gone) if it beats the best one: lock, copy, publish.
 template <bool G>
 __device__ void vc_record(const int* cur, int n, int* best_deg, int* ctl, int pvc, VcBlock& sh)
@@ -367,6 +410,7 @@ template <bool G>
 __device__ bool vc_visit(const int* indptr, const int* indices, int* cur, int n, int* best_deg, int* ctl,
                          int pvc, VcBlock& sh, long long& nodes, const unsigned* adj, int wn, unsigned* live)
 {
+    // `live` (VC_HIST_BINS words) doubles as the histogram of the degree bound
     __syncthreads();
     if (threadIdx.x == 0) {
         sh.limit = vc_vload(ctl + CTL_LIMIT);
@@ -382,7 +426,7 @@ __device__ bool vc_visit(const int* indptr, const int* indices, int* cur, int n,
         return false;
     }
     if (sh.edges > (long long)(sh.limit - sh.count) * (long long)sh.dmax) return false;
-    return true;
+    return vc_degree_bound<G>(cur, n, sh, reinterpret_cast<int*>(live));
 }
 
 __device__ __forceinline__ bool vc_should_stop(const int* ctl)
@@ -416,7 +460,7 @@ __device__ void vc_hybrid(const int* __restrict__ indptr, const int* __restrict_
     constexpr bool G = !SH;
     extern __shared__ int vc_dyn[];
     __shared__ VcBlock sh;
-    __shared__ unsigned vc_live[VC_BITSET_WORDS];
+    __shared__ unsigned vc_live[VC_HIST_BINS];  // bitset live mask, degree histogram
     int* cur = SH ? vc_dyn : scratch + (size_t)blockIdx.x * n;
     int* mystack = stacks + (size_t)blockIdx.x * S * n;
     int* mycnt = stack_cnt + (size_t)blockIdx.x * S;
@@ -545,7 +589,7 @@ __device__ void vc_stackonly(const int* __restrict__ indptr, const int* __restri
     constexpr bool G = !SH;
     extern __shared__ int vc_dyn[];
     __shared__ VcBlock sh;
-    __shared__ unsigned vc_live[VC_BITSET_WORDS];
+    __shared__ unsigned vc_live[VC_HIST_BINS];  // bitset live mask, degree histogram
     int* cur = SH ? vc_dyn : scratch + (size_t)blockIdx.x * n;
     int* mystack = stacks + (size_t)blockIdx.x * S * n;
     int* mycnt = stack_cnt + (size_t)blockIdx.x * S;
