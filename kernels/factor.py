@@ -192,9 +192,11 @@ def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kern
     N = W.shape[0]
     itype = W.indices.dtype
     vtype = W.data.dtype
-    partners = cupy.full((N, n), -1, dtype=itype)
-    weights = cupy.zeros((N, n), dtype=vtype)
-    count = cupy.zeros(N, dtype=np.int32)
+    if iterations == 0:
+        return cupy.full((N, n), -1, dtype=itype), cupy.zeros((N, n), dtype=vtype), 0
+    partners = cupy.empty((N, n), dtype=itype)  # written in full by the first confirm
+    weights = cupy.empty((N, n), dtype=vtype)
+    count = cupy.empty(N, dtype=np.int32)
     prop = cupy.empty((N, n), dtype=itype)
     prop_w = cupy.empty((N, n), dtype=vtype)
     proposed = cupy.zeros(1, dtype=np.uint64)
@@ -213,10 +215,11 @@ def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kern
         charging = (k % m) != k_m
         propose((pblocks,), (threads,), (N_, W.indptr, W.indices, W.data, partners, count, prop, prop_w, n32,
                                         np.uint32(k), np.uint32(seed), np.int32(charging), np.uint64(threshold),
-                                        np.int32(absval)))
+                                        np.int32(absval), np.int32(k == 0)))
         if not charging:
             proposed.fill(0)
-        confirm((blocks,), (threads,), (N_, prop, prop_w, partners, weights, count, n32, proposed, np.int32(not charging)))
+        confirm((blocks,), (threads,), (N_, prop, prop_w, partners, weights, count, n32, proposed, np.int32(not charging),
+                                        np.int32(k == 0)))
         if not charging and int(proposed[0]) == 0:  # the only host synchronization, on uncharged steps
             used = k + 1
             break

@@ -2,6 +2,8 @@
 // propose: one thread per row; the generalized SpMV keeps the n best admissible
 //          (weight, -column) pairs of the row in a small sorted register accumulator.
 // confirm: keep mutual proposals; on uncharged steps flag whether any row proposed.
+// `first` (iteration 0): no vertex has partners yet, so propose reads neither `count` nor
+// `partners` and confirm writes every slot (the factor arrays need no initialization).
 // sym_check: flags an off-diagonal |a_ij| != |a_ji| (binary search in sorted rows).
 // propose_warp: the same proposal with one warp per row (lanes scan strided entries, then a
 //               butterfly merge of the sorted top-n lists; identical result: strict total order).
@@ -24,14 +26,14 @@ __device__ __forceinline__ int scan_row(const I v, const I lo, const I hi, const
                                         const I* __restrict__ partners, const int* __restrict__ count, const int n,
                                         const int c, const int room, const unsigned int k, const unsigned int seed,
                                         const int charging, const unsigned long long threshold, const int absval,
-                                        V* acc_w, I* acc_j) {
+                                        const int first, V* acc_w, I* acc_j) {
     const bool qv = (unsigned long long)hash32((unsigned int)v, k, seed) < threshold;
     I mine[MAX_N];
     for (int s = 0; s < MAX_N; ++s) mine[s] = s < c ? partners[(size_t)v * n + s] : (I)-1;
     int filled = 0;
     for (I e = lo; e < hi; e += stride) {
         const I j = indices[e];
-        if (j == v || count[j] >= n) continue;
+        if (j == v || (!first && count[j] >= n)) continue;
         if (charging && (((unsigned long long)hash32((unsigned int)j, k, seed) < threshold) == qv)) continue;
         bool already = false;
         for (int s = 0; s < MAX_N; ++s) already |= (mine[s] == j);
@@ -62,14 +64,14 @@ __global__ void propose(const I n_rows, const I* __restrict__ indptr, const I* _
                         const V* __restrict__ data, const I* __restrict__ partners,
                         const int* __restrict__ count, I* __restrict__ prop, V* __restrict__ prop_w,
                         const int n, const unsigned int k, const unsigned int seed, const int charging,
-                        const unsigned long long threshold, const int absval) {
+                        const unsigned long long threshold, const int absval, const int first) {
     for (I v = blockIdx.x * (I)blockDim.x + threadIdx.x; v < n_rows; v += (I)gridDim.x * blockDim.x) {
-        const int c = count[v];
+        const int c = first ? 0 : count[v];
         const int room = n - c;
         V acc_w[MAX_N];
         I acc_j[MAX_N];
         const int filled = room > 0 ? scan_row(v, indptr[v], indptr[v + 1], 1, indices, data, partners, count, n, c,
-                                               room, k, seed, charging, threshold, absval, acc_w, acc_j)
+                                               room, k, seed, charging, threshold, absval, first, acc_w, acc_j)
                                     : 0;
         for (int s = 0; s < n; ++s) {  // confirm reads a weight only where a proposal is
             prop[(size_t)v * n + s] = s < filled ? acc_j[s] : (I)-1;
@@ -81,9 +83,10 @@ __global__ void propose(const I n_rows, const I* __restrict__ indptr, const I* _
 template <typename V, typename I>
 __global__ void confirm(const I n_rows, const I* __restrict__ prop, const V* __restrict__ prop_w,
                         I* __restrict__ partners, V* __restrict__ weights, int* __restrict__ count,
-                        const int n, unsigned long long* __restrict__ proposed, const int count_proposals) {
+                        const int n, unsigned long long* __restrict__ proposed, const int count_proposals,
+                        const int first) {
     for (I v = blockIdx.x * (I)blockDim.x + threadIdx.x; v < n_rows; v += (I)gridDim.x * blockDim.x) {
-        int c = count[v];
+        int c = first ? 0 : count[v];
         int made = 0;
         for (int s = 0; s < n; ++s) {
             const I w = prop[(size_t)v * n + s];
@@ -95,6 +98,12 @@ __global__ void confirm(const I n_rows, const I* __restrict__ prop, const V* __r
                 partners[(size_t)v * n + c] = w;
                 weights[(size_t)v * n + c] = prop_w[(size_t)v * n + s];
                 ++c;
+            }
+        }
+        if (first) {
+            for (int s = c; s < n; ++s) {
+                partners[(size_t)v * n + s] = (I)-1;
+                weights[(size_t)v * n + s] = V(0);
             }
         }
         count[v] = c;
@@ -143,13 +152,13 @@ __global__ void propose_warp(const I n_rows, const I* __restrict__ indptr, const
                              const V* __restrict__ data, const I* __restrict__ partners,
                              const int* __restrict__ count, I* __restrict__ prop, V* __restrict__ prop_w,
                              const int n, const unsigned int k, const unsigned int seed, const int charging,
-                             const unsigned long long threshold, const int absval) {
+                             const unsigned long long threshold, const int absval, const int first) {
     const unsigned FULL = 0xffffffffu;
     const int lane = threadIdx.x & 31;
-    const I first = (blockIdx.x * (I)blockDim.x + threadIdx.x) >> 5;
+    const I first_row = (blockIdx.x * (I)blockDim.x + threadIdx.x) >> 5;
     const I n_warps = ((I)gridDim.x * blockDim.x) >> 5;
-    for (I v = first; v < n_rows; v += n_warps) {  // warp-uniform loop
-        const int c = count[v];
+    for (I v = first_row; v < n_rows; v += n_warps) {  // warp-uniform loop
+        const int c = first ? 0 : count[v];
         const int room = n - c;
         V acc_w[MAX_N];
         I acc_j[MAX_N];
@@ -160,7 +169,7 @@ __global__ void propose_warp(const I n_rows, const I* __restrict__ indptr, const
         int filled = 0;
         if (room > 0) {  // warp-uniform branch
             filled = scan_row(v, indptr[v] + lane, indptr[v + 1], 32, indices, data, partners, count, n, c, room, k,
-                              seed, charging, threshold, absval, acc_w, acc_j);
+                              seed, charging, threshold, absval, first, acc_w, acc_j);
             for (int off = 16; off > 0; off >>= 1) {
                 V ow[MAX_N];
                 I oj[MAX_N];
