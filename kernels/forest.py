@@ -361,10 +361,9 @@ def _ruler_scan_step(n_slots, q, r, mw, ma, mb, nv, dn, q2, r2, mw2, ma2, mb2, n
 
 
 @njit(cache=True)
-def _drop(P_out, v, other):
+def _keep_partners(P_out, P, v, dropped):
     for s in range(2):
-        if P_out[v, s] == other:
-            P_out[v, s] = -1
+        P_out[v, s] = -1 if P[v, s] == dropped else P[v, s]
 
 
 @njit(cache=True)
@@ -433,29 +432,24 @@ def _ruler_finish(N, P, Wt, claim, rank, link, gap, gma, gmb, near, near_dist, q
                 position[v] = L - 1
             else:
                 position[v] = ta if ta < tb else L - ta
-            flags[v] = 0
-            if v == a:
-                _drop(P_out, v, b)
-                length[v] = L
-                removed_lo[v] = b
-                flags[v] = (np.int64(1) << 32) | 1
-            if v == b:
-                _drop(P_out, v, a)
+            _keep_partners(P_out, P, v, b if v == a else (a if v == b else -1))
+            length[v] = L if v == a else 0
+            removed_lo[v] = b if v == a else -1
+            flags[v] = (np.int64(1) << 32) | 1 if v == a else 0
             continue
+        dropped = -1
+        lo = -1
         if cut >= 0 and (v == ma[cut] or v == mb[cut]):
-            other = mb[cut] if v == ma[cut] else ma[cut]
-            _drop(P_out, v, other)
+            dropped = mb[cut] if v == ma[cut] else ma[cut]
             if v == ma[cut]:
-                removed_lo[v] = other
+                lo = dropped
+        _keep_partners(P_out, P, v, dropped)
+        removed_lo[v] = lo
         pid = min(e0, e1)
         path_id[v] = pid
         position[v] = d0 if e0 < e1 else (d1 if e1 < e0 else 0)
-        flags[v] = 0
-        if pid == v:
-            length[v] = d0 + d1 + 1
-            flags[v] = np.int64(1) << 32
-        if removed_lo[v] >= 0:
-            flags[v] |= 1
+        length[v] = d0 + d1 + 1 if pid == v else 0
+        flags[v] = (np.int64(1) << 32 if pid == v else 0) | (1 if lo >= 0 else 0)
 
 
 @njit(cache=True, parallel=True)
@@ -602,11 +596,8 @@ def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, seed=0, s
         state = scratch[s % 2]
     mark()
     q, r, _, qma, qmb, nv, dn = state
-    P_out = P.copy()
-    removed_lo = xp.full(N, -1, dtype=itype)
-    path_id = xp.empty(N, dtype=itype)
-    position = xp.empty(N, dtype=itype)
-    length = xp.zeros(N, dtype=itype)
+    # every output is written in full by ruler_finish
+    P_out, removed_lo, path_id, position, length = (xp.empty_like(P), *(xp.empty(N, dtype=itype) for _ in range(4)))
     flags = xp.empty(N, dtype=np.int64)
     launcher("ruler_finish", N, sc(N), P, Wt, claim, rank, link, gap, ma, mb, near, near_dist, q, r, qma, qmb, nv, dn,
              P_out, path_id, position, length, removed_lo, flags)

@@ -21,9 +21,8 @@ __device__ __forceinline__ bool take_weaker(V w, I a, I b, V& bw, I& ba, I& bb) 
 
 // Vertex v (partners at P_out[v0], P_out[v0 + 1]) drops its partner `other`.
 template <typename I>
-__device__ __forceinline__ void drop_partner(I* P_out, size_t v0, I other) {
-    for (int s = 0; s < 2; ++s)
-        if (P_out[v0 + s] == other) P_out[v0 + s] = -1;
+__device__ __forceinline__ void keep_partners(I* P_out, const I* P, size_t v0, I dropped) {
+    for (int s = 0; s < 2; ++s) P_out[v0 + s] = P[v0 + s] == dropped ? (I)-1 : P[v0 + s];
 }
 
 // The slot of w's pointer pair that continues away from v.
@@ -409,23 +408,24 @@ __global__ void ruler_finish(const I N, const I* __restrict__ P, const V* __rest
             }
             path_id[v] = a;
             position[v] = v == a ? 0 : (v == b ? L - 1 : (ta < tb ? ta : L - ta));
-            if (v == a || v == b) drop_partner(P_out, v0, v == a ? b : a);
-            if (v == a) {
-                length[v] = L;
-                removed_lo[v] = b;
-            }
+            keep_partners(P_out, P, v0, v == a ? b : (v == b ? a : (I)-1));
+            length[v] = v == a ? L : 0;
+            removed_lo[v] = v == a ? b : (I)-1;
             flags[v] = v == a ? (1LL << 32) | 1LL : 0LL;
             continue;
         }
+        I dropped = -1, lo = -1;
         if (cut >= 0 && (v == ma[cut] || v == mb[cut])) {
-            drop_partner(P_out, v0, v == ma[cut] ? mb[cut] : ma[cut]);
-            if (v == ma[cut]) removed_lo[v] = mb[cut];
+            dropped = v == ma[cut] ? mb[cut] : ma[cut];
+            if (v == ma[cut]) lo = dropped;
         }
+        keep_partners(P_out, P, v0, dropped);
+        removed_lo[v] = lo;
         const I pid = min(e[0], e[1]);
         path_id[v] = pid;
         position[v] = e[0] < e[1] ? dd[0] : (e[1] < e[0] ? dd[1] : 0);
-        if (pid == v) length[v] = dd[0] + dd[1] + 1;
-        flags[v] = (pid == v ? (1LL << 32) : 0LL) | (removed_lo[v] >= 0 ? 1LL : 0LL);
+        length[v] = pid == v ? dd[0] + dd[1] + 1 : 0;
+        flags[v] = (pid == v ? (1LL << 32) : 0LL) | (lo >= 0 ? 1LL : 0LL);
     }
 }
 
