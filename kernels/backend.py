@@ -19,6 +19,7 @@ __all__ = [
     "sparse_module",
     "sparse_linalg_module",
     "device_attributes",
+    "all_finite",
     "to_device",
     "to_host",
 ]
@@ -43,6 +44,25 @@ def gpu_available() -> bool:
         return True
     except Exception:  # noqa: BLE001 - any failure means the GPU is not usable
         return False
+
+
+def all_finite(x) -> bool:
+    """True when no entry of the array ``x`` (NumPy or CuPy) is NaN or infinite. On the GPU
+    one reduction pass without a temporary (``isfinite(x).all()`` writes a boolean copy)."""
+    if not is_device_array(x):
+        return bool(np.isfinite(x).all())
+    if x.size == 0 or x.dtype.kind in "biu":
+        return True
+    if x.dtype.kind == "c":  # real and imaginary parts
+        x = x.ravel().view(np.empty(0, x.dtype).real.dtype)
+    return bool(_all_finite_kernel()(x))
+
+
+@functools.lru_cache(maxsize=None)
+def _all_finite_kernel():
+    import cupy
+
+    return cupy.ReductionKernel("T x", "bool y", "isfinite(x)", "a && b", "y = a", "true", "gpuforest_all_finite")
 
 
 def device_attributes() -> dict:

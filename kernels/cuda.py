@@ -103,7 +103,13 @@ def get_kernel(stem: str, name: str, *types):
     """
     import cupy
 
-    module = _module(stem, cupy.cuda.runtime.getDevice())
-    if types:
-        name = f"{name}<{','.join(c_type(t) for t in types)}>"
-    return module.get_function(name)
+    return _function(stem, name, tuple(c_type(t) for t in types), cupy.cuda.runtime.getDevice())
+
+
+@functools.lru_cache(maxsize=None)
+def _function(stem: str, name: str, ctypes: tuple, device_id: int):
+    """Cached lookup: ``get_function`` costs host time on every call, and set-up code
+    launches a few dozen kernels."""
+    if ctypes:
+        name = f"{name}<{','.join(ctypes)}>"
+    return _module(stem, device_id).get_function(name)

@@ -255,6 +255,15 @@ def _ruler_mark(N, P, seed, threshold, is_ruler, claim):
         claim[v] = _CLAIM_RULER if ruler else _CLAIM_FREE
 
 
+@njit(cache=True, parallel=True)
+def _ruler_index(N, claim, rank, rulers):
+    for v in prange(N):
+        if claim[v] == _CLAIM_RULER:
+            k = rank[v] - 1
+            rulers[k] = v
+            rank[v] = k
+
+
 @njit(cache=True)
 def _ruler_walk(n_slots, rulers, rank, P, Wt, claim, w_end, w_met, w_len, w_bw, w_ba, w_bb, w_bn, w_bk, lockstep):
     """The walks of all slots, one step at a time: in lockstep rounds (``lockstep``: every
@@ -476,7 +485,7 @@ def _ruler_threshold(spacing):
     return (1 << 32) // spacing
 
 
-_RULER_KERNELS = ("ruler_mark", "ruler_walk", "ruler_link", "ruler_scan_step", "ruler_finish", "scatter_permutation",
+_RULER_KERNELS = ("ruler_mark", "ruler_index", "ruler_walk", "ruler_link", "ruler_scan_step", "ruler_finish", "scatter_permutation",
                   "forest_compact")
 
 
@@ -484,7 +493,7 @@ class _CpuLauncher:
     """Runs the ruling-set kernels as their Numba twins (for tests and CPU use)."""
 
     xp = np
-    funcs = {"ruler_mark": _ruler_mark, "ruler_walk": _ruler_walk, "ruler_link": _ruler_link,
+    funcs = {"ruler_mark": _ruler_mark, "ruler_index": _ruler_index, "ruler_walk": _ruler_walk, "ruler_link": _ruler_link,
              "ruler_scan_step": _ruler_scan_step, "ruler_finish": _ruler_finish, "scatter_permutation": _scatter_permutation,
              "forest_compact": _forest_compact}
 
@@ -570,14 +579,14 @@ def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, seed=0, s
     # ---- rulers and the walks between them
     if N >= 1 << 30:
         raise ValueError(f"the ruling-set forest supports fewer than 2**30 vertices, got {N}")
-    is_ruler = xp.empty(N, dtype=np.uint8)
+    is_ruler = xp.empty(N, dtype=itype)
     claim = xp.empty(N, dtype=np.int64)
     launcher("ruler_mark", N, sc(N), P, np.uint32(seed), np.uint64(_ruler_threshold(spacing)), is_ruler, claim)
-    rulers = xp.flatnonzero(is_ruler).astype(itype)
-    nr = len(rulers)
+    rank = xp.cumsum(is_ruler, dtype=itype)  # rulers' ranks once ruler_index has run
+    nr = int(rank[-1]) if N else 0
     ns = 2 * nr
-    rank = xp.empty(N, dtype=itype)  # read for rulers only
-    rank[rulers] = xp.arange(nr, dtype=itype)
+    rulers = xp.empty(nr, dtype=itype)
+    launcher("ruler_index", N, sc(N), claim, rank, rulers)
     mark()
     walk = [slots(), slots(), slots(), slots(vtype), slots(), slots(), slots(), slots()]
     launcher("ruler_walk", ns, sc(ns), rulers, rank, P, Wt, claim, *walk)

@@ -92,32 +92,25 @@ class _GpuLevel:
         self.N = N = len(d)
         self.C = C = chunk
         self.P = P = (N + C - 1) // C
-        pad = P * C - N
         vt = d.dtype
-        if pad:
-            dl = cupy.concatenate([dl, cupy.zeros(pad, vt)])
-            du = cupy.concatenate([du, cupy.zeros(pad, vt)])
-            d = cupy.concatenate([d, cupy.ones(pad, vt)])
-        du = du.copy()
-        du[N - 1:] = 0  # nothing couples beyond the system (or into the padding)
-        dl = dl.copy()
-        dl[0] = 0
-        self.dl, self.du = dl, du
+        # the kernels read the unpadded coefficients in place (padding rows are (0, 1, 0))
         n_int = (C - 1) * P
         self.inv_den, self.cp, self.ldl = (cupy.empty(n_int, vt) for _ in range(3))
         self.v, self.w = cupy.empty(n_int, vt), cupy.empty(n_int, vt)
         self.y = cupy.empty(n_int, vt)
         self.sep_b, self.g, self.L = cupy.empty(P, vt), cupy.empty(P, vt), cupy.empty(P, vt)
+        self.sep_lo, self.sep_hi = cupy.empty(P, vt), cupy.empty(P, vt)
         self.k = kernels
         self.threads = 128
         self.blocks = (P + self.threads - 1) // self.threads
         itype = np.int64 if P * C > np.iinfo(np.int32).max else np.int32
         self.itype = itype
-        args = (itype(P), np.int32(C))
+        args = (itype(P), np.int32(C), itype(N))
         kernels["chunk_factor"]((self.blocks,), (self.threads,),
                                 (*args, dl, d, du, self.inv_den, self.cp, self.ldl, self.v, self.w, boosted))
         ra, rb, rc = cupy.empty(P, vt), cupy.empty(P, vt), cupy.empty(P, vt)
-        kernels["reduced_coeffs"]((self.blocks,), (self.threads,), (*args, dl, d, du, self.v, self.w, ra, rb, rc))
+        kernels["reduced_coeffs"]((self.blocks,), (self.threads,),
+                                  (*args, dl, d, du, self.v, self.w, ra, rb, rc, self.sep_lo, self.sep_hi))
         self.reduced = (ra, rb, rc)
 
     def forward(self, x, gather):
@@ -125,7 +118,7 @@ class _GpuLevel:
         self.k["chunk_forward"]((self.blocks,), (self.threads,),
                                 (*args, x, gather, self.inv_den, self.cp, self.ldl, self.y, self.sep_b))
         self.k["reduced_rhs"]((self.blocks,), (self.threads,),
-                              (self.itype(self.P), np.int32(self.C), self.dl, self.du, self.y, self.sep_b, self.g))
+                              (self.itype(self.P), np.int32(self.C), self.sep_lo, self.sep_hi, self.y, self.sep_b, self.g))
         return self.g
 
     def back(self, L, scatter, out):
@@ -192,22 +185,26 @@ class TridiagonalSolver:
         kernels = {k: get_kernel("tridiag", k, vt, itype) for k in names}
         boosted = cupy.zeros(1, dtype=np.int32)
         self.levels = []
-        cur = (dl.astype(vt), d.astype(vt), du.astype(vt))
+        cur = tuple(cupy.ascontiguousarray(a, dtype=vt) for a in (dl, d, du))  # no copy when already so
         while len(cur[1]) > self.bottom_size:
             level = _GpuLevel(*cur, chunk, boosted, kernels)
             self.levels.append(level)
             cur = level.reduced
         m = len(cur[1])
-        self.bottom = (cur[0], cupy.empty(m, vt), cupy.empty(m, vt), cupy.empty(m, vt), m)
+        # dl is kept for the solves: copied, since without levels it is the caller's array
+        self.bottom = (cur[0].copy(), cupy.empty(m, vt), cupy.empty(m, vt), cupy.empty(m, vt), m)
         kernels["thomas_factor"]((1,), (1,), (itype(m), cur[0], cur[1], cur[2], self.bottom[1], self.bottom[2], boosted))
         self.kernels = kernels
         self.itype = itype
         # gather/scatter in the interleaved layout of level 0
         if perm is not None and self.levels:
             lv = self.levels[0]
-            full = cupy.full(lv.P * lv.C, -1, dtype=lv.itype)
-            full[: self.n] = perm.astype(lv.itype)
-            self.perm_t = full.reshape(lv.P, lv.C).T.copy().ravel()
+            self.perm_t = cupy.empty(lv.P * lv.C, dtype=lv.itype)
+            threads = 256
+            get_kernel("tridiag", "interleave_index", lv.itype)(
+                (min((lv.P * lv.C + threads - 1) // threads, 1 << 20),), (threads,),
+                (lv.itype(lv.P), np.int32(lv.C), lv.itype(self.n), cupy.ascontiguousarray(perm, dtype=lv.itype),
+                 self.perm_t))
         elif perm is not None:
             self.perm_t = perm.astype(itype)
         else:
@@ -522,12 +519,16 @@ class BlockTridiagonalSolver:
 
 
 @njit(cache=True, parallel=True)
-def _extract_cpu(indptr, indices, data, inv_perm, partners, dl, d, du):
+def _extract_cpu(indptr, indices, data, perm, partners, dl, d, du):
+    """Twin of the CUDA ``extract_tridiagonal``: new row k reads old row ``perm[k]``."""
     N = len(indptr) - 1
-    use_perm = len(inv_perm) > 0
+    use_perm = len(perm) > 0
     use_forest = partners.shape[0] > 0
-    for i in prange(N):
-        k = np.int64(inv_perm[i]) if use_perm else np.int64(i)
+    for row in prange(N):
+        k = np.int64(row)  # signed: the prange index may be unsigned
+        i = perm[k] if use_perm else k
+        lo = (perm[k - 1] if use_perm else k - 1) if k > 0 else -1
+        hi = (perm[k + 1] if use_perm else k + 1) if k + 1 < N else -1
         p0 = partners[i, 0] if use_forest else -1
         p1 = partners[i, 1] if use_forest else -1
         diag = data[0] * 0
@@ -540,10 +541,9 @@ def _extract_cpu(indptr, indices, data, inv_perm, partners, dl, d, du):
                 continue
             if use_forest and j != p0 and j != p1:
                 continue
-            kj = np.int64(inv_perm[j]) if use_perm else np.int64(j)
-            if kj == k - 1:
+            if j == lo:
                 lower += data[e]
-            elif kj == k + 1:
+            elif j == hi:
                 upper += data[e]
         d[k] = diag
         dl[k] = lower
@@ -553,36 +553,31 @@ def _extract_cpu(indptr, indices, data, inv_perm, partners, dl, d, du):
 def extract_tridiagonal(A, perm=None, partners=None):
     """Tridiagonal coefficients ``(dl, d, du)`` of ``A`` in the order ``perm`` (new -> old)
     in one pass over A's entries (paper 001, Sec. 4.3). With ``partners`` (N x 2 forest),
-    only forest edges enter the off-diagonals; otherwise the original ordering's
-    neighbours (``perm`` must then be None)."""
+    only forest edges enter the off-diagonals (``perm`` must then order every path
+    consecutively, as the linear forest's permutation does); otherwise the neighbours in
+    the order ``perm`` (default: the original ordering)."""
     xp = get_array_module(A)
     A = A.tocsr()
     N = A.shape[0]
     vt = np.dtype(A.dtype)
     if xp is np:
-        inv = np.empty(0, np.int64)
-        if perm is not None:
-            inv = np.empty(N, np.int64)
-            inv[perm] = np.arange(N)
+        order = np.empty(0, np.int64) if perm is None else np.ascontiguousarray(perm, dtype=np.int64)
         nb = np.zeros((0, 2), np.int64) if partners is None else np.ascontiguousarray(partners, dtype=np.int64)
         dl, d, du = (np.zeros(N, vt) for _ in range(3))
         if A.nnz:
-            _extract_cpu(A.indptr, A.indices, A.data, inv, nb, dl, d, du)
+            _extract_cpu(A.indptr, A.indices, A.data, order, nb, dl, d, du)
         return dl, d, du
     import cupy
 
     from .cuda import get_kernel
 
     itype = A.indices.dtype
-    inv = None
-    if perm is not None:
-        inv = cupy.empty(N, itype)
-        inv[perm] = cupy.arange(N, dtype=itype)
+    perm = None if perm is None else cupy.ascontiguousarray(perm, dtype=itype)
     nb = None if partners is None else cupy.ascontiguousarray(partners, dtype=itype)
-    dl, d, du = (cupy.zeros(N, vt) for _ in range(3))
+    dl, d, du = (cupy.empty(N, vt) for _ in range(3))  # every row is written
     threads = 256
     get_kernel("tridiag", "extract_tridiagonal", vt, itype)(
-        ((N + threads - 1) // threads,), (threads,), (itype.type(N), A.indptr, A.indices, A.data, inv, nb, dl, d, du))
+        ((N + threads - 1) // threads,), (threads,), (itype.type(N), A.indptr, A.indices, A.data, perm, nb, dl, d, du))
     return dl, d, du
 
 

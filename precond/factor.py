@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kernels.backend import get_array_module, is_device_array, sparse_module, to_device, to_host
+from kernels.backend import all_finite, get_array_module, is_device_array, sparse_module, to_device, to_host
 from kernels.factor import greedy_factor as _greedy
 from kernels.factor import is_maximal, parallel_factor, weights_symmetric
 from kernels.forest import linear_forest_arrays
@@ -82,7 +82,7 @@ def _check_square(A):
         raise ValueError("matrix is empty")
     if np.dtype(A.dtype).kind not in "fcbiu":
         raise TypeError(f"unsupported matrix dtype {A.dtype}")
-    if A.nnz and not bool(xp.isfinite(A.data).all()):
+    if A.nnz and not all_finite(A.data):
         raise ValueError("matrix has NaN or infinite entries")
 
 
@@ -150,6 +150,12 @@ def factor(A, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, *, symmetric=None) -
     ((2500, 2), 0.67)
     """
     _check_square(A)
+    return _factor(A, n, iterations, m, k_m, p, seed, symmetric)
+
+
+def _factor(A, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, symmetric=None) -> Factor:
+    """:func:`factor` of a matrix the caller has validated (one check per set-up: the
+    finiteness test is a pass over the entries)."""
     n = _check_int("n", n, 1, 4)
     iterations = _check_int("iterations", iterations, 0)
     m = _check_int("m", m, 1)
@@ -277,7 +283,12 @@ def linear_forest(A, f=None, *, method=None, **factor_kwargs) -> LinearForest:
     """
     _check_square(A)
     if f is None:
-        f = factor(A, n=2, **factor_kwargs)
+        f = _factor(A, n=2, **factor_kwargs)
+    return _linear_forest(A, f, method)
+
+
+def _linear_forest(A, f, method=None) -> LinearForest:
+    """:func:`linear_forest` of a validated matrix and its factor."""
     if f.n != 2:
         raise ValueError(f"a linear forest needs a [0,2]-factor, got n={f.n}")
     if is_device_array(f.neighbors) != is_device_array(A):

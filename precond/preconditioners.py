@@ -14,7 +14,7 @@ from functools import cached_property
 
 import numpy as np
 
-from kernels.backend import get_array_module, is_device_array, sparse_linalg_module, sparse_module
+from kernels.backend import all_finite, get_array_module, is_device_array, sparse_linalg_module, sparse_module
 
 __all__ = [
     "Preconditioner",
@@ -43,7 +43,7 @@ def check_matrix(A):
     if np.dtype(A.dtype).kind not in "fc":
         raise TypeError(f"matrix dtype must be floating point, got {A.dtype}")
     A = A.tocsr()
-    if not bool(xp.isfinite(A.data).all()):
+    if not all_finite(A.data):
         raise ValueError("matrix has NaN or infinite entries")
     return A
 
@@ -165,13 +165,13 @@ class TridiagonalPrecond(Preconditioner):
 
 def _best_factor(A, n, m, **kw):
     """``m="auto"``: try m=1 and m=5, keep the factor of higher weight coverage."""
-    from precond.factor import factor, weight_coverage
+    from precond.factor import _factor, weight_coverage
 
     if m != "auto":
-        return factor(A, n=n, m=m, **kw), m
+        return _factor(A, n=n, m=m, **kw), m
     best = None
     for m_try in (1, 5):
-        f = factor(A, n=n, m=m_try, **kw)
+        f = _factor(A, n=n, m=m_try, **kw)
         c = weight_coverage(A, f)
         if best is None or c > best[2]:
             best = (f, m_try, c)
@@ -184,7 +184,7 @@ class AlgebraicTridiagonalPrecond(Preconditioner):
 
     def __init__(self, A, *, iterations=5, m=5, k_m=0, p=0.5, seed=0):
         from kernels.tridiag import TridiagonalSolver, extract_tridiagonal
-        from precond.factor import linear_forest
+        from precond.factor import _linear_forest
 
         A = check_matrix(A)
         super().__init__(A)
@@ -193,7 +193,7 @@ class AlgebraicTridiagonalPrecond(Preconditioner):
         f, self.m = _best_factor(A, 2, m, iterations=iterations, k_m=k_m, p=p, seed=seed)
         _sync(xp)
         t1 = time.perf_counter()
-        forest = linear_forest(A, f)
+        forest = _linear_forest(A, f)
         t2 = time.perf_counter()
         dl, d, du = extract_tridiagonal(A, forest.permutation, forest.neighbors)
         _sync(xp)

@@ -1,7 +1,7 @@
 // Linear forest from a [0,2]-factor: bidirectional scans (paper 001, Alg. 3, Sec. 4.2).
 // Pointers q(v) = (q0, q1) point 2^s steps along the path in both directions; a path end
 // is marked by the negative value -(end + 1). One launch per step, ping-pong buffers.
-// templates: cycle_init<V,I>, cycle_step<V,I>, cycle_break<V,I>, rank_init<V,I>, rank_step<V,I>, rank_finish<V,I>, scatter_permutation<V,I>, ruler_mark<V,I>, ruler_walk<V,I>, ruler_link<V,I>, ruler_scan_step<V,I>, ruler_finish<V,I>, forest_compact<V,I>
+// templates: cycle_init<V,I>, cycle_step<V,I>, cycle_break<V,I>, rank_init<V,I>, rank_step<V,I>, rank_finish<V,I>, scatter_permutation<V,I>, ruler_mark<V,I>, ruler_index<V,I>, ruler_walk<V,I>, ruler_link<V,I>, ruler_scan_step<V,I>, ruler_finish<V,I>, forest_compact<V,I>
 #include "hashing.cuh"
 
 template <typename V, typename I>
@@ -171,13 +171,25 @@ __global__ void scatter_permutation(const I N, const I* __restrict__ path_id, co
 
 template <typename V, typename I>
 __global__ void ruler_mark(const I N, const I* __restrict__ P, const unsigned int seed,
-                           const unsigned long long threshold, unsigned char* __restrict__ is_ruler,
+                           const unsigned long long threshold, I* __restrict__ is_ruler,
                            unsigned long long* __restrict__ claim) {
     for (I v = blockIdx.x * (I)blockDim.x + threadIdx.x; v < N; v += (I)gridDim.x * blockDim.x) {
         const bool end = P[2 * (size_t)v] < 0 || P[2 * (size_t)v + 1] < 0;
         const bool ruler = end || (unsigned long long)hash32((unsigned int)v, 0x51u, seed) < threshold;
         is_ruler[v] = ruler ? 1 : 0;
         claim[v] = ruler ? CLAIM_RULER : CLAIM_FREE;
+    }
+}
+
+// From the inclusive scan of is_ruler (in rank): rulers[k] = the k-th ruler, rank[v] = k.
+template <typename V, typename I>
+__global__ void ruler_index(const I N, const unsigned long long* __restrict__ claim, I* __restrict__ rank,
+                            I* __restrict__ rulers) {
+    for (I v = blockIdx.x * (I)blockDim.x + threadIdx.x; v < N; v += (I)gridDim.x * blockDim.x) {
+        if (claim[v] != CLAIM_RULER) continue;
+        const I k = rank[v] - 1;
+        rulers[k] = v;
+        rank[v] = k;
     }
 }
 

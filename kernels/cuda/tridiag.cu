@@ -1,13 +1,13 @@
 // Tridiagonal solves on the GPU by a partitioned (SPIKE-like) method.
 //
-// The N rows (padded to P*C) are cut into P chunks of C rows. Rows 0..C-2 of a chunk are
+// The N rows (padded to P*C with rows (0, 1, 0), read in place) are cut into P chunks of C rows. Rows 0..C-2 of a chunk are
 // its interior, row C-1 its separator. Each thread factorizes one chunk interior (Thomas,
 // no pivoting; tiny pivots are boosted and counted) and computes the two spikes v, w
 // (interior responses to the separators on the left and right). The separators form a
 // tridiagonal system of size P (the next level, solved the same way, recursively); then
 // each thread recovers its interior. Per-chunk arrays are stored interleaved (index
 // i * P + j) so that neighbouring threads access neighbouring addresses.
-// templates: chunk_factor<V,I>, reduced_coeffs<V,I>, chunk_forward<V,I>, reduced_rhs<V,I>, chunk_back<V,I>, thomas_factor<V,I>, thomas_solve<V,I>, extract_tridiagonal<V,I>
+// templates: chunk_factor<V,I>, reduced_coeffs<V,I>, chunk_forward<V,I>, reduced_rhs<V,I>, interleave_index<I>, chunk_back<V,I>, thomas_factor<V,I>, thomas_solve<V,I>, extract_tridiagonal<V,I>
 
 // A pivot is tiny when |den| <= eps * (|dl| + |d| + |du|) of its own row (1 for a zero row).
 template <typename V>
@@ -21,9 +21,18 @@ __device__ __forceinline__ V boost(V den, V local, int* boosted) {
     return den;
 }
 
-// dl, d, du: level coefficients in natural (row) order, length P*C (padded).
+// Coefficient of row r of a level with N rows, read in place: rows beyond N are padding
+// (0, 1, 0), and nothing couples into row 0 or out of row N - 1.
 template <typename V, typename I>
-__global__ void chunk_factor(const I P, const int C, const V* __restrict__ dl, const V* __restrict__ d,
+__device__ __forceinline__ V lower_at(const V* dl, size_t r, I N) { return r > 0 && r < (size_t)N ? dl[r] : V(0); }
+template <typename V, typename I>
+__device__ __forceinline__ V diag_at(const V* d, size_t r, I N) { return r < (size_t)N ? d[r] : V(1); }
+template <typename V, typename I>
+__device__ __forceinline__ V upper_at(const V* du, size_t r, I N) { return r + 1 < (size_t)N ? du[r] : V(0); }
+
+// dl, d, du: level coefficients in natural (row) order, length N <= P*C.
+template <typename V, typename I>
+__global__ void chunk_factor(const I P, const int C, const I N, const V* __restrict__ dl, const V* __restrict__ d,
                              const V* __restrict__ du, V* __restrict__ inv_den, V* __restrict__ cp,
                              V* __restrict__ ldl, V* __restrict__ v, V* __restrict__ w,
                              int* __restrict__ boosted) {
@@ -34,17 +43,18 @@ __global__ void chunk_factor(const I P, const int C, const V* __restrict__ dl, c
     V prev_cp = 0, zv = 0, zw = 0;
     for (int i = 0; i < n; ++i) {
         const size_t t = (size_t)i * P + j;
-        const V a = i > 0 ? dl[base + i] : V(0);
-        const V den = boost(d[base + i] - a * prev_cp, fabs(d[base + i]) + fabs(a) + fabs(du[base + i]), boosted);
+        const V di = diag_at(d, base + i, N), ui = upper_at(du, base + i, N);
+        const V a = i > 0 ? lower_at(dl, base + i, N) : V(0);
+        const V den = boost(di - a * prev_cp, fabs(di) + fabs(a) + fabs(ui), boosted);
         const V inv = V(1) / den;
-        prev_cp = du[base + i] * inv;
+        prev_cp = ui * inv;
         if (i == n - 1) prev_cp = 0;  // the last interior row couples to the separator (spike w)
         inv_den[t] = inv;
         cp[t] = prev_cp;
         ldl[t] = a;
         // forward sweeps of the spikes: v from dl[base] at row 0, w from du[base+n-1] at row n-1
-        zv = ((i == 0 ? dl[base] : V(0)) - a * zv) * inv;
-        zw = ((i == n - 1 ? du[base + n - 1] : V(0)) - a * zw) * inv;
+        zv = ((i == 0 ? lower_at(dl, base, N) : V(0)) - a * zv) * inv;
+        zw = ((i == n - 1 ? ui : V(0)) - a * zw) * inv;
         v[t] = zv;
         w[t] = zw;
     }
@@ -58,17 +68,19 @@ __global__ void chunk_factor(const I P, const int C, const V* __restrict__ dl, c
     }
 }
 
-// Separator system: a_j L_{j-1} + b_j L_j + c_j L_{j+1} = g_j.
+// Separator system: a_j L_{j-1} + b_j L_j + c_j L_{j+1} = g_j. The separator rows' own
+// off-diagonal coefficients are kept (sep_lo, sep_hi) for the right-hand side at apply time.
 template <typename V, typename I>
-__global__ void reduced_coeffs(const I P, const int C, const V* __restrict__ dl, const V* __restrict__ d,
+__global__ void reduced_coeffs(const I P, const int C, const I N, const V* __restrict__ dl, const V* __restrict__ d,
                                const V* __restrict__ du, const V* __restrict__ v, const V* __restrict__ w,
-                               V* __restrict__ ra, V* __restrict__ rb, V* __restrict__ rc) {
+                               V* __restrict__ ra, V* __restrict__ rb, V* __restrict__ rc,
+                               V* __restrict__ sep_lo, V* __restrict__ sep_hi) {
     const I j = blockIdx.x * (I)blockDim.x + threadIdx.x;
     if (j >= P) return;
     const size_t s = (size_t)j * C + C - 1;
     const int n = C - 1;
-    const V lo = n > 0 ? dl[s] : V(0), hi = du[s];
-    V a = 0, b = d[s], c = 0;
+    const V lo = n > 0 ? lower_at(dl, s, N) : V(0), hi = upper_at(du, s, N);
+    V a = 0, b = diag_at(d, s, N), c = 0;
     if (n > 0) {
         a = -lo * v[(size_t)(n - 1) * P + j];
         b -= lo * w[(size_t)(n - 1) * P + j];
@@ -86,6 +98,8 @@ __global__ void reduced_coeffs(const I P, const int C, const V* __restrict__ dl,
     ra[j] = j > 0 ? a : V(0);
     rb[j] = b;
     rc[j] = c;
+    sep_lo[j] = lo;
+    sep_hi[j] = hi;
 }
 
 // Forward/backward sweep of each chunk interior: y = T_int^{-1} b. With `gather`, the
@@ -124,16 +138,26 @@ __global__ void chunk_forward(const I P, const int C, const I N, const V* __rest
 }
 
 template <typename V, typename I>
-__global__ void reduced_rhs(const I P, const int C, const V* __restrict__ dl, const V* __restrict__ du,
+__global__ void reduced_rhs(const I P, const int C, const V* __restrict__ sep_lo, const V* __restrict__ sep_hi,
                             const V* __restrict__ y, const V* __restrict__ sep_b, V* __restrict__ g) {
     const I j = blockIdx.x * (I)blockDim.x + threadIdx.x;
     if (j >= P) return;
-    const size_t s = (size_t)j * C + C - 1;
     const int n = C - 1;
     V val = sep_b[j];
-    if (n > 0) val -= dl[s] * y[(size_t)(n - 1) * P + j];
-    if (n > 0 && j + 1 < P) val -= du[s] * y[j + 1];
+    if (n > 0) val -= sep_lo[j] * y[(size_t)(n - 1) * P + j];
+    if (n > 0 && j + 1 < P) val -= sep_hi[j] * y[j + 1];
     g[j] = val;
+}
+
+// Level-0 gather/scatter index in the interleaved layout: out[i * P + j] = perm[j * C + i]
+// (-1 for padding rows).
+template <typename I>
+__global__ void interleave_index(const I P, const int C, const I N, const I* __restrict__ perm, I* __restrict__ out) {
+    const size_t total = (size_t)P * C;
+    for (size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x; t < total; t += (size_t)gridDim.x * blockDim.x) {
+        const size_t r = (t % P) * C + t / P;
+        out[t] = r < (size_t)N ? perm[r] : (I)-1;
+    }
 }
 
 // x_interior = y - L_{j-1} v - L_j w; separators are L. With `scatter`, row r goes to
@@ -190,16 +214,20 @@ __global__ void thomas_solve(const I n, const V* __restrict__ dl, const V* __res
     }
 }
 
-// One pass over the CSR entries of A: the tridiagonal coefficients in the permuted order.
-// With partners (N x 2 forest), only forest edges enter the off-diagonals; without, the
-// neighbours |i - j| = 1 of the original ordering (inv_perm is then the identity).
+// One pass over the CSR entries of A: the tridiagonal coefficients in the permuted order,
+// one thread per new row k (coalesced writes) reading old row i = perm[k]. Its neighbours
+// in the new order are perm[k - 1] and perm[k + 1]; with partners (N x 2 forest) an entry
+// enters an off-diagonal only along a forest edge (consecutive vertices of one path), so
+// no inverse permutation is needed. Without perm: the original ordering's neighbours.
 template <typename V, typename I>
 __global__ void extract_tridiagonal(const I N, const I* __restrict__ indptr, const I* __restrict__ indices,
-                                    const V* __restrict__ data, const I* __restrict__ inv_perm,
+                                    const V* __restrict__ data, const I* __restrict__ perm,
                                     const I* __restrict__ partners, V* __restrict__ dl, V* __restrict__ d,
                                     V* __restrict__ du) {
-    for (I i = blockIdx.x * (I)blockDim.x + threadIdx.x; i < N; i += (I)gridDim.x * blockDim.x) {
-        const I k = inv_perm ? inv_perm[i] : i;
+    for (I k = blockIdx.x * (I)blockDim.x + threadIdx.x; k < N; k += (I)gridDim.x * blockDim.x) {
+        const I i = perm ? perm[k] : k;
+        const I lo = k > 0 ? (perm ? perm[k - 1] : k - 1) : (I)-1;
+        const I hi = k + 1 < N ? (perm ? perm[k + 1] : k + 1) : (I)-1;
         V diag = 0, lower = 0, upper = 0;
         const I p0 = partners ? partners[2 * (size_t)i] : (I)-1, p1 = partners ? partners[2 * (size_t)i + 1] : (I)-1;
         for (I e = indptr[i]; e < indptr[i + 1]; ++e) {
@@ -209,9 +237,8 @@ __global__ void extract_tridiagonal(const I N, const I* __restrict__ indptr, con
                 continue;
             }
             if (partners && j != p0 && j != p1) continue;
-            const I kj = inv_perm ? inv_perm[j] : j;
-            if (kj == k - 1) lower += data[e];
-            else if (kj == k + 1) upper += data[e];
+            if (j == lo) lower += data[e];
+            else if (j == hi) upper += data[e];
         }
         d[k] = diag;
         dl[k] = lower;
