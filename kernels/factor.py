@@ -187,7 +187,7 @@ WARP_ROW_LENGTH = 16  # mean row length from which the GPU proposals use one war
 def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kernel="auto"):
     import cupy
 
-    from .cuda import get_kernel
+    from .cuda import get_kernel, row_grid
 
     N = W.shape[0]
     itype = W.indices.dtype
@@ -208,7 +208,7 @@ def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kern
     confirm = get_kernel("factor", "confirm", vtype, itype)
     threads = 128
     blocks = (N + threads - 1) // threads
-    pblocks = min((32 * N + threads - 1) // threads, 1 << 20) if kernel == "warp" else blocks
+    pblocks = min((32 * N + threads - 1) // threads, 1 << 20) if kernel == "warp" else row_grid(N, threads)
     used = iterations
     n32, N_ = np.int32(n), itype.type(N)
     for k in range(iterations):
@@ -290,13 +290,13 @@ def weights_symmetric(A) -> bool:
     if is_device_array(A):
         import cupy
 
-        from .cuda import get_kernel
+        from .cuda import get_kernel, row_grid
 
         N = A.shape[0]
         bad = cupy.zeros(1, dtype=np.int32)
         balance = cupy.zeros(1, dtype=np.int64)
         threads = 128
-        blocks = max(1, min((N + threads - 1) // threads, 1 << 20))
+        blocks = row_grid(N, threads)
         get_kernel("factor", "sym_check", A.data.dtype, A.indices.dtype)(
             (blocks,), (threads,), (A.indices.dtype.type(N), A.indptr, A.indices, A.data, bad, balance))
         return int(bad[0]) == 0 and int(balance[0]) == 0

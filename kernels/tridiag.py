@@ -569,7 +569,7 @@ def extract_tridiagonal(A, perm=None, partners=None):
         return dl, d, du
     import cupy
 
-    from .cuda import get_kernel
+    from .cuda import get_kernel, row_grid
 
     itype = A.indices.dtype
     perm = None if perm is None else cupy.ascontiguousarray(perm, dtype=itype)
@@ -577,7 +577,7 @@ def extract_tridiagonal(A, perm=None, partners=None):
     dl, d, du = (cupy.empty(N, vt) for _ in range(3))  # every row is written
     threads = 256
     get_kernel("tridiag", "extract_tridiagonal", vt, itype)(
-        ((N + threads - 1) // threads,), (threads,), (itype.type(N), A.indptr, A.indices, A.data, perm, nb, dl, d, du))
+        (row_grid(N, threads),), (threads,), (itype.type(N), A.indptr, A.indices, A.data, perm, nb, dl, d, du))
     return dl, d, du
 
 
