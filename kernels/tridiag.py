@@ -7,10 +7,9 @@ old) folds the reordering into the solve: ``solve(x)`` returns ``y`` with
 ``y[perm] = T^{-1} x[perm]``.
 
 CPU: Thomas algorithm in Numba. GPU: a partitioned (SPIKE-like) method with precomputed
-chunk factorizations and spikes, recursive on the separator system until at most
-``TridiagonalSolver.bottom_size`` rows remain, which one thread block solves by parallel
-cyclic reduction in shared memory; each solve is a few kernel launches with no host
-synchronization (``kernels/cuda/tridiag.cu``). Zero or tiny pivots (relative to the magnitude of
+chunk factorizations and spikes, recursive on the separator system, so each solve is a
+few bandwidth-bound kernel launches with no host synchronization
+(``kernels/cuda/tridiag.cu``). Zero or tiny pivots (relative to the magnitude of
 their row) are replaced by a tiny value of the same sign and reported with a warning.
 """
 from __future__ import annotations
@@ -147,11 +146,7 @@ class TridiagonalSolver:
     array([0.3636, 0.4545, 0.4545, 0.3636])
     """
 
-    #: GPU: the partitioned levels reduce the system until at most this many rows remain,
-    #: which one thread block solves by parallel cyclic reduction (at most
-    #: ``8 * 1024`` rows: eight per thread). Each level costs three kernel launches and a
-    #: chain of ``chunk`` dependent steps per apply, so a large bottom saves levels.
-    bottom_size = 8192
+    bottom_size = 64
 
     def __init__(self, dl, d, du, perm=None, *, chunk=32):
         xp = get_array_module(d)
@@ -186,7 +181,7 @@ class TridiagonalSolver:
             raise TypeError("complex tridiagonal systems are supported on the CPU only")
         itype = np.int32 if self.n < np.iinfo(np.int32).max // 2 else np.int64
         names = ("chunk_factor", "reduced_coeffs", "chunk_forward", "reduced_rhs", "chunk_back",
-                 "pcr_factor", "pcr_solve")
+                 "thomas_factor", "thomas_solve")
         kernels = {k: get_kernel("tridiag", k, vt, itype) for k in names}
         boosted = cupy.zeros(1, dtype=np.int32)
         self.levels = []
@@ -196,18 +191,9 @@ class TridiagonalSolver:
             self.levels.append(level)
             cur = level.reduced
         m = len(cur[1])
-        if m > 8 * 1024:
-            raise ValueError(f"bottom_size must be at most {8 * 1024}, got {self.bottom_size}")
-        steps = max(m - 1, 0).bit_length()  # ceil(log2 m)
-        k1, k2 = cupy.empty(max(steps, 1) * m, vt), cupy.empty(max(steps, 1) * m, vt)
-        inv_b = cupy.empty(m, vt)
-        kernels["pcr_factor"]((1,), (1024,), (itype(m), np.int32(steps), *cur, cupy.empty(6 * m, vt), k1, k2, inv_b,
-                                              boosted))
-        smem = m * vt.itemsize
-        if smem > 48 * 1024:
-            kernels["pcr_solve"].max_dynamic_shared_size_bytes = smem
-        threads = min(1024, max(32, -(-m // 8 // 32) * 32))  # eight rows per thread at most
-        self.bottom = (k1, k2, inv_b, cupy.empty(m, vt), m, steps, threads, smem)
+        # dl is kept for the solves: copied, since without levels it is the caller's array
+        self.bottom = (cur[0].copy(), cupy.empty(m, vt), cupy.empty(m, vt), cupy.empty(m, vt), m)
+        kernels["thomas_factor"]((1,), (1,), (itype(m), cur[0], cur[1], cur[2], self.bottom[1], self.bottom[2], boosted))
         self.kernels = kernels
         self.itype = itype
         # gather/scatter in the interleaved layout of level 0
@@ -232,22 +218,18 @@ class TridiagonalSolver:
         rhs = x
         for depth, level in enumerate(self.levels):
             rhs = level.forward(rhs, self.perm_t if depth == 0 else None)
-        k1, k2, inv_b, xb, m, steps, threads, smem = self.bottom
-
-        def bottom_solve(b):
-            self.kernels["pcr_solve"]((1,), (threads,), (self.itype(m), np.int32(steps), k1, k2, inv_b, b, xb),
-                                      shared_mem=smem)
-
+        dlb, inv_den, cp, xb, m = self.bottom
         if self.levels:
-            bottom_solve(rhs)
+            self.kernels["thomas_solve"]((1,), (1,), (self.itype(m), dlb, inv_den, cp, rhs, xb))
             L = xb  # separators of the deepest level
             for depth in range(len(self.levels) - 1, 0, -1):
                 target = self.levels[depth - 1].L
                 self.levels[depth].back(L, None, target)
                 L = target
             self.levels[0].back(L, self.perm_t, out)
-        else:  # small system: the bottom solve directly, with the permutation applied around it
-            bottom_solve(x[self.perm_t] if self.perm_t is not None else x)
+        else:  # small system: Thomas directly, with the permutation applied around it
+            b = x[self.perm_t] if self.perm_t is not None else x
+            self.kernels["thomas_solve"]((1,), (1,), (self.itype(m), dlb, inv_den, cp, b, xb))
             if self.perm_t is not None:
                 out[self.perm_t] = xb
             else:

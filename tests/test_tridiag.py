@@ -123,12 +123,8 @@ def test_extract_original_and_forest_orders():
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("n", [5, 64, 65, 1000, 33 * 32 + 7, 200_000])
-@pytest.mark.parametrize("bottom", [None, 64])  # default: one level at most here; 64: four levels
-def test_gpu_solver_matches_cpu(rng, dtype, n, bottom, monkeypatch):
+def test_gpu_solver_matches_cpu(rng, dtype, n):
     import cupy
-
-    if bottom is not None:
-        monkeypatch.setattr(TridiagonalSolver, "bottom_size", bottom)
 
     dl, d, du = _system(rng, n, dtype)
     dl[rng.random(n) < 0.05] = 0  # independent sub-systems

@@ -4,11 +4,10 @@
 // its interior, row C-1 its separator. Each thread factorizes one chunk interior (Thomas,
 // no pivoting; tiny pivots are boosted and counted) and computes the two spikes v, w
 // (interior responses to the separators on the left and right). The separators form a
-// tridiagonal system of size P (the next level, solved the same way, recursively, down to
-// a small system that one block solves by parallel cyclic reduction); then each thread
-// recovers its interior. Per-chunk arrays are stored interleaved (index
+// tridiagonal system of size P (the next level, solved the same way, recursively); then
+// each thread recovers its interior. Per-chunk arrays are stored interleaved (index
 // i * P + j) so that neighbouring threads access neighbouring addresses.
-// templates: chunk_factor<V,I>, reduced_coeffs<V,I>, chunk_forward<V,I>, reduced_rhs<V,I>, interleave_index<I>, chunk_back<V,I>, pcr_factor<V,I>, pcr_solve<V,I>, extract_tridiagonal<V,I>
+// templates: chunk_factor<V,I>, reduced_coeffs<V,I>, chunk_forward<V,I>, reduced_rhs<V,I>, interleave_index<I>, chunk_back<V,I>, thomas_factor<V,I>, thomas_solve<V,I>, extract_tridiagonal<V,I>
 
 // A pivot is tiny when |den| <= eps * (|dl| + |d| + |du|) of its own row (1 for a zero row).
 template <typename V>
@@ -184,92 +183,35 @@ __global__ void chunk_back(const I P, const int C, const I N, const V* __restric
     }
 }
 
-// The bottom system (m rows, small) by parallel cyclic reduction in one thread block. Step
-// s (h = 2^s) removes from row i its couplings to rows i - h and i + h:
-//   k1 = a_i / b_{i-h}, k2 = c_i / b_{i+h},  a_i' = -a_{i-h} k1,  c_i' = -c_{i+h} k2,
-//   b_i' = b_i - c_{i-h} k1 - a_{i+h} k2,    d_i' = d_i - d_{i-h} k1 - d_{i+h} k2,
-// until every row stands alone (x_i = d_i / b_i). The coefficients never change, so
-// pcr_factor runs the reduction once (in global scratch: it runs once per set-up) and
-// keeps the multipliers of every step; pcr_solve then only updates the right-hand side,
-// ceil(log2 m) steps in shared memory instead of 2m dependent steps of one thread.
+// Plain Thomas for the small bottom level (one thread).
 template <typename V, typename I>
-__global__ void pcr_factor(const I m, const int steps, const V* __restrict__ dl, const V* __restrict__ d,
-                           const V* __restrict__ du, V* __restrict__ scratch, V* __restrict__ k1, V* __restrict__ k2,
-                           V* __restrict__ inv_b, int* __restrict__ boosted) {
-    V* buf[2][3] = {{scratch, scratch + m, scratch + 2 * (size_t)m},
-                    {scratch + 3 * (size_t)m, scratch + 4 * (size_t)m, scratch + 5 * (size_t)m}};
-    for (I i = threadIdx.x; i < m; i += blockDim.x) {
-        buf[0][0][i] = i > 0 ? dl[i] : V(0);
-        buf[0][1][i] = d[i];
-        buf[0][2][i] = i + 1 < m ? du[i] : V(0);
-    }
-    __syncthreads();
-    I h = 1;
-    for (int s = 0; s <= steps; ++s, h *= 2) {
-        V *a = buf[s & 1][0], *b = buf[s & 1][1], *c = buf[s & 1][2];
-        for (I i = threadIdx.x; i < m; i += blockDim.x)  // each pivot boosted (and counted) once
-            b[i] = boost(b[i], fabs(a[i]) + fabs(b[i]) + fabs(c[i]), boosted);
-        __syncthreads();
-        if (s == steps) {
-            for (I i = threadIdx.x; i < m; i += blockDim.x) inv_b[i] = V(1) / b[i];
-            break;
-        }
-        V *a2 = buf[(s + 1) & 1][0], *b2 = buf[(s + 1) & 1][1], *c2 = buf[(s + 1) & 1][2];
-        for (I i = threadIdx.x; i < m; i += blockDim.x) {
-            V f1 = 0, f2 = 0, na = 0, nc = 0, nb = b[i];
-            if (i - h >= 0) {
-                f1 = a[i] / b[i - h];
-                na = -a[i - h] * f1;
-                nb -= c[i - h] * f1;
-            }
-            if (i + h < m) {
-                f2 = c[i] / b[i + h];
-                nc = -c[i + h] * f2;
-                nb -= a[i + h] * f2;
-            }
-            k1[(size_t)s * m + i] = f1;
-            k2[(size_t)s * m + i] = f2;
-            a2[i] = na;
-            b2[i] = nb;
-            c2[i] = nc;
-        }
-        __syncthreads();
+__global__ void thomas_factor(const I n, const V* __restrict__ dl, const V* __restrict__ d, const V* __restrict__ du,
+                              V* __restrict__ inv_den, V* __restrict__ cp, int* __restrict__ boosted) {
+    if (blockIdx.x * blockDim.x + threadIdx.x != 0) return;
+    V prev = 0;
+    for (I i = 0; i < n; ++i) {
+        const V a = i > 0 ? dl[i] : V(0);
+        const V den = boost(d[i] - a * prev, fabs(d[i]) + fabs(a) + fabs(du[i]), boosted);
+        inv_den[i] = V(1) / den;
+        prev = du[i] * inv_den[i];
+        cp[i] = prev;
     }
 }
 
-// x = T^{-1} rhs for the bottom system factorized by pcr_factor (one block, m values of
-// dynamic shared memory).
-#define PCR_ROWS_PER_THREAD 8
 template <typename V, typename I>
-__global__ void pcr_solve(const I m, const int steps, const V* __restrict__ k1, const V* __restrict__ k2,
-                          const V* __restrict__ inv_b, const V* __restrict__ rhs, V* __restrict__ x) {
-    extern __shared__ __align__(16) unsigned char pcr_smem[];
-    V* dv = reinterpret_cast<V*>(pcr_smem);
-    for (I i = threadIdx.x; i < m; i += blockDim.x) dv[i] = rhs[i];
-    __syncthreads();
-    // all m new values are computed before any is stored: m <= PCR_ROWS_PER_THREAD * blockDim.x
-    I h = 1;
-    for (int s = 0; s < steps; ++s, h *= 2) {
-        V nd[PCR_ROWS_PER_THREAD];
-#pragma unroll
-        for (int r = 0; r < PCR_ROWS_PER_THREAD; ++r) {
-            const I i = (I)r * blockDim.x + threadIdx.x;
-            if (i < m) {
-                V v = dv[i];
-                if (i - h >= 0) v -= dv[i - h] * k1[(size_t)s * m + i];
-                if (i + h < m) v -= dv[i + h] * k2[(size_t)s * m + i];
-                nd[r] = v;
-            }
-        }
-        __syncthreads();
-#pragma unroll
-        for (int r = 0; r < PCR_ROWS_PER_THREAD; ++r) {
-            const I i = (I)r * blockDim.x + threadIdx.x;
-            if (i < m) dv[i] = nd[r];
-        }
-        __syncthreads();
+__global__ void thomas_solve(const I n, const V* __restrict__ dl, const V* __restrict__ inv_den, const V* __restrict__ cp,
+                             const V* __restrict__ b, V* __restrict__ x) {
+    if (blockIdx.x * blockDim.x + threadIdx.x != 0) return;
+    V z = 0;
+    for (I i = 0; i < n; ++i) {
+        z = (b[i] - (i > 0 ? dl[i] : V(0)) * z) * inv_den[i];
+        x[i] = z;
     }
-    for (I i = threadIdx.x; i < m; i += blockDim.x) x[i] = dv[i] * inv_b[i];
+    V next = 0;
+    for (I i = n - 1; i >= 0; --i) {
+        next = x[i] - cp[i] * next;
+        x[i] = next;
+    }
 }
 
 // One pass over the CSR entries of A: the tridiagonal coefficients in the permuted order,
