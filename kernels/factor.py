@@ -304,6 +304,68 @@ def weights_symmetric(A) -> bool:
     return not bool(bad.any()) and int(balance.sum()) == 0
 
 
+@njit(cache=True, parallel=True)
+def _mirror_sum(indptr, indices, data, w):
+    """Twin of the CUDA ``mirror_sum``; returns per row 1 where a nonzero entry has no mirror."""
+    N = len(indptr) - 1
+    bad = np.zeros(N, dtype=np.uint8)
+    for i in prange(N):
+        for e in range(indptr[i], indptr[i + 1]):
+            j = indices[e]
+            a = abs(data[e])
+            if j == i:
+                w[e] = 0
+                continue
+            lo, hi = indptr[j], indptr[j + 1]
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if indices[mid] < i:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            if lo < indptr[j + 1] and indices[lo] == i:
+                w[e] = a + abs(data[lo])
+            else:
+                w[e] = a
+                if a != 0:
+                    bad[i] = 1
+    return bad
+
+
+def mirror_weights(A):
+    """The weight graph ``A' + A'^T`` on ``A``'s own pattern, or None.
+
+    ``A`` must be a canonical CSR matrix (sorted indices, no duplicates), float32 or
+    float64, SciPy or cupyx. When every nonzero off-diagonal ``a_ij`` has an entry
+    ``a_ji`` (a structurally symmetric pattern, as in most PDE matrices even when the
+    values are not symmetric), the result shares ``A``'s index arrays and holds
+    ``|a_ij| + |a_ji|`` (0 on the diagonal): one pass with binary searches instead of a
+    transpose and a sparse sum. The factor reads it like a symmetric matrix
+    (``from_matrix=True``). None when some nonzero entry has no mirror.
+    """
+    if is_device_array(A):
+        import cupy
+        import cupyx.scipy.sparse as csp
+
+        from .cuda import get_kernel, row_grid
+
+        N = A.shape[0]
+        w = cupy.empty_like(A.data)
+        bad = cupy.zeros(1, dtype=np.int32)
+        threads = 128
+        get_kernel("factor", "mirror_sum", A.data.dtype, A.indices.dtype)(
+            (row_grid(N, threads),), (threads,), (A.indices.dtype.type(N), A.indptr, A.indices, A.data, w, bad))
+        if int(bad[0]):
+            return None
+        return csp.csr_matrix((w, A.indices, A.indptr), shape=A.shape)
+    import scipy.sparse as sp
+
+    w = np.empty_like(A.data)
+    if _mirror_sum(A.indptr, A.indices, A.data, w).any():
+        return None
+    return sp.csr_matrix((w, A.indices, A.indptr), shape=A.shape)
+
+
 def is_maximal(W, partners) -> bool:
     """True when no edge of ``W`` joins two unsaturated vertices that are not yet partners."""
     from .backend import get_array_module

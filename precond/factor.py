@@ -14,7 +14,7 @@ import numpy as np
 
 from kernels.backend import all_finite, get_array_module, is_device_array, sparse_module, to_device, to_host
 from kernels.factor import greedy_factor as _greedy
-from kernels.factor import is_maximal, parallel_factor, weights_symmetric
+from kernels.factor import is_maximal, mirror_weights, parallel_factor, weights_symmetric
 from kernels.forest import linear_forest_arrays
 from kernels.graph import abs_graph, offdiag_abs
 
@@ -100,19 +100,25 @@ def _sync(xp):
 
 def _weight_source(A, symmetric):
     """The CSR the proposals read: ``A`` itself when ``|A| - diag(A)`` is symmetric (no
-    weight graph is built; the kernels take absolute values and skip the diagonal),
-    otherwise ``abs_graph(A)`` = ``A' + A'^T``. Returns ``(matrix, from_matrix)``."""
+    weight graph is built; the kernels take absolute values and skip the diagonal); else
+    the weight graph ``A' + A'^T`` on ``A``'s own pattern when that pattern is symmetric
+    (:func:`kernels.factor.mirror_weights`, one pass); else ``abs_graph(A)`` (transpose
+    and sum). Returns ``(matrix, from_matrix)``."""
     xp = get_array_module(A)
-    if np.dtype(A.dtype) in (np.float32, np.float64) and symmetric is not False:
+    if np.dtype(A.dtype) in (np.float32, np.float64):
         C = A if A.format == "csr" else A.tocsr()
         if not C.has_canonical_format:
             C = C.copy()
             C.sum_duplicates()
         if np.dtype(C.indices.dtype) != np.dtype(C.indptr.dtype):
             C = sparse_module(xp).csr_matrix((C.data, C.indices.astype(C.indptr.dtype), C.indptr), shape=C.shape)
-        if symmetric or weights_symmetric(C):
+        if symmetric is None:
+            symmetric = weights_symmetric(C)
+        if symmetric:
             return C, True
-        symmetric = False
+        W = mirror_weights(C)
+        if W is not None:
+            return W, True
     return abs_graph(A, symmetric=symmetric), False
 
 
@@ -135,7 +141,8 @@ def factor(A, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, *, symmetric=None) -
     symmetric : bool, optional
         Whether ``|A| - diag(A)`` is symmetric (tested when None, by one binary-search
         pass). When it is, the proposals read ``A`` directly; otherwise they use the
-        weight graph ``A' + A'^T``.
+        weight graph ``A' + A'^T``, built on ``A``'s own pattern when that pattern is
+        symmetric (one pass, no transpose), else by a transpose and a sparse sum.
 
     Returns
     -------

@@ -186,6 +186,51 @@ def test_factor_from_matrix_equals_weight_graph(rng):
             assert np.all(f.weights[f.neighbors >= 0] > 0)
 
 
+def _mirror_cases(rng):
+    """Unsymmetric values on symmetric patterns, and patterns that are not symmetric."""
+    cd = matrices.convection_diffusion3d(6)
+    R = sp.random(80, 80, density=0.05, random_state=int(rng.integers(1 << 30)), format="csr")
+    P = (R + R.T + sp.eye(80)).tocsr()
+    P.data = rng.standard_normal(P.nnz)  # symmetric pattern, unsymmetric values
+    Z = P.copy()
+    Z.data[:5] = 0  # explicit zeros on a symmetric pattern
+    return [cd, P, Z, (R + sp.eye(80)).tocsr()]
+
+
+def test_mirror_weights_equal_weight_graph(rng):
+    from kernels.factor import mirror_weights, parallel_factor
+
+    for A in _mirror_cases(rng):
+        A.sum_duplicates()
+        W = mirror_weights(A)
+        pattern = (A != 0).toarray()
+        np.fill_diagonal(pattern, False)
+        stored = np.zeros_like(pattern)
+        stored[np.repeat(np.arange(A.shape[0]), np.diff(A.indptr)), A.indices] = True
+        if (pattern & ~stored.T).any():  # a nonzero without a stored mirror
+            assert W is None
+            continue
+        np.testing.assert_array_equal(W.toarray(), abs_graph(A, symmetric=False).toarray())
+        # the factor through the pattern route equals the factor of the weight graph
+        f = precond.factor(A, n=2, iterations=7, m=3)
+        p, w, used = parallel_factor(abs_graph(A, symmetric=False), 2, 7, 3, 0, 0.5, 0)
+        np.testing.assert_array_equal(f.neighbors, p)
+        np.testing.assert_array_equal(f.weights, w)
+
+
+@pytest.mark.gpu
+def test_mirror_weights_gpu(rng):
+    from kernels.backend import to_device
+    from kernels.factor import mirror_weights
+
+    for A in _mirror_cases(rng):
+        A.sum_duplicates()
+        cpu, gpu = mirror_weights(A), mirror_weights(to_device(A))
+        assert (cpu is None) == (gpu is None)
+        if cpu is not None:
+            np.testing.assert_array_equal(gpu.data.get(), cpu.data)
+
+
 @pytest.mark.gpu
 def test_weights_symmetric_gpu(rng):
     from kernels.backend import to_device

@@ -5,9 +5,10 @@
 // `first` (iteration 0): no vertex has partners yet, so propose reads neither `count` nor
 // `partners` and confirm writes every slot (the factor arrays need no initialization).
 // sym_check: flags an off-diagonal |a_ij| != |a_ji| (binary search in sorted rows).
+// mirror_sum: the weights |a_ij| + |a_ji| of the weight graph A' + A'^T on A's own pattern.
 // propose_warp: the same proposal with one warp per row (lanes scan strided entries, then a
 //               butterfly merge of the sorted top-n lists; identical result: strict total order).
-// templates: propose<V,I>, propose_warp<V,I>, confirm<V,I>, sym_check<V,I>
+// templates: propose<V,I>, propose_warp<V,I>, confirm<V,I>, sym_check<V,I>, mirror_sum<V,I>
 #include "hashing.cuh"
 
 #define MAX_N 4
@@ -145,6 +146,38 @@ __global__ void sym_check(const I n_rows, const I* __restrict__ indptr, const I*
     }
     for (int off = 16; off > 0; off >>= 1) diff += __shfl_down_sync(0xffffffffu, diff, off);
     if ((threadIdx.x & 31) == 0 && diff != 0) atomicAdd((unsigned long long*)balance, (unsigned long long)diff);
+}
+
+// Weight graph A' + A'^T on the pattern of A, for structurally symmetric A (convection-
+// diffusion and most PDE matrices): w[e] = |a_ij| + |a_ji| for the entry e = (i, j), 0 on
+// the diagonal. Every entry looks its mirror up by binary search; bad = 1 when a nonzero
+// entry has none (the weight graph then has entries outside A's pattern).
+template <typename V, typename I>
+__global__ void mirror_sum(const I n_rows, const I* __restrict__ indptr, const I* __restrict__ indices,
+                           const V* __restrict__ data, V* __restrict__ w, int* __restrict__ bad) {
+    for (I i = blockIdx.x * (I)blockDim.x + threadIdx.x; i < n_rows; i += (I)gridDim.x * blockDim.x) {
+        for (I e = indptr[i]; e < indptr[i + 1]; ++e) {
+            const I j = indices[e];
+            const V a = (V)fabs(data[e]);
+            if (j == i) {
+                w[e] = V(0);
+                continue;
+            }
+            I lo = indptr[j], hi = indptr[j + 1];
+            const I end = hi;
+            while (lo < hi) {
+                const I mid = lo + (hi - lo) / 2;
+                if (indices[mid] < i) lo = mid + 1;
+                else hi = mid;
+            }
+            if (lo < end && indices[lo] == i) {
+                w[e] = a + (V)fabs(data[lo]);
+            } else {
+                w[e] = a;
+                if (a != V(0)) *bad = 1;
+            }
+        }
+    }
 }
 
 template <typename V, typename I>
