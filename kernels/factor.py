@@ -199,7 +199,7 @@ def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kern
     count = cupy.empty(N, dtype=np.int32)
     prop = cupy.empty((N, n), dtype=itype)
     prop_w = cupy.empty((N, n), dtype=vtype)
-    proposed = cupy.zeros(1, dtype=np.uint64)
+    proposed = cupy.zeros(iterations, dtype=np.uint64)  # per round: whether any row proposed
     if kernel == "auto":
         kernel = "warp" if W.nnz >= WARP_ROW_LENGTH * N else "thread"
     if kernel not in ("thread", "warp"):
@@ -211,18 +211,27 @@ def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kern
     pblocks = min((32 * N + threads - 1) // threads, 1 << 20) if kernel == "warp" else row_grid(N, threads)
     used = iterations
     n32, N_ = np.int32(n), itype.type(N)
+    # The flag of an uncharged round is read on the host only after the next round is queued,
+    # so the device never waits for the host. A round without proposals proves the factor
+    # maximal; the one extra round queued after it proposes nothing and changes nothing.
+    pending = None
     for k in range(iterations):
         charging = (k % m) != k_m
         propose((pblocks,), (threads,), (N_, W.indptr, W.indices, W.data, partners, count, prop, prop_w, n32,
                                         np.uint32(k), np.uint32(seed), np.int32(charging), np.uint64(threshold),
                                         np.int32(absval), np.int32(k == 0)))
-        if not charging:
-            proposed.fill(0)
-        confirm((blocks,), (threads,), (N_, prop, prop_w, partners, weights, count, n32, proposed, np.int32(not charging),
+        confirm((blocks,), (threads,), (N_, prop, prop_w, partners, weights, count, n32, proposed[k:], np.int32(not charging),
                                         np.int32(k == 0)))
-        if not charging and int(proposed[0]) == 0:  # the only host synchronization, on uncharged steps
-            used = k + 1
-            break
+        if pending is not None:
+            if int(proposed[pending]) == 0:
+                used = pending + 1
+                break
+            pending = None
+        if not charging:
+            pending = k
+    else:
+        if pending is not None and int(proposed[pending]) == 0:
+            used = pending + 1
     return partners, weights, used
 
 

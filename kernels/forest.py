@@ -539,7 +539,8 @@ def _order_paths(launcher, length, path_id, position, removed_lo, flags):
     xp = launcher.xp
     N = len(length)
     sc = launcher.scalar
-    offsets = xp.zeros(N + 1, dtype=launcher.itype)
+    offsets = xp.empty(N + 1, dtype=launcher.itype)
+    offsets[0] = 0
     xp.cumsum(length, out=offsets[1:])
     perm = xp.empty(N, dtype=launcher.itype)
     launcher("scatter_permutation", N, sc(N), path_id, position, offsets, perm)
