@@ -257,6 +257,19 @@ def parallel_factor(W, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, from_matrix
     return _cpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, bool(from_matrix))
 
 
+@njit(cache=True, inline="always")
+def _mirror_position(indptr, indices, j, i):
+    """Position of column ``i`` in the sorted row ``j`` (binary search), or -1."""
+    lo, hi = indptr[j], indptr[j + 1]
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if indices[mid] < i:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo if lo < indptr[j + 1] and indices[lo] == i else -1
+
+
 @njit(cache=True, parallel=True)
 def _sym_check(indptr, indices, data):
     """Per row: 1 where an upper off-diagonal ``|a_ij|`` (j > i) has no equal mirror
@@ -275,14 +288,8 @@ def _sym_check(indptr, indices, data):
                 balance[i] -= 1
                 continue
             balance[i] += 1
-            lo, hi = indptr[j], indptr[j + 1]
-            while lo < hi:
-                mid = (lo + hi) // 2
-                if indices[mid] < i:
-                    lo = mid + 1
-                else:
-                    hi = mid
-            if lo >= indptr[j + 1] or indices[lo] != i or abs(data[lo]) != w:
+            m = _mirror_position(indptr, indices, j, i)
+            if m < 0 or abs(data[m]) != w:
                 bad[i] = 1
                 break
     return bad, balance
@@ -325,15 +332,9 @@ def _mirror_sum(indptr, indices, data, w):
             if j == i:
                 w[e] = 0
                 continue
-            lo, hi = indptr[j], indptr[j + 1]
-            while lo < hi:
-                mid = (lo + hi) // 2
-                if indices[mid] < i:
-                    lo = mid + 1
-                else:
-                    hi = mid
-            if lo < indptr[j + 1] and indices[lo] == i:
-                w[e] = a + abs(data[lo])
+            m = _mirror_position(indptr, indices, j, i)
+            if m >= 0:
+                w[e] = a + abs(data[m])
             else:
                 w[e] = a
                 if a != 0:

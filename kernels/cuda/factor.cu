@@ -114,6 +114,19 @@ __global__ void confirm(const I n_rows, const I* __restrict__ prop, const V* __r
     }
 }
 
+// Position of column i in the sorted row j (binary search), or -1.
+template <typename I>
+__device__ __forceinline__ I mirror_position(const I* __restrict__ indptr, const I* __restrict__ indices, I j, I i) {
+    I lo = indptr[j], hi = indptr[j + 1];
+    const I end = hi;
+    while (lo < hi) {
+        const I mid = lo + (hi - lo) / 2;
+        if (indices[mid] < i) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < end && indices[lo] == i ? lo : (I)-1;
+}
+
 // Only the upper entries (j > i) search their mirror; the nonzero off-diagonal entries
 // above and below the diagonal are counted (balance += upper - lower): every upper entry
 // mirrored with the same |value| and equal counts make the pattern a bijection.
@@ -131,14 +144,8 @@ __global__ void sym_check(const I n_rows, const I* __restrict__ indptr, const I*
                 continue;
             }
             ++diff;
-            I lo = indptr[j], hi = indptr[j + 1];
-            const I end = hi;
-            while (lo < hi) {
-                const I mid = lo + (hi - lo) / 2;
-                if (indices[mid] < i) lo = mid + 1;
-                else hi = mid;
-            }
-            if (lo >= end || indices[lo] != i || (V)fabs(data[lo]) != w) {
+            const I m = mirror_position(indptr, indices, j, i);
+            if (m < 0 || (V)fabs(data[m]) != w) {
                 *bad = 1;
                 break;
             }
@@ -163,15 +170,9 @@ __global__ void mirror_sum(const I n_rows, const I* __restrict__ indptr, const I
                 w[e] = V(0);
                 continue;
             }
-            I lo = indptr[j], hi = indptr[j + 1];
-            const I end = hi;
-            while (lo < hi) {
-                const I mid = lo + (hi - lo) / 2;
-                if (indices[mid] < i) lo = mid + 1;
-                else hi = mid;
-            }
-            if (lo < end && indices[lo] == i) {
-                w[e] = a + (V)fabs(data[lo]);
+            const I m = mirror_position(indptr, indices, j, i);
+            if (m >= 0) {
+                w[e] = a + (V)fabs(data[m]);
             } else {
                 w[e] = a;
                 if (a != V(0)) *bad = 1;
