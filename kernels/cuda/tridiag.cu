@@ -103,17 +103,7 @@ __global__ void reduced_coeffs(const I P, const int C, const I N, const V* __res
 }
 
 // Forward/backward sweep of each chunk interior: y = T_int^{-1} b. With `gather`, the
-// right-hand side of row r is x[gather[r]] (gather < 0: padding, zero). The sweeps are
-// unrolled so that the loads of later rows are in flight while the recurrence runs.
-template <typename V, typename I>
-__device__ __forceinline__ V chunk_rhs(const V* __restrict__ x, const I* __restrict__ gather, size_t t, size_t r, I N) {
-    if (gather) {
-        const I g = gather[t];
-        return g >= 0 ? x[g] : V(0);
-    }
-    return r < (size_t)N ? x[r] : V(0);
-}
-
+// right-hand side of row r is x[gather[r]] (gather < 0: padding, zero).
 template <typename V, typename I>
 __global__ void chunk_forward(const I P, const int C, const I N, const V* __restrict__ x, const I* __restrict__ gather,
                               const V* __restrict__ inv_den, const V* __restrict__ cp, const V* __restrict__ ldl,
@@ -121,17 +111,25 @@ __global__ void chunk_forward(const I P, const int C, const I N, const V* __rest
     const I j = blockIdx.x * (I)blockDim.x + threadIdx.x;
     if (j >= P) return;
     const int n = C - 1;
-    const size_t base = (size_t)j * C;
     V z = 0;
-#pragma unroll 8
-    for (int i = 0; i < n; ++i) {
+    for (int i = 0; i < C; ++i) {
+        const size_t r = (size_t)j * C + i;
+        V b = 0;
+        if (gather) {
+            const I g = gather[(size_t)i * P + j];
+            b = g >= 0 ? x[g] : V(0);
+        } else if (r < (size_t)N) {
+            b = x[r];
+        }
+        if (i == n) {
+            sep_b[j] = b;
+            break;
+        }
         const size_t t = (size_t)i * P + j;
-        z = (chunk_rhs(x, gather, t, base + i, N) - ldl[t] * z) * inv_den[t];
+        z = (b - ldl[t] * z) * inv_den[t];
         y[t] = z;
     }
-    sep_b[j] = chunk_rhs(x, gather, (size_t)n * P + j, base + n, N);
     V next = 0;
-#pragma unroll 8
     for (int i = n - 1; i >= 0; --i) {
         const size_t t = (size_t)i * P + j;
         next = y[t] - cp[t] * next;
@@ -172,7 +170,6 @@ __global__ void chunk_back(const I P, const int C, const I N, const V* __restric
     if (j >= P) return;
     const V left = j > 0 ? L[j - 1] : V(0);
     const V right = L[j];
-#pragma unroll 8
     for (int i = 0; i < C; ++i) {
         const size_t t = (size_t)i * P + j;
         const V val = i == C - 1 ? right : y[t] - left * v[t] - right * w[t];
