@@ -10,6 +10,7 @@ import numpy as np
 from numba import njit, prange
 
 from .backend import get_array_module, is_device_array
+from .factor import mirror_weights, weights_symmetric
 
 __all__ = ["offdiag_abs", "abs_graph", "is_symmetric", "contract_pairs"]
 
@@ -116,7 +117,9 @@ def abs_graph(A, symmetric: bool | None = None):
     ----------
     A : scipy.sparse or cupyx.scipy.sparse matrix, square
     symmetric : bool, optional
-        Skip the symmetry test when known. ``None`` tests ``A' == A'^T``.
+        Skip the symmetry test when known. ``None`` tests ``A' == A'^T``
+        (:func:`kernels.factor.weights_symmetric`). An unsymmetric ``A'`` with a
+        symmetric pattern is summed on its own pattern (:func:`kernels.factor.mirror_weights`).
 
     Returns
     -------
@@ -133,11 +136,13 @@ def abs_graph(A, symmetric: bool | None = None):
     """
     W = offdiag_abs(A)
     if symmetric is None:
-        symmetric = is_symmetric(W)
+        symmetric = weights_symmetric(W)  # one binary-search pass, no transpose
     if symmetric:
         return W
-    S = (W + W.T).tocsr()
-    S.sort_indices()
+    S = mirror_weights(W)  # a symmetric pattern: |w_ij| + |w_ji| in place, no transpose
+    if S is None:
+        S = (W + W.T).tocsr()
+        S.sort_indices()
     return S
 
 

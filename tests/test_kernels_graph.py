@@ -28,12 +28,13 @@ def test_offdiag_abs_drops_diagonal_and_zeros():
 
 
 def test_abs_graph_symmetrizes_unsymmetric(rng):
-    A = _random_matrix(rng)
-    W = abs_graph(A)
-    dense = np.abs(A.toarray())
-    np.fill_diagonal(dense, 0)
-    np.testing.assert_allclose(W.toarray(), dense + dense.T)
-    assert is_symmetric(W)
+    # an unsymmetric pattern (transpose and sum) and a symmetric one (summed in place)
+    for A in (_random_matrix(rng), matrices.convection_diffusion3d(5)):
+        W = abs_graph(A)
+        dense = np.abs(A.toarray())
+        np.fill_diagonal(dense, 0)
+        np.testing.assert_allclose(W.toarray(), dense + dense.T)
+        assert is_symmetric(W)
 
 
 def test_abs_graph_keeps_symmetric(rng):
