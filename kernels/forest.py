@@ -485,17 +485,17 @@ def _ruler_threshold(spacing):
     return (1 << 32) // spacing
 
 
-_RULER_KERNELS = ("ruler_mark", "ruler_index", "ruler_walk", "ruler_link", "ruler_scan_step", "ruler_finish", "scatter_permutation",
-                  "forest_compact")
+_RULER_KERNELS = ("ruler_mark", "ruler_index", "ruler_walk", "ruler_link", "ruler_scan_step", "ruler_finish",
+                  "scatter_permutation", "forest_compact")
 
 
 class _CpuLauncher:
     """Runs the ruling-set kernels as their Numba twins (for tests and CPU use)."""
 
     xp = np
-    funcs = {"ruler_mark": _ruler_mark, "ruler_index": _ruler_index, "ruler_walk": _ruler_walk, "ruler_link": _ruler_link,
-             "ruler_scan_step": _ruler_scan_step, "ruler_finish": _ruler_finish, "scatter_permutation": _scatter_permutation,
-             "forest_compact": _forest_compact}
+    funcs = {"ruler_mark": _ruler_mark, "ruler_index": _ruler_index, "ruler_walk": _ruler_walk,
+             "ruler_link": _ruler_link, "ruler_scan_step": _ruler_scan_step, "ruler_finish": _ruler_finish,
+             "scatter_permutation": _scatter_permutation, "forest_compact": _forest_compact}
 
     def __init__(self, itype, vtype, lockstep=True):
         self.itype = np.dtype(itype)
