@@ -19,7 +19,7 @@ __device__ __forceinline__ bool take_weaker(V w, I a, I b, V& bw, I& ba, I& bb) 
     return true;
 }
 
-// Vertex v (partners at P_out[v0], P_out[v0 + 1]) drops its partner `other`.
+// Vertex v's partners (at v0, v0 + 1) copied from P to P_out, without `dropped` (-1: none).
 template <typename I>
 __device__ __forceinline__ void keep_partners(I* P_out, const I* P, size_t v0, I dropped) {
     for (int s = 0; s < 2; ++s) P_out[v0 + s] = P[v0 + s] == dropped ? (I)-1 : P[v0 + s];
@@ -58,11 +58,7 @@ __global__ void cycle_step(const I N, const I* __restrict__ q, const V* __restri
             I ba = ma[k], bb = mb[k];
             if (w >= 0) {
                 const size_t kw = 2 * (size_t)w + away_from(q, w, v);
-                if (edge_less(mw[kw], ma[kw], mb[kw], bw, ba, bb)) {
-                    bw = mw[kw];
-                    ba = ma[kw];
-                    bb = mb[kw];
-                }
+                take_weaker(mw[kw], ma[kw], mb[kw], bw, ba, bb);
                 w = q[kw];
             }
             q2[k] = w;
@@ -270,10 +266,7 @@ __global__ void ruler_link(const I n_slots, const I* __restrict__ w_end, const I
         if (u >= 0) {  // met the walk u of the far ruler (u reached our ruler, or we met halfway)
             lk = u;
             g = w_met[u] < 0 ? w_len[u] : w_len[t] + w_len[u] + 1;
-            if (edge_less(w_bw[u], w_ba[u], w_bb[u], bw, ba, bb)) {
-                bw = w_bw[u];
-                ba = w_ba[u];
-                bb = w_bb[u];
+            if (take_weaker(w_bw[u], w_ba[u], w_bb[u], bw, ba, bb)) {
                 bn = w_bn[u] == ba ? bb : ba;
                 bk = g - w_bk[u] - 1;
             }
@@ -313,10 +306,7 @@ __global__ void ruler_scan_step(const I n_slots, const I* __restrict__ q, const 
         I ba = ma[t], bb = mb[t], bn = nv[t], bd = dn[t];
         if (x >= 0) {
             const I kw = x ^ 1;
-            if (edge_less(mw[kw], ma[kw], mb[kw], bw, ba, bb)) {
-                bw = mw[kw];
-                ba = ma[kw];
-                bb = mb[kw];
+            if (take_weaker(mw[kw], ma[kw], mb[kw], bw, ba, bb)) {
                 bn = nv[kw];
                 bd = sat_add(d, dn[kw]);
             }
