@@ -226,6 +226,15 @@ def _use_kernel(kernelize, degrees):
     return bool(kernelize)
 
 
+def _kernelized(G: Graph):
+    """(kernel graph, :class:`kernels.vc_kernelize.Kernel`) of ``G``; ``Kernel.lift`` maps
+    a cover of the kernel graph back to ``G``."""
+    from kernels.vc_kernelize import kernelize
+
+    kernel = kernelize(G.indptr, G.indices)
+    return Graph(kernel.indptr, kernel.indices), kernel
+
+
 def _root(G: Graph):
     """Root degree array reduced by degree-one and degree-two-triangle, and its count."""
     from kernels.vertex_cover import reduce_cpu
@@ -250,9 +259,15 @@ def _components(G: Graph, deg):
 
 
 def _search(H: Graph, deg, count, limit, *, pvc, dev, method, deadline, clique_bound, start_depth, config):
-    """One search from a root; returns (best, best_deg, complete, nodes_per_worker)."""
+    """One search from a root; returns (best, best_deg, complete, nodes_per_worker).
+    ``method="auto"`` takes the clique route where :func:`_clique_route` says so (from a
+    root with ``count == 0``), else the Hybrid search."""
     from kernels import vertex_cover as kvc
 
+    if method == "auto":
+        if _clique_route(H):
+            return _search_clique(H, dev, deadline, limit if pvc else None)
+        method = "hybrid"
     if dev == "gpu":
         left = None if deadline is None else max(deadline - time.perf_counter(), 1e-3)
         r = kvc.search_gpu(H.indptr, H.indices, deg, count, limit, pvc=pvc, method=method,
@@ -268,7 +283,7 @@ def _clique_route(H: Graph) -> bool:
     return H.n <= CLIQUE_ROUTE_MAX_VERTICES and 2 * H.m >= CLIQUE_ROUTE_MIN_DENSITY * H.n * (H.n - 1)
 
 
-def _search_clique(H: Graph, device, deadline, budget=None):
+def _search_clique(H: Graph, dev, deadline, budget=None):
     """A minimum cover of ``H`` as the complement of a maximum clique of the complement
     graph (colouring branch and bound, :func:`graphkit.maximum_clique`); returns, like
     :func:`_search`, (size, marks with the cover negative, complete, nodes). With a
@@ -282,11 +297,11 @@ def _search_clique(H: Graph, device, deadline, budget=None):
     if budget is not None and need <= 0:  # every vertex fits in the budget
         return H.n, np.full(H.n, -1, dtype=np.int32), True, np.zeros(1, dtype=np.int64)
     C = H.complement()
-    if budget is not None and resolve_device(device) == "cpu":
+    if budget is not None and dev == "cpu":
         verts, complete, nodes = kc.max_clique_cpu(C.indptr, C.indices, need - 1, deadline or 0.0)
     else:
         left = None if deadline is None else max(deadline - time.perf_counter(), 1e-3)
-        r = maximum_clique(C, method="branch_and_bound", time_limit=left, device=device)
+        r = maximum_clique(C, method="branch_and_bound", time_limit=left, device=dev)
         verts, complete, nodes = r.vertices, r.optimal, r.nodes
     marks = np.full(H.n, -1, dtype=np.int32)
     marks[verts] = 0
@@ -372,12 +387,8 @@ def minimum_vertex_cover(G, device="auto", method="hybrid", time_limit=None, *, 
     live = np.flatnonzero(deg > 0)
     kernel = None
     if len(live) and _use_kernel(kernelize, deg[live]):
-        from kernels.vc_kernelize import kernelize as reduce_graph
-
-        H = G.subgraph(live)
-        kernel = reduce_graph(H.indptr, H.indices)
+        G, kernel = _kernelized(G.subgraph(live))
         count += kernel.forced
-        G = Graph(kernel.indptr, kernel.indices)
         deg = G.degrees.astype(np.int32)
     cover_parts = []
     lower = count
@@ -395,13 +406,9 @@ def minimum_vertex_cover(G, device="auto", method="hybrid", time_limit=None, *, 
         if deadline is not None and time.perf_counter() > deadline:
             complete = False
         else:
-            if method == "auto" and _clique_route(H):
-                found, fdeg, complete, w = _search_clique(H, device, deadline)
-            else:
-                found, fdeg, complete, w = _search(H, hdeg, 0, ub - 1, pvc=False, dev=dev,
-                                                   method="hybrid" if method == "auto" else method,
-                                                   deadline=deadline, clique_bound=clique_bound,
-                                                   start_depth=start_depth, config=gpu_config)
+            found, fdeg, complete, w = _search(H, hdeg, 0, ub - 1, pvc=False, dev=dev, method=method,
+                                               deadline=deadline, clique_bound=clique_bound,
+                                               start_depth=start_depth, config=gpu_config)
             nodes += int(np.sum(w))
             load = _add_load(load, w)
             if found >= 0 and found < best:
@@ -476,11 +483,8 @@ def parameterized_vertex_cover(G, k, device="auto", method="hybrid", time_limit=
     budget = k
     kernel = None
     if _use_kernel(kernelize, G.degrees):
-        from kernels.vc_kernelize import kernelize as reduce_graph
-
-        kernel = reduce_graph(G.indptr, G.indices)
+        H, kernel = _kernelized(G)
         budget = k - kernel.forced
-        H = Graph(kernel.indptr, kernel.indices)
     else:
         H = G
     if budget < 0:  # the reductions alone fix more than k cover vertices
@@ -490,13 +494,9 @@ def parameterized_vertex_cover(G, k, device="auto", method="hybrid", time_limit=
     deg = H.degrees.astype(np.int32)
     if H.m == 0:
         best, best_deg, complete, w = 0, deg, True, np.zeros(1, np.int64)
-    elif method == "auto" and _clique_route(H):
-        best, best_deg, complete, w = _search_clique(H, device, deadline, budget)
     else:
-        best, best_deg, complete, w = _search(H, deg, 0, budget, pvc=True, dev=dev,
-                                              method="hybrid" if method == "auto" else method,
-                                              deadline=deadline, clique_bound=clique_bound, start_depth=start_depth,
-                                              config=gpu_config)
+        best, best_deg, complete, w = _search(H, deg, 0, budget, pvc=True, dev=dev, method=method, deadline=deadline,
+                                              clique_bound=clique_bound, start_depth=start_depth, config=gpu_config)
     elapsed = time.perf_counter() - t0
     if best >= 0:
         cover = np.flatnonzero(best_deg < 0).astype(np.int64)
