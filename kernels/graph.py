@@ -12,7 +12,7 @@ from numba import njit, prange
 from .backend import get_array_module, is_device_array
 from .factor import mirror_weights, weights_symmetric
 
-__all__ = ["offdiag_abs", "abs_graph", "is_symmetric", "contract_pairs"]
+__all__ = ["offdiag_abs", "abs_graph", "transpose_sum", "is_symmetric", "contract_pairs"]
 
 
 def _check_square(A):
@@ -140,9 +140,15 @@ def abs_graph(A, symmetric: bool | None = None):
     if symmetric:
         return W
     S = mirror_weights(W)  # a symmetric pattern: |w_ij| + |w_ji| in place, no transpose
-    if S is None:
-        S = (W + W.T).tocsr()
-        S.sort_indices()
+    return S if S is not None else transpose_sum(W)
+
+
+def transpose_sum(W):
+    """``W + W^T`` as a CSR matrix with sorted indices (the weight graph of a matrix whose
+    pattern is not symmetric; a symmetric pattern is summed in place by
+    :func:`kernels.factor.mirror_weights`)."""
+    S = (W + W.T).tocsr()
+    S.sort_indices()
     return S
 
 

@@ -16,7 +16,7 @@ from kernels.backend import all_finite, get_array_module, is_device_array, spars
 from kernels.factor import greedy_factor as _greedy
 from kernels.factor import is_maximal, mirror_weights, parallel_factor, weights_symmetric
 from kernels.forest import linear_forest_arrays
-from kernels.graph import abs_graph, offdiag_abs
+from kernels.graph import abs_graph, offdiag_abs, transpose_sum
 
 __all__ = ["Factor", "LinearForest", "factor", "greedy_factor", "weight_coverage", "identity_coverage", "linear_forest"]
 
@@ -119,6 +119,7 @@ def _weight_source(A, symmetric):
         W = mirror_weights(C)
         if W is not None:
             return W, True
+        return transpose_sum(offdiag_abs(C)), False  # the pattern is not symmetric either
     return abs_graph(A, symmetric=symmetric), False
 
 
