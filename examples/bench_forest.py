@@ -5,8 +5,8 @@ same matrix; one bidirectional-scan step next to a device-to-device copy of the 
 bytes; the breakdown symmetry test + factor (M=5, proposals read A directly) + linear
 forest, for the work-efficient ruling-set forest (default), the paper's fixed log2(N)
 scan and the scan with early exit; the weight-graph build ``A' + A'^T`` (unsymmetric
-matrices only; on A's own pattern when that is symmetric, else by ``abs_graph``); the end-to-end ``precond.factor`` +
-``precond.linear_forest``; and the CPU (Numba) times of the same steps for the GPU
+matrices only, as ``precond.factor`` does it: ``precond.factor.weight_source``); the
+end-to-end ``precond.factor`` + ``precond.linear_forest``; and the CPU (Numba) times of the same steps for the GPU
 speedup.
 
     python examples/bench_forest.py                  # ANISO2 2500x2500 + stand-ins, GPU
@@ -26,24 +26,16 @@ import numpy as np
 import matrices
 import precond
 from kernels.backend import gpu_available, to_device
-from kernels.factor import charge_threshold, mirror_weights, parallel_factor, weights_symmetric
+from kernels.factor import charge_threshold, parallel_factor, weights_symmetric
 from kernels.forest import linear_forest_cpu, linear_forest_gpu
 from kernels.graph import abs_graph
 from kernels.timing import cpu_time, gpu_time
+from precond.factor import weight_source
 
 from _plotting import grouped_bars, matrix_label, milliseconds, plot_path, save_figure, stacked_bars
 
 CASES = [("aniso2", 2500), ("convection_diffusion3d", 140), ("random_diffusion2d", 1700), ("rotated_anisotropic2d", 1700)]
 QUICK = [("aniso2", 300), ("random_diffusion2d", 200)]
-
-
-def weight_graph(A, symmetric):
-    """The CSR the proposals read and whether it is read as a matrix, as ``precond.factor``
-    chooses: A itself, A' + A'^T on A's own pattern (structurally symmetric), abs_graph."""
-    if symmetric:
-        return A, True
-    W = mirror_weights(A)
-    return (W, True) if W is not None else (abs_graph(A, symmetric=False), False)
 
 
 def gpu_case(A, dtype):
@@ -61,9 +53,9 @@ def gpu_case(A, dtype):
     out["sym_check"] = gpu_time(lambda: weights_symmetric(Ad))
     # symmetric |A|-diag: the proposals read A itself (|a_ij|, diagonal skipped); else A' + A'^T
     out["symmetric"] = weights_symmetric(Ad)
-    W, fm = weight_graph(Ad, out["symmetric"])
+    W, fm = weight_source(Ad, out["symmetric"])
     if not out["symmetric"]:
-        out["abs_graph"] = gpu_time(lambda: weight_graph(Ad, False), repeat=5)
+        out["abs_graph"] = gpu_time(lambda: weight_source(Ad, False), repeat=5)
     # one proposal kernel at k = 1 (charging on) on the state after iteration 0
     partners, weights, _ = parallel_factor(W, 2, 1, 5, 0, 0.5, 0, from_matrix=fm)
     count = (partners >= 0).sum(axis=1).astype(np.int32)
@@ -107,7 +99,7 @@ def cpu_case(A, dtype):
     A.sum_duplicates()
     out = {"abs_graph": cpu_time(lambda: abs_graph(A, symmetric=True), repeat=2)}
     out["sym_check"] = cpu_time(lambda: weights_symmetric(A), repeat=2)
-    W, fm = weight_graph(A, weights_symmetric(A))
+    W, fm = weight_source(A, weights_symmetric(A))
     out["factor_M5"] = cpu_time(lambda: parallel_factor(W, 2, 5, 5, 0, 0.5, 0, from_matrix=fm), repeat=2)
     partners, weights, _ = parallel_factor(W, 2, 5, 5, 0, 0.5, 0, from_matrix=fm)
     out["forest"] = cpu_time(lambda: linear_forest_cpu(partners, weights), repeat=2)

@@ -295,6 +295,21 @@ def _sym_check(indptr, indices, data):
     return bad, balance
 
 
+def _check_canonical(A, what):
+    """The preconditions of the binary-search passes: a square canonical CSR matrix of a
+    float dtype whose index arrays share one dtype."""
+    if getattr(A, "format", None) != "csr" or A.shape[0] != A.shape[1]:
+        raise ValueError(f"{what} needs a square CSR matrix, got {type(A).__name__} of shape {getattr(A, 'shape', None)}")
+    if np.dtype(A.dtype) not in (np.float32, np.float64):
+        raise TypeError(f"{what} needs a float32 or float64 matrix, got {A.dtype}")
+    # SciPy computes the flag; cupyx only caches it (set by sum_duplicates), so the GPU
+    # side relies on the documented precondition
+    if not is_device_array(A) and not A.has_canonical_format:
+        raise ValueError(f"{what} needs sorted indices without duplicates (call sum_duplicates() first)")
+    if np.dtype(A.indices.dtype) != np.dtype(A.indptr.dtype):
+        raise ValueError(f"{what} needs indices and indptr of one dtype, got {A.indices.dtype} and {A.indptr.dtype}")
+
+
 def weights_symmetric(A) -> bool:
     """True when ``|A| - diag(A)`` (explicit zeros dropped) equals its transpose.
 
@@ -303,6 +318,7 @@ def weights_symmetric(A) -> bool:
     by binary search, and the nonzero entries above and below the diagonal must be equally
     many (then the mirroring is a bijection).
     """
+    _check_canonical(A, "weights_symmetric")
     if is_device_array(A):
         import cupy
 
@@ -353,6 +369,7 @@ def mirror_weights(A):
     transpose and a sparse sum. The factor reads it like a symmetric matrix
     (``from_matrix=True``). None when some nonzero entry has no mirror.
     """
+    _check_canonical(A, "mirror_weights")
     if is_device_array(A):
         import cupy
         import cupyx.scipy.sparse as csp

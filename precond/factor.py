@@ -73,6 +73,13 @@ class LinearForest:
 
 
 def _check_square(A):
+    _check_structure(A)
+    if A.nnz and not all_finite(A.data):
+        raise ValueError("matrix has NaN or infinite entries")
+
+
+def _check_structure(A):
+    """Type, shape and dtype (no pass over the entries)."""
     xp = get_array_module(A)
     if not sparse_module(xp).issparse(A):
         raise TypeError(f"expected a scipy.sparse or cupyx.scipy.sparse matrix, got {type(A).__name__}")
@@ -82,8 +89,6 @@ def _check_square(A):
         raise ValueError("matrix is empty")
     if np.dtype(A.dtype).kind not in "fcbiu":
         raise TypeError(f"unsupported matrix dtype {A.dtype}")
-    if A.nnz and not all_finite(A.data):
-        raise ValueError("matrix has NaN or infinite entries")
 
 
 def _check_int(name, value, lo, hi=None):
@@ -98,12 +103,18 @@ def _sync(xp):
         xp.cuda.Device().synchronize()
 
 
-def _weight_source(A, symmetric):
-    """The CSR the proposals read: ``A`` itself when ``|A| - diag(A)`` is symmetric (no
-    weight graph is built; the kernels take absolute values and skip the diagonal); else
-    the weight graph ``A' + A'^T`` on ``A``'s own pattern when that pattern is symmetric
-    (:func:`kernels.factor.mirror_weights`, one pass); else ``abs_graph(A)`` (transpose
-    and sum). Returns ``(matrix, from_matrix)``."""
+def weight_source(A, symmetric=None):
+    """The CSR the proposals of :func:`factor` read, and whether it is read as a matrix.
+
+    ``A`` itself when ``|A| - diag(A)`` is symmetric (``symmetric``; tested when None): no
+    weight graph is built, the kernels take absolute values and skip the diagonal. Else
+    the weight graph ``A' + A'^T``: on ``A``'s own pattern when that pattern is symmetric
+    (:func:`kernels.factor.mirror_weights`, one pass), else by a transpose and a sum
+    (:func:`kernels.graph.transpose_sum`); other dtypes through :func:`kernels.graph.abs_graph`.
+    Returns ``(matrix, from_matrix)``. ``A`` is not scanned for NaN or infinite entries
+    (:func:`factor` does that once).
+    """
+    _check_structure(A)
     xp = get_array_module(A)
     if np.dtype(A.dtype) in (np.float32, np.float64):
         C = A if A.format == "csr" else A.tocsr()
@@ -172,7 +183,7 @@ def _factor(A, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, symmetric=None) -> 
         raise ValueError(f"charge probability p must be in [0, 1], got {p}")
     xp = get_array_module(A)
     t0 = time.perf_counter()
-    G, from_matrix = _weight_source(A, symmetric)
+    G, from_matrix = weight_source(A, symmetric)
     partners, weights, used = parallel_factor(G, n, iterations, m, k_m, p, _check_int("seed", seed, 0),
                                               from_matrix=from_matrix)
     _sync(xp)

@@ -225,6 +225,28 @@ def test_mirror_weights_equal_weight_graph(rng):
         np.testing.assert_array_equal(f.weights, w)
 
 
+def test_weight_passes_reject_bad_input():
+    from kernels.factor import mirror_weights, weights_symmetric
+
+    A = matrices.convection_diffusion3d(4).tocsr()
+    dup = sp.csr_matrix((np.ones(3), np.array([0, 0, 1]), np.array([0, 2, 3])), shape=(2, 2))  # duplicate entry
+    for f in (mirror_weights, weights_symmetric):
+        with pytest.raises(ValueError, match="square CSR"):
+            f(A[:, :-1])
+        with pytest.raises(ValueError, match="square CSR"):
+            f(A.tocoo())
+        with pytest.raises(TypeError, match="float32 or float64"):
+            f(A.astype(np.int64))
+        with pytest.raises(ValueError, match="duplicates"):
+            f(dup)
+    from precond.factor import weight_source
+
+    with pytest.raises(TypeError, match="sparse"):
+        weight_source(np.eye(3))
+    with pytest.raises(ValueError, match="square"):
+        weight_source(A[:, :-1])
+
+
 @pytest.mark.gpu
 def test_mirror_weights_gpu(rng):
     from kernels.backend import to_device
