@@ -130,4 +130,3 @@ def row_grid(n_rows: int, threads: int) -> int:
 
     cap = device_attributes()["MultiProcessorCount"] * max(ROW_KERNEL_THREADS_PER_SM // threads, 1)
     return max(1, min((n_rows + threads - 1) // threads, cap))
-
