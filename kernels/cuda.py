@@ -130,3 +130,17 @@ def row_grid(n_rows: int, threads: int) -> int:
 
     cap = device_attributes()["MultiProcessorCount"] * max(ROW_KERNEL_THREADS_PER_SM // threads, 1)
     return max(1, min((n_rows + threads - 1) // threads, cap))
+
+
+def launch_cooperative(kernel, n_rows: int, threads: int, args) -> None:
+    """Launch ``kernel`` (from :func:`get_kernel`) with ``cuLaunchCooperativeKernel``, so
+    that it may synchronize its whole grid: grid-stride over ``n_rows``, as many blocks as
+    :func:`row_grid` gives and no more than can be resident at once."""
+    from cupy_backends.cuda.api import driver
+
+    from .backend import device_attributes
+
+    function = kernel.kernel  # the cupy.cuda.Function of the current device
+    per_sm = driver.occupancyMaxActiveBlocksPerMultiprocessor(function.ptr, threads, 0)
+    blocks = max(1, min(row_grid(n_rows, threads), per_sm * device_attributes()["MultiProcessorCount"]))
+    function((blocks,), (threads,), args, enable_cooperative_groups=True)

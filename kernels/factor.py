@@ -88,12 +88,13 @@ def greedy_factor(W, n, ties="index", seed=0):
 
 
 @njit(cache=True, parallel=True)
-def _propose(indptr, indices, data, partners, count, prop, prop_w, n_max, k, seed, charging, threshold, absval):
-    """Each unsaturated row keeps its best admissible columns in a small sorted accumulator.
+def _propose(indptr, indices, data, partners, count, prop, prop_w, n_max, k, seed, charging, threshold, absval, rows):
+    """Each unsaturated row of ``rows`` keeps its best admissible columns in a small sorted
+    accumulator.
 
     ``absval``: ``data`` is the matrix itself (weights ``|a_ij|``, zeros skipped)."""
-    N = len(indptr) - 1
-    for v in prange(N):
+    for r in prange(len(rows)):
+        v = rows[r]
         for s in range(n_max):
             prop[v, s] = -1
             prop_w[v, s] = 0
@@ -139,11 +140,12 @@ def _propose(indptr, indices, data, partners, count, prop, prop_w, n_max, k, see
 
 
 @njit(cache=True, parallel=True)
-def _confirm(prop, prop_w, partners, weights, count, n_max):
-    """Keep mutual proposals; returns the number of proposals made (before confirmation)."""
-    N = prop.shape[0]
+def _confirm(prop, prop_w, partners, weights, count, n_max, rows):
+    """Keep the mutual proposals of ``rows``; returns the number of proposals made (before
+    confirmation)."""
     proposed = 0
-    for v in prange(N):
+    for r in prange(len(rows)):
+        v = rows[r]
         c = count[v]
         for s in range(n_max):
             w = prop[v, s]
@@ -171,10 +173,15 @@ def _cpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval):
     prop = np.empty((N, n), dtype=np.int64)
     prop_w = np.empty((N, n), dtype=data.dtype)
     used = iterations
+    rows = np.arange(N, dtype=np.int64)
     for k in range(iterations):
         charging = (k % m) != k_m
-        _propose(indptr, indices, data, partners, count, prop, prop_w, n, k, seed, charging, threshold, absval)
-        proposed = _confirm(prop, prop_w, partners, weights, count, n)
+        _propose(indptr, indices, data, partners, count, prop, prop_w, n, k, seed, charging, threshold, absval, rows)
+        proposed = _confirm(prop, prop_w, partners, weights, count, n, rows)
+        if k == 0:
+            # later rounds visit the rows left open: saturated rows stay saturated and
+            # nobody proposes to them, so their stale proposals are never read
+            rows = np.flatnonzero(count < n)
         if proposed == 0 and not charging:
             used = k + 1
             break
@@ -187,7 +194,7 @@ WARP_ROW_LENGTH = 16  # mean row length from which the GPU proposals use one war
 def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kernel="auto"):
     import cupy
 
-    from .cuda import get_kernel, row_grid
+    from .cuda import get_kernel, launch_cooperative, row_grid
 
     N = W.shape[0]
     itype = W.indices.dtype
@@ -207,32 +214,35 @@ def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kern
     propose = get_kernel("factor", "propose_warp" if kernel == "warp" else "propose", vtype, itype)
     confirm = get_kernel("factor", "confirm", vtype, itype)
     threads = 128
-    blocks = (N + threads - 1) // threads
-    pblocks = min((32 * N + threads - 1) // threads, 1 << 20) if kernel == "warp" else row_grid(N, threads)
-    used = iterations
+    warp = kernel == "warp"
+    lanes = 32 if warp else 1
     n32, N_ = np.int32(n), itype.type(N)
-    # The flag of an uncharged round is read on the host only after the next round is queued,
-    # so the device never waits for the host. A round without proposals proves the factor
-    # maximal; the one extra round queued after it proposes nothing and changes nothing.
-    pending = None
-    for k in range(iterations):
-        charging = (k % m) != k_m
-        propose((pblocks,), (threads,), (N_, W.indptr, W.indices, W.data, partners, count, prop, prop_w, n32,
-                                        np.uint32(k), np.uint32(seed), np.int32(charging), np.uint64(threshold),
-                                        np.int32(absval), np.int32(k == 0)))
-        confirm((blocks,), (threads,), (N_, prop, prop_w, partners, weights, count, n32, proposed[k:], np.int32(not charging),
-                                        np.int32(k == 0)))
-        if pending is not None:
-            if int(proposed[pending]) == 0:
-                used = pending + 1
-                break
-            pending = None
-        if not charging:
-            pending = k
-    else:
-        if pending is not None and int(proposed[pending]) == 0:
-            used = pending + 1
-    return partners, weights, used
+    rows = cupy.empty(N if iterations > 1 else 1, dtype=itype)
+    n_open = cupy.zeros(1, dtype=np.uint32)
+    # Round 0 covers all rows (one launch per step) and lists the rows it leaves open.
+    pblocks = min((32 * N + threads - 1) // threads, 1 << 20) if warp else row_grid(N, threads)
+    first = (np.int32(0), rows, n_open)  # not listed
+    propose((pblocks,), (threads,), (N_, W.indptr, W.indices, W.data, partners, count, prop, prop_w, n32, np.uint32(0),
+                                     np.uint32(seed), np.int32(k_m != 0), np.uint64(threshold), np.int32(absval),
+                                     np.int32(1), *first))
+    confirm(((N + threads - 1) // threads,), (threads,), (N_, prop, prop_w, partners, weights, count, n32, proposed,
+                                                        np.int32(k_m == 0), np.int32(1), *first))
+    if iterations > 1:
+        get_kernel("factor", "open_rows", vtype, itype)((row_grid(N, 256),), (256,), (N_, count, n32, rows, n_open))
+        # The later rounds run over the open rows in one cooperative launch; an uncharged
+        # round without proposals proves the factor maximal and ends it (M_max from the flags).
+        launch_cooperative(get_kernel("factor", "open_rounds", vtype, itype), lanes * N, threads,
+                           (N_, W.indptr, W.indices, W.data, partners, weights, count, prop, prop_w, n32,
+                            np.int32(iterations), np.int32(m), np.int32(k_m), np.uint32(seed), np.uint64(threshold),
+                            np.int32(absval), np.int32(warp), rows, n_open, proposed))
+    return partners, weights, _rounds_used(proposed.get(), m, k_m)
+
+
+def _rounds_used(flags, m, k_m):
+    """M_max: one past the first uncharged round without proposals (``flags[k] == 0``), else
+    all rounds."""
+    idle = [k for k in range(len(flags)) if k % m == k_m and flags[k] == 0]
+    return idle[0] + 1 if idle else len(flags)
 
 
 def parallel_factor(W, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, from_matrix=False, kernel="auto"):

@@ -24,7 +24,7 @@ import time
 import numpy as np
 from numba import njit, prange
 
-from .backend import is_device_array
+from .backend import is_device_array, to_host
 from .hashing import hash32
 
 __all__ = ["linear_forest_cpu", "linear_forest_gpu", "linear_forest_ruling", "linear_forest_arrays"]
@@ -192,8 +192,7 @@ def linear_forest_gpu(partners, weights, *, method="ruling", early_exit=True, ch
     if events:
         events[2].record()
     # ---- (3) permutation, path starts and removed edges, as for the ruling set
-    flags = ((length > 0).astype(np.int64) << 32) | (removed_lo >= 0).astype(np.int64)
-    perm, path_start, removed = _order_paths(_GpuLauncher(itype, vtype), length, path_id, position, removed_lo, flags)
+    perm, path_start, removed = _order_paths(_GpuLauncher(itype, vtype), length, path_id, position, removed_lo)
     if stats is not None:
         events[3].record()
         events[3].synchronize()
@@ -241,31 +240,30 @@ def _edge_less(w, a, b, w2, a2, b2):
     return w < w2 or (w == w2 and (a < a2 or (a == a2 and b < b2)))
 
 
-# claim[v]: _CLAIM_FREE, _CLAIM_RULER or owner slot << 32 | distance from the owner's ruler
-# (the CUDA kernels use the same bits as unsigned 64-bit words)
+# claim[v]: _CLAIM_FREE, _RULER_TAG << 32 | the ruler's rank, or owner slot << 32 | distance
+# from the owner's ruler (the CUDA kernels use the same bits as unsigned 64-bit words)
 _CLAIM_FREE = -1
-_CLAIM_RULER = -2
-
-
-@njit(cache=True, parallel=True)
-def _ruler_mark(N, P, seed, threshold, is_ruler, claim):
-    for v in prange(N):
-        ruler = P[v, 0] < 0 or P[v, 1] < 0 or hash32(v, _RULER_SALT, seed) < threshold
-        is_ruler[v] = 1 if ruler else 0
-        claim[v] = _CLAIM_RULER if ruler else _CLAIM_FREE
-
-
-@njit(cache=True, parallel=True)
-def _ruler_index(N, claim, rank, rulers):
-    for v in prange(N):
-        if claim[v] == _CLAIM_RULER:
-            k = rank[v] - 1
-            rulers[k] = v
-            rank[v] = k
+_RULER_TAG = -2
 
 
 @njit(cache=True)
-def _ruler_walk(n_slots, rulers, rank, P, Wt, claim, w_end, w_met, w_len, w_bw, w_ba, w_bb, w_bn, w_bk, lockstep):
+def _ruler_mark(N, P, seed, threshold, rulers, n_rulers, claim):
+    """Twin of the CUDA ``ruler_mark``. The kernel's ranks come from an atomic counter and
+    no result may depend on them: the twin numbers the rulers in decreasing vertex order,
+    so the tests run the slots in an order unrelated to the vertex ids."""
+    k = 0
+    for v in range(N - 1, -1, -1):
+        if P[v, 0] < 0 or P[v, 1] < 0 or hash32(v, _RULER_SALT, seed) < threshold:
+            rulers[k] = v
+            claim[v] = (np.int64(_RULER_TAG) << 32) | k
+            k += 1
+        else:
+            claim[v] = _CLAIM_FREE
+    n_rulers[0] = k
+
+
+@njit(cache=True)
+def _ruler_walk(n_slots, rulers, P, Wt, claim, w_end, w_met, w_len, w_bw, w_ba, w_bb, w_bn, w_bk, lockstep):
     """The walks of all slots, one step at a time: in lockstep rounds (``lockstep``: every
     walk advances by one vertex per round, so the two walks of a gap meet halfway) or each
     walk to its end in turn (one walk claims the whole gap). A claim is the CUDA kernel's
@@ -300,8 +298,8 @@ def _ruler_walk(n_slots, rulers, rank, P, Wt, claim, w_end, w_met, w_len, w_bw, 
                 old = claim[c]
                 if old == _CLAIM_FREE:
                     claim[c] = (np.int64(t) << 32) | dist[t]
-                if old == _CLAIM_RULER:
-                    w_end[t] = 2 * rank[c] + (0 if P[c, 0] == p else 1)
+                if old >> 32 == _RULER_TAG:
+                    w_end[t] = 2 * (old & 0xFFFFFFFF) + (0 if P[c, 0] == p else 1)
                     w_len[t] = dist[t]
                     live[t] = False
                     break
@@ -324,7 +322,8 @@ def _ruler_walk(n_slots, rulers, rank, P, Wt, claim, w_end, w_met, w_len, w_bw, 
 
 
 @njit(cache=True, parallel=True)
-def _ruler_link(n_slots, w_end, w_met, w_len, w_bw, w_ba, w_bb, w_bn, w_bk, link, gap, mw, ma, mb, near, near_dist):
+def _ruler_link(n_slots, w_end, w_met, w_len, w_bw, w_ba, w_bb, w_bn, w_bk, link, gap, mw, ma, mb, near, near_dist,
+                mn):
     for t in prange(n_slots):
         u = w_met[t]
         bw, ba, bb, bn, bk = w_bw[t], w_ba[t], w_bb[t], w_bn[t], w_bk[t]
@@ -343,22 +342,29 @@ def _ruler_link(n_slots, w_end, w_met, w_len, w_bw, w_ba, w_bb, w_bn, w_bk, link
         mb[t] = bb
         near[t] = bn
         near_dist[t] = bk
+        mn[t] = t >> 1
 
 
 _RULER_SAT = 1 << 30  # window lengths saturate here (on a cycle the windows wrap)
 
 
 @njit(cache=True, parallel=True)
-def _ruler_scan_step(n_slots, q, r, mw, ma, mb, nv, dn, q2, r2, mw2, ma2, mb2, nv2, dn2):
+def _ruler_scan_step(n_slots, s, busy, link, q, r, mw, ma, mb, nv, dn, mn, q2, r2, mw2, ma2, mb2, nv2, dn2, mn2):
+    if s >= 2 and busy[s - 1 - (s & 1)] == 0:
+        return
+    unfinished = 0
     for t in prange(n_slots):
-        x, d = q[t], r[t]
+        x, d, m = q[t], r[t], mn[t]
         bw, ba, bb, bn, bd = mw[t], ma[t], mb[t], nv[t], dn[t]
         if x >= 0:
+            if q[t ^ 1] < 0 or m != mn[link[t] ^ 1]:
+                unfinished += 1
             kw = x ^ 1
             if _edge_less(mw[kw], ma[kw], mb[kw], bw, ba, bb):
                 bw, ba, bb, bn = mw[kw], ma[kw], mb[kw], nv[kw]
                 bd = min(np.int64(d) + dn[kw], _RULER_SAT)
             d = min(np.int64(d) + r[kw], _RULER_SAT)
+            m = min(m, mn[kw])
             x = q[kw]
         q2[t] = x
         r2[t] = d
@@ -367,6 +373,9 @@ def _ruler_scan_step(n_slots, q, r, mw, ma, mb, nv, dn, q2, r2, mw2, ma2, mb2, n
         mb2[t] = bb
         nv2[t] = bn
         dn2[t] = bd
+        mn2[t] = m
+    if unfinished:
+        busy[s] = 1
 
 
 @njit(cache=True)
@@ -384,13 +393,13 @@ def _beyond(s, dist, q, r, nv, dn):
 
 
 @njit(cache=True, parallel=True)
-def _ruler_finish(N, P, Wt, claim, rank, link, gap, gma, gmb, near, near_dist, q, r, ma, mb, nv, dn,
-                  P_out, path_id, position, length, removed_lo, flags):
+def _ruler_finish(N, P, Wt, claim, link, gap, gma, gmb, near, near_dist, q, r, ma, mb, nv, dn,
+                  P_out, path_id, position, length, removed_lo):
     for v in prange(N):
         c = claim[v]
         cut = -1
-        if c == _CLAIM_RULER:
-            s = 2 * rank[v]
+        if c >> 32 == _RULER_TAG:
+            s = 2 * (c & 0xFFFFFFFF)
             if q[s] >= 0:
                 cut = s
             e0, d0 = _beyond(s + 1, 0, q, r, nv, dn)
@@ -444,7 +453,6 @@ def _ruler_finish(N, P, Wt, claim, rank, link, gap, gma, gmb, near, near_dist, q
             _keep_partners(P_out, P, v, b if v == a else (a if v == b else -1))
             length[v] = L if v == a else 0
             removed_lo[v] = b if v == a else -1
-            flags[v] = (np.int64(1) << 32) | 1 if v == a else 0
             continue
         dropped = -1
         lo = -1
@@ -458,7 +466,6 @@ def _ruler_finish(N, P, Wt, claim, rank, link, gap, gma, gmb, near, near_dist, q
         path_id[v] = pid
         position[v] = d0 if e0 < e1 else (d1 if e1 < e0 else 0)
         length[v] = d0 + d1 + 1 if pid == v else 0
-        flags[v] = (np.int64(1) << 32 if pid == v else 0) | (1 if lo >= 0 else 0)
 
 
 @njit(cache=True, parallel=True)
@@ -467,16 +474,45 @@ def _scatter_permutation(N, path_id, position, offsets, perm):
         perm[offsets[path_id[v]] + position[v]] = v
 
 
+_ORDER_TILE = 1024  # vertices per tile of the order scan: 256 threads x ORDER_ITEMS in forest.cu
+
+
 @njit(cache=True, parallel=True)
-def _forest_compact(N, length, offsets, removed_lo, scanned, path_start, removed):
-    for v in prange(N):
-        c = scanned[v]
-        if length[v] > 0:
-            path_start[(c >> 32) - 1] = offsets[v]
-        if removed_lo[v] >= 0:
-            i = (c & 0xFFFFFFFF) - 1
-            removed[i, 0] = v
-            removed[i, 1] = removed_lo[v]
+def _order_tile_sums(N, length, removed_lo, sums):
+    for t in prange((N + _ORDER_TILE - 1) // _ORDER_TILE):
+        c = np.zeros(3, dtype=np.int64)
+        for v in range(t * _ORDER_TILE, min((t + 1) * _ORDER_TILE, N)):
+            c[0] += length[v]
+            c[1] += length[v] > 0
+            c[2] += removed_lo[v] >= 0
+        sums[3 * t:3 * t + 3] = c
+
+
+@njit(cache=True)
+def _order_scan_tiles(n_tiles, sums, totals):
+    run = np.zeros(3, dtype=np.int64)
+    for t in range(n_tiles):
+        for k in range(3):
+            x = sums[3 * t + k]
+            sums[3 * t + k] = run[k]
+            run[k] += x
+    totals[:] = run
+
+
+@njit(cache=True, parallel=True)
+def _order_place(N, length, removed_lo, tile_offsets, offsets, path_start, removed):
+    for t in prange((N + _ORDER_TILE - 1) // _ORDER_TILE):
+        at, paths, rem = tile_offsets[3 * t], tile_offsets[3 * t + 1], tile_offsets[3 * t + 2]
+        for v in range(t * _ORDER_TILE, min((t + 1) * _ORDER_TILE, N)):
+            if length[v] > 0:
+                offsets[v] = at
+                path_start[paths] = at
+                paths += 1
+                at += length[v]
+            if removed_lo[v] >= 0:
+                removed[rem, 0] = v
+                removed[rem, 1] = removed_lo[v]
+                rem += 1
 
 
 def _ruler_threshold(spacing):
@@ -485,17 +521,18 @@ def _ruler_threshold(spacing):
     return (1 << 32) // spacing
 
 
-_RULER_KERNELS = ("ruler_mark", "ruler_index", "ruler_walk", "ruler_link", "ruler_scan_step", "ruler_finish",
-                  "scatter_permutation", "forest_compact")
+_RULER_KERNELS = ("ruler_mark", "ruler_walk", "ruler_link", "ruler_scan_step", "ruler_finish",
+                  "scatter_permutation", "order_tile_sums", "order_scan_tiles", "order_place")
 
 
 class _CpuLauncher:
     """Runs the ruling-set kernels as their Numba twins (for tests and CPU use)."""
 
     xp = np
-    funcs = {"ruler_mark": _ruler_mark, "ruler_index": _ruler_index, "ruler_walk": _ruler_walk,
-             "ruler_link": _ruler_link, "ruler_scan_step": _ruler_scan_step, "ruler_finish": _ruler_finish,
-             "scatter_permutation": _scatter_permutation, "forest_compact": _forest_compact}
+    funcs = {"ruler_mark": _ruler_mark, "ruler_walk": _ruler_walk, "ruler_link": _ruler_link,
+             "ruler_scan_step": _ruler_scan_step, "ruler_finish": _ruler_finish,
+             "scatter_permutation": _scatter_permutation, "order_tile_sums": _order_tile_sums,
+             "order_scan_tiles": _order_scan_tiles, "order_place": _order_place}
 
     def __init__(self, itype, vtype, lockstep=True):
         self.itype = np.dtype(itype)
@@ -509,6 +546,10 @@ class _CpuLauncher:
 
     def scalar(self, x):
         return np.int64(x)
+
+    @staticmethod
+    def to_host(x):
+        return x
 
 
 class _GpuLauncher:
@@ -530,27 +571,33 @@ class _GpuLauncher:
     def scalar(self, x):
         return self.itype.type(x)
 
+    @staticmethod
+    def to_host(x):
+        return x.get()
 
-def _order_paths(launcher, length, path_id, position, removed_lo, flags):
-    """``(permutation, path_start, removed_edges)`` from the ranked forest: the permutation
-    by an exclusive scan of the path lengths indexed by path id; the path starts and the
-    removed edges (in the order of their lower ends) compacted from one scan of ``flags``
-    (``(v starts a path) << 32 | (v is the lower end of a removed edge)``), one host read."""
+
+def _order_paths(launcher, length, path_id, position, removed_lo):
+    """``(permutation, path_start, removed_edges)`` from the ranked forest. One tiled scan
+    over the vertices of (length, path id?, removed edge's lower end?) gives the first new
+    position of every path at its path id, the path starts in path id order and the
+    removed edges in the order of their lower ends (one host read, for the two counts);
+    every vertex then goes to its path's offset plus its position."""
     xp = launcher.xp
     N = len(length)
     sc = launcher.scalar
-    offsets = xp.empty(N + 1, dtype=launcher.itype)
-    offsets[0] = 0
-    xp.cumsum(length, out=offsets[1:])
-    perm = xp.empty(N, dtype=launcher.itype)
-    launcher("scatter_permutation", N, sc(N), path_id, position, offsets, perm)
-    scanned = xp.cumsum(flags)
-    total = int(scanned[-1]) if N else 0
-    n_paths, n_removed = total >> 32, total & 0xFFFFFFFF
+    n_tiles = (N + _ORDER_TILE - 1) // _ORDER_TILE
+    sums = xp.empty(3 * n_tiles, dtype=launcher.itype)
+    totals = xp.zeros(3, dtype=launcher.itype)
+    launcher("order_tile_sums", n_tiles * 256, sc(N), length, removed_lo, sums)
+    launcher("order_scan_tiles", 1 if n_tiles else 0, sc(n_tiles), sums, totals)
+    _, n_paths, n_removed = (int(x) for x in launcher.to_host(totals))
+    offsets = xp.empty(N, dtype=launcher.itype)  # written at the path ids
     path_start = xp.empty(n_paths + 1, dtype=launcher.itype)
     path_start[n_paths:] = N
     removed = xp.empty((n_removed, 2), dtype=np.int64)
-    launcher("forest_compact", N, sc(N), length, offsets, removed_lo, scanned, path_start, removed)
+    launcher("order_place", n_tiles * 256, sc(N), length, removed_lo, sums, offsets, path_start, removed)
+    perm = xp.empty(N, dtype=launcher.itype)
+    launcher("scatter_permutation", N, sc(N), path_id, position, offsets, perm)
     return perm, path_start, removed
 
 
@@ -580,43 +627,44 @@ def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, seed=0, s
     # ---- rulers and the walks between them
     if N >= 1 << 30:
         raise ValueError(f"the ruling-set forest supports fewer than 2**30 vertices, got {N}")
-    is_ruler = xp.empty(N, dtype=itype)
+    rulers = xp.empty(N, dtype=itype)  # the first nr entries
+    n_rulers = xp.zeros(1, dtype=np.uint32)
     claim = xp.empty(N, dtype=np.int64)
-    launcher("ruler_mark", N, sc(N), P, np.uint32(seed), np.uint64(_ruler_threshold(spacing)), is_ruler, claim)
-    rank = xp.cumsum(is_ruler, dtype=itype)  # rulers' ranks once ruler_index has run
-    nr = int(rank[-1]) if N else 0
+    launcher("ruler_mark", N, sc(N), P, np.uint32(seed), np.uint64(_ruler_threshold(spacing)), rulers, n_rulers, claim)
+    nr = int(n_rulers[0])
     ns = 2 * nr
-    rulers = xp.empty(nr, dtype=itype)
-    launcher("ruler_index", N, sc(N), claim, rank, rulers)
     mark()
     walk = [slots(), slots(), slots(), slots(vtype), slots(), slots(), slots(), slots()]
-    launcher("ruler_walk", ns, sc(ns), rulers, rank, P, Wt, claim, *walk)
-    link, gap, ma, mb, near, near_dist = (slots() for _ in range(6))
+    launcher("ruler_walk", ns, sc(ns), rulers, P, Wt, claim, *walk)
+    link, gap, ma, mb, near, near_dist, mn = (slots() for _ in range(7))
     mw = slots(vtype)
-    launcher("ruler_link", ns, sc(ns), *walk, link, gap, mw, ma, mb, near, near_dist)
+    launcher("ruler_link", ns, sc(ns), *walk, link, gap, mw, ma, mb, near, near_dist, mn)
     del walk
     mark()
     # ---- one scan over the slots: distances to the path ends, the weakest edge of every
-    # cycle and the distance to it
-    steps = math.ceil(math.log2(max(nr, 2))) + 1  # a list of slots has fewer than nr hops
-    state = (link, gap, mw, ma, mb, near, near_dist)
-    scratch = [(slots(), slots(), slots(vtype), slots(), slots(), slots(), slots()) for _ in range(2)]
+    # cycle and the distance to it. A list of slots has fewer than nr hops; the steps run
+    # in pairs and skip themselves on the device once the lists are done (see the kernel),
+    # so the result is always the odd steps' buffers.
+    steps = 2 * math.ceil((math.ceil(math.log2(max(nr, 2))) + 1) / 2)
+    busy = xp.zeros(steps, dtype=np.int32)
+    state = (link, gap, mw, ma, mb, near, near_dist, mn)
+    scratch = [(slots(), slots(), slots(vtype), slots(), slots(), slots(), slots(), slots()) for _ in range(2)]
     for s in range(steps):
-        launcher("ruler_scan_step", ns, sc(ns), *state, *scratch[s % 2])
+        launcher("ruler_scan_step", ns, sc(ns), np.int32(s), busy, link, *state, *scratch[s % 2])
         state = scratch[s % 2]
     mark()
-    q, r, _, qma, qmb, nv, dn = state
+    q, r, _, qma, qmb, nv, dn, _ = state
     # every output is written in full by ruler_finish
     P_out, removed_lo, path_id, position, length = (xp.empty_like(P), *(xp.empty(N, dtype=itype) for _ in range(4)))
-    flags = xp.empty(N, dtype=np.int64)
-    launcher("ruler_finish", N, sc(N), P, Wt, claim, rank, link, gap, ma, mb, near, near_dist, q, r, qma, qmb, nv, dn,
-             P_out, path_id, position, length, removed_lo, flags)
+    launcher("ruler_finish", N, sc(N), P, Wt, claim, link, gap, ma, mb, near, near_dist, q, r, qma, qmb, nv, dn,
+             P_out, path_id, position, length, removed_lo)
     mark()
-    perm, path_start, removed = _order_paths(launcher, length, path_id, position, removed_lo, flags)
+    perm, path_start, removed = _order_paths(launcher, length, path_id, position, removed_lo)
     mark()
     if stats is not None:
         stats["rulers"] = nr
-        stats["ruler_steps"] = steps
+        pairs = 1 + int(np.argmin(np.append(to_host(busy)[1::2], 0)))  # pair j runs while busy[2j - 1]
+        stats["ruler_steps"] = min(2 * pairs, steps)
         if xp is np:
             spans = [b - a for a, b in zip(marks, marks[1:])]
         else:

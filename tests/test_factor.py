@@ -290,9 +290,9 @@ def test_paper_table1_proposals_of_vertex_4():
     partners = -np.ones((10, 2), dtype=np.int64)
     count = np.zeros(10, dtype=np.int64)
     prop, prop_w = np.empty((10, 2), dtype=np.int64), np.empty((10, 2))
-    _propose(*args, partners, count, prop, prop_w, 2, 1, seed, False, thr, False)
+    _propose(*args, partners, count, prop, prop_w, 2, 1, seed, False, thr, False, np.arange(10))
     assert prop[4].tolist() == [6, 9] and prop_w[4].tolist() == [0.9, 0.5]
-    _propose(*args, partners, count, prop, prop_w, 2, 1, seed, True, thr, False)
+    _propose(*args, partners, count, prop, prop_w, 2, 1, seed, True, thr, False, np.arange(10))
     assert prop[4].tolist() == [9, 7] and prop_w[4].tolist() == [0.5, 0.4]
 
 

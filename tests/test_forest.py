@@ -163,6 +163,25 @@ def test_ruling_set_on_many_cycles(lockstep):
         _assert_same_forest(_ruling_forest(f.neighbors, f.weights, launcher, spacing=spacing, seed=spacing), ref)
 
 
+@pytest.mark.parametrize("long_piece, max_steps, min_steps", [("path", 10, 8), ("ring", 16, 13)])
+def test_ruler_scan_stops_early(long_piece, max_steps, min_steps):
+    """The scan over the ruler slots stops on the device once every list is done: 3000
+    triangles and one piece of 100 (path) or 5000 (ring) vertices, every vertex a ruler
+    (16 steps at most). The path needs 2^7 >= 100 and stops after 8 steps; the ring needs
+    2^13 >= 5000 and runs on; the forest is the walk's either way."""
+    blocks = [_ring(3)] * 3000
+    if long_piece == "path":
+        blocks.append(sp.diags([np.ones(99), np.ones(100), np.ones(99)], [-1, 0, 1]))
+    else:
+        blocks.append(_ring(5000, np.linspace(1, 2, 5000)))
+    A = sp.block_diag(blocks, format="csr")
+    f = precond.factor(A, n=2, iterations=60, m=1)
+    stats = {}
+    got = linear_forest_ruling(f.neighbors, f.weights, spacing=1, stats=stats)
+    _assert_same_forest(got, linear_forest_cpu(f.neighbors, f.weights))
+    assert min_steps <= stats["ruler_steps"] <= max_steps
+
+
 @pytest.mark.slow
 def test_ruling_set_large_aniso():
     A = matrices.aniso2(400)

@@ -4,11 +4,18 @@
 // confirm: keep mutual proposals; on uncharged steps flag whether any row proposed.
 // `first` (iteration 0): no vertex has partners yet, so propose reads neither `count` nor
 // `partners` and confirm writes every slot (the factor arrays need no initialization).
+// open_rows: after the first round, the rows with room left; the later rounds run over
+// this list only (`listed`): a saturated row stays saturated and nobody proposes to it, so
+// its stale proposals are never read. open_rounds runs those rounds in one cooperative
+// launch.
 // sym_check: flags an off-diagonal |a_ij| != |a_ji| (binary search in sorted rows).
 // mirror_sum: the weights |a_ij| + |a_ji| of the weight graph A' + A'^T on A's own pattern.
 // propose_warp: the same proposal with one warp per row (lanes scan strided entries, then a
 //               butterfly merge of the sorted top-n lists; identical result: strict total order).
-// templates: propose<V,I>, propose_warp<V,I>, confirm<V,I>, sym_check<V,I>, mirror_sum<V,I>
+// templates: propose<V,I>, propose_warp<V,I>, confirm<V,I>, open_rows<V,I>, open_rounds<V,I>, sym_check<V,I>
+// templates: mirror_sum<V,I>
+#include <cooperative_groups.h>
+
 #include "hashing.cuh"
 
 #define MAX_N 4
@@ -24,7 +31,7 @@ __device__ __forceinline__ bool better(V w1, I j1, V w2, I j2) {
 template <typename V, typename I>
 __device__ __forceinline__ int scan_row(const I v, const I lo, const I hi, const int stride,
                                         const I* __restrict__ indices, const V* __restrict__ data,
-                                        const I* __restrict__ partners, const int* __restrict__ count, const int n,
+                                        const I* partners, const int* count, const int n,
                                         const int c, const int room, const unsigned int k, const unsigned int seed,
                                         const int charging, const unsigned long long threshold, const int absval,
                                         const int first, V* acc_w, I* acc_j) {
@@ -60,13 +67,22 @@ __device__ __forceinline__ int scan_row(const I v, const I lo, const I hi, const
     return filled;
 }
 
+// The row loops below are shared by the one-step kernels and by open_rounds, which runs
+// the later rounds in one cooperative launch; arrays written by a round (partners, count,
+// prop, prop_w) are plain pointers there, so no load of them goes through the
+// non-coherent read-only cache.
+// Proposals of the rows r = r0, r0 + step, ... (row r, or rows[r] when listed).
 template <typename V, typename I>
-__global__ void propose(const I n_rows, const I* __restrict__ indptr, const I* __restrict__ indices,
-                        const V* __restrict__ data, const I* __restrict__ partners,
-                        const int* __restrict__ count, I* __restrict__ prop, V* __restrict__ prop_w,
-                        const int n, const unsigned int k, const unsigned int seed, const int charging,
-                        const unsigned long long threshold, const int absval, const int first) {
-    for (I v = blockIdx.x * (I)blockDim.x + threadIdx.x; v < n_rows; v += (I)gridDim.x * blockDim.x) {
+__device__ __forceinline__ void propose_rows(const I r0, const I step, const I n_rows, const I* __restrict__ indptr,
+                                             const I* __restrict__ indices, const V* __restrict__ data,
+                                             const I* partners, const int* count, I* prop, V* prop_w, const int n,
+                                             const unsigned int k, const unsigned int seed, const int charging,
+                                             const unsigned long long threshold, const int absval, const int first,
+                                             const int listed, const I* __restrict__ rows,
+                                             const unsigned int* __restrict__ n_open) {
+    const I total = listed ? (I)*n_open : n_rows;
+    for (I r = r0; r < total; r += step) {
+        const I v = listed ? rows[r] : r;
         const int c = first ? 0 : count[v];
         const int room = n - c;
         V acc_w[MAX_N];
@@ -82,11 +98,27 @@ __global__ void propose(const I n_rows, const I* __restrict__ indptr, const I* _
 }
 
 template <typename V, typename I>
-__global__ void confirm(const I n_rows, const I* __restrict__ prop, const V* __restrict__ prop_w,
-                        I* __restrict__ partners, V* __restrict__ weights, int* __restrict__ count,
-                        const int n, unsigned long long* __restrict__ proposed, const int count_proposals,
-                        const int first) {
-    for (I v = blockIdx.x * (I)blockDim.x + threadIdx.x; v < n_rows; v += (I)gridDim.x * blockDim.x) {
+__global__ void propose(const I n_rows, const I* __restrict__ indptr, const I* __restrict__ indices,
+                        const V* __restrict__ data, const I* __restrict__ partners,
+                        const int* __restrict__ count, I* __restrict__ prop, V* __restrict__ prop_w,
+                        const int n, const unsigned int k, const unsigned int seed, const int charging,
+                        const unsigned long long threshold, const int absval, const int first, const int listed,
+                        const I* __restrict__ rows, const unsigned int* __restrict__ n_open) {
+    propose_rows<V, I>(blockIdx.x * (I)blockDim.x + threadIdx.x, (I)gridDim.x * blockDim.x, n_rows, indptr, indices,
+                       data, partners, count, prop, prop_w, n, k, seed, charging, threshold, absval, first, listed,
+                       rows, n_open);
+}
+
+// Keeps the mutual proposals of the rows r = r0, r0 + step, ...
+template <typename V, typename I>
+__device__ __forceinline__ void confirm_rows(const I r0, const I step, const I n_rows, const I* prop, const V* prop_w,
+                                             I* partners, V* weights, int* count, const int n,
+                                             unsigned long long* proposed, const int count_proposals,
+                                             const int first, const int listed, const I* __restrict__ rows,
+                                             const unsigned int* __restrict__ n_open) {
+    const I total = listed ? (I)*n_open : n_rows;
+    for (I r = r0; r < total; r += step) {
+        const I v = listed ? rows[r] : r;
         int c = first ? 0 : count[v];
         int made = 0;
         for (int s = 0; s < n; ++s) {
@@ -111,6 +143,32 @@ __global__ void confirm(const I n_rows, const I* __restrict__ prop, const V* __r
         // a flag, not a count: one atomic per proposing row (millions on one address) cost
         // 4.8 ms on the H100 for ANISO2; racing plain stores of the same value are benign
         if (count_proposals && made && *(volatile unsigned long long*)proposed == 0ull) *proposed = 1ull;
+    }
+}
+
+template <typename V, typename I>
+__global__ void confirm(const I n_rows, const I* __restrict__ prop, const V* __restrict__ prop_w,
+                        I* __restrict__ partners, V* __restrict__ weights, int* __restrict__ count,
+                        const int n, unsigned long long* __restrict__ proposed, const int count_proposals,
+                        const int first, const int listed, const I* __restrict__ rows,
+                        const unsigned int* __restrict__ n_open) {
+    confirm_rows<V, I>(blockIdx.x * (I)blockDim.x + threadIdx.x, (I)gridDim.x * blockDim.x, n_rows, prop, prop_w,
+                       partners, weights, count, n, proposed, count_proposals, first, listed, rows, n_open);
+}
+
+// Appends the rows with count < n to rows[] (one atomic per warp; the loop is block-uniform).
+template <typename V, typename I>
+__global__ void open_rows(const I n_rows, const int* __restrict__ count, const int n, I* __restrict__ rows,
+                          unsigned int* __restrict__ n_open) {
+    const int lane = threadIdx.x & 31;
+    for (I v0 = blockIdx.x * (I)blockDim.x; v0 < n_rows; v0 += (I)gridDim.x * blockDim.x) {
+        const I v = v0 + threadIdx.x;
+        const bool open = v < n_rows && count[v] < n;
+        const unsigned int mask = __ballot_sync(0xffffffffu, open);
+        unsigned int base = 0;
+        if (lane == 0 && mask) base = atomicAdd(n_open, (unsigned int)__popc(mask));
+        base = __shfl_sync(0xffffffffu, base, 0);
+        if (open) rows[base + __popc(mask & ((1u << lane) - 1u))] = v;
     }
 }
 
@@ -181,17 +239,20 @@ __global__ void mirror_sum(const I n_rows, const I* __restrict__ indptr, const I
     }
 }
 
+// Warp-per-row proposals of the rows r = w0, w0 + n_warps, ... (lane: the thread's lane).
 template <typename V, typename I>
-__global__ void propose_warp(const I n_rows, const I* __restrict__ indptr, const I* __restrict__ indices,
-                             const V* __restrict__ data, const I* __restrict__ partners,
-                             const int* __restrict__ count, I* __restrict__ prop, V* __restrict__ prop_w,
-                             const int n, const unsigned int k, const unsigned int seed, const int charging,
-                             const unsigned long long threshold, const int absval, const int first) {
+__device__ __forceinline__ void propose_rows_warp(const I w0, const I n_warps, const int lane, const I n_rows,
+                                                  const I* __restrict__ indptr, const I* __restrict__ indices,
+                                                  const V* __restrict__ data, const I* partners, const int* count,
+                                                  I* prop, V* prop_w, const int n, const unsigned int k,
+                                                  const unsigned int seed, const int charging,
+                                                  const unsigned long long threshold, const int absval,
+                                                  const int first, const int listed, const I* __restrict__ rows,
+                                                  const unsigned int* __restrict__ n_open) {
     const unsigned FULL = 0xffffffffu;
-    const int lane = threadIdx.x & 31;
-    const I first_row = (blockIdx.x * (I)blockDim.x + threadIdx.x) >> 5;
-    const I n_warps = ((I)gridDim.x * blockDim.x) >> 5;
-    for (I v = first_row; v < n_rows; v += n_warps) {  // warp-uniform loop
+    const I total = listed ? (I)*n_open : n_rows;
+    for (I r = w0; r < total; r += n_warps) {  // warp-uniform loop
+        const I v = listed ? rows[r] : r;
         const int c = first ? 0 : count[v];
         const int room = n - c;
         V acc_w[MAX_N];
@@ -244,5 +305,47 @@ __global__ void propose_warp(const I n_rows, const I* __restrict__ indptr, const
                 if (s < filled) prop_w[(size_t)v * n + s] = acc_w[s];
             }
         }
+    }
+}
+
+template <typename V, typename I>
+__global__ void propose_warp(const I n_rows, const I* __restrict__ indptr, const I* __restrict__ indices,
+                             const V* __restrict__ data, const I* __restrict__ partners,
+                             const int* __restrict__ count, I* __restrict__ prop, V* __restrict__ prop_w,
+                             const int n, const unsigned int k, const unsigned int seed, const int charging,
+                             const unsigned long long threshold, const int absval, const int first,
+                             const int listed, const I* __restrict__ rows, const unsigned int* __restrict__ n_open) {
+    propose_rows_warp<V, I>((blockIdx.x * (I)blockDim.x + threadIdx.x) >> 5, ((I)gridDim.x * blockDim.x) >> 5,
+                      (int)(threadIdx.x & 31), n_rows, indptr, indices, data, partners, count, prop, prop_w, n, k,
+                      seed, charging, threshold, absval, first, listed, rows, n_open);
+}
+
+// Rounds 1 .. iterations - 1 over the open rows in one cooperative launch (grid-wide
+// barriers between proposals and confirmations): launched one kernel per step, the short
+// rounds cost more host time than device time. Stops after an uncharged round without
+// proposals, as the host loop does.
+template <typename V, typename I>
+__global__ void open_rounds(const I n_rows, const I* __restrict__ indptr, const I* __restrict__ indices,
+                            const V* __restrict__ data, I* partners, V* weights, int* count, I* prop, V* prop_w,
+                            const int n, const int iterations, const int m, const int k_m, const unsigned int seed,
+                            const unsigned long long threshold, const int absval, const int warp,
+                            const I* __restrict__ rows, const unsigned int* __restrict__ n_open,
+                            unsigned long long* proposed) {
+    cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+    const I tid = blockIdx.x * (I)blockDim.x + threadIdx.x, step = (I)gridDim.x * blockDim.x;
+    for (int k = 1; k < iterations; ++k) {
+        const int charging = (k % m) != k_m;
+        if (warp)
+            propose_rows_warp<V, I>(tid >> 5, step >> 5, (int)(threadIdx.x & 31), n_rows, indptr, indices, data,
+                                    partners, count, prop, prop_w, n, (unsigned int)k, seed, charging, threshold,
+                                    absval, 0, 1, rows, n_open);
+        else
+            propose_rows<V, I>(tid, step, n_rows, indptr, indices, data, partners, count, prop, prop_w, n,
+                               (unsigned int)k, seed, charging, threshold, absval, 0, 1, rows, n_open);
+        grid.sync();
+        confirm_rows<V, I>(tid, step, n_rows, prop, prop_w, partners, weights, count, n, proposed + k, !charging, 0, 1,
+                           rows, n_open);
+        grid.sync();
+        if (!charging && *(volatile unsigned long long*)(proposed + k) == 0ull) break;
     }
 }

@@ -1,7 +1,7 @@
 // Linear forest from a [0,2]-factor: bidirectional scans (paper 001, Alg. 3, Sec. 4.2).
 // Pointers q(v) = (q0, q1) point 2^s steps along the path in both directions; a path end
 // is marked by the negative value -(end + 1). One launch per step, ping-pong buffers.
-// templates: cycle_init<V,I>, cycle_step<V,I>, cycle_break<V,I>, rank_init<V,I>, rank_step<V,I>, rank_finish<V,I>, scatter_permutation<V,I>, ruler_mark<V,I>, ruler_index<V,I>, ruler_walk<V,I>, ruler_link<V,I>, ruler_scan_step<V,I>, ruler_finish<V,I>, forest_compact<V,I>
+// templates: cycle_init<V,I>, cycle_step<V,I>, cycle_break<V,I>, rank_init<V,I>, rank_step<V,I>, rank_finish<V,I>, scatter_permutation<V,I>, ruler_mark<V,I>, ruler_walk<V,I>, ruler_link<V,I>, ruler_scan_step<V,I>, ruler_finish<V,I>, order_tile_sums<V,I>, order_scan_tiles<V,I>, order_place<V,I>
 #include "hashing.cuh"
 
 template <typename V, typename I>
@@ -159,33 +159,50 @@ __global__ void scatter_permutation(const I N, const I* __restrict__ path_id, co
 // q[t] ^ 1 while q[t] >= 0.
 // (kernels ruler_*: templates listed at the top)
 
-// claim[v] (64 bits): CLAIM_FREE, CLAIM_RULER, or (owner slot << 32 | distance from the
-// owner's ruler). One atomicCAS per visited vertex claims it, records the distance and
-// tells the walk whether it reached a ruler or the other walk of its gap.
+// claim[v] (64 bits): CLAIM_FREE, RULER_TAG << 32 | the ruler's rank, or (owner slot << 32
+// | distance from the owner's ruler). One atomicCAS per visited vertex claims it, records
+// the distance and tells the walk whether it reached a ruler (and which) or the other walk
+// of its gap.
 #define CLAIM_FREE 0xffffffffffffffffULL
-#define CLAIM_RULER 0xfffffffffffffffeULL
+#define RULER_TAG 0xfffffffeULL
 
+__device__ __forceinline__ bool is_ruler(unsigned long long c) { return (c >> 32) == RULER_TAG; }
+
+// Marks the rulers and numbers them: rulers[rank] = v, in the order of a block-aggregated
+// atomic counter (the ranks only name the slots; no result depends on their order). The
+// loop is block-uniform for the __syncthreads.
 template <typename V, typename I>
 __global__ void ruler_mark(const I N, const I* __restrict__ P, const unsigned int seed,
-                           const unsigned long long threshold, I* __restrict__ is_ruler,
-                           unsigned long long* __restrict__ claim) {
-    for (I v = blockIdx.x * (I)blockDim.x + threadIdx.x; v < N; v += (I)gridDim.x * blockDim.x) {
-        const bool end = P[2 * (size_t)v] < 0 || P[2 * (size_t)v + 1] < 0;
-        const bool ruler = end || (unsigned long long)hash32((unsigned int)v, 0x51u, seed) < threshold;
-        is_ruler[v] = ruler ? 1 : 0;
-        claim[v] = ruler ? CLAIM_RULER : CLAIM_FREE;
-    }
-}
-
-// From the inclusive scan of is_ruler (in rank): rulers[k] = the k-th ruler, rank[v] = k.
-template <typename V, typename I>
-__global__ void ruler_index(const I N, const unsigned long long* __restrict__ claim, I* __restrict__ rank,
-                            I* __restrict__ rulers) {
-    for (I v = blockIdx.x * (I)blockDim.x + threadIdx.x; v < N; v += (I)gridDim.x * blockDim.x) {
-        if (claim[v] != CLAIM_RULER) continue;
-        const I k = rank[v] - 1;
-        rulers[k] = v;
-        rank[v] = k;
+                           const unsigned long long threshold, I* __restrict__ rulers,
+                           unsigned int* __restrict__ n_rulers, unsigned long long* __restrict__ claim) {
+    __shared__ unsigned int warp_base[32];
+    __shared__ unsigned int block_base;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    for (I v0 = blockIdx.x * (I)blockDim.x; v0 < N; v0 += (I)gridDim.x * blockDim.x) {
+        const I v = v0 + threadIdx.x;
+        bool ruler = false;
+        if (v < N)
+            ruler = P[2 * (size_t)v] < 0 || P[2 * (size_t)v + 1] < 0 ||
+                    (unsigned long long)hash32((unsigned int)v, 0x51u, seed) < threshold;
+        const unsigned int mask = __ballot_sync(0xffffffffu, ruler);
+        if (lane == 0) warp_base[warp] = __popc(mask);
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            unsigned int total = 0;
+            for (int w = 0; w < (int)(blockDim.x >> 5); ++w) {
+                const unsigned int c = warp_base[w];
+                warp_base[w] = total;
+                total += c;
+            }
+            block_base = total ? atomicAdd(n_rulers, total) : 0u;
+        }
+        __syncthreads();
+        if (v < N) {
+            const unsigned int k = block_base + warp_base[warp] + __popc(mask & ((1u << lane) - 1u));
+            if (ruler) rulers[k] = v;
+            claim[v] = ruler ? (RULER_TAG << 32) | k : CLAIM_FREE;
+        }
+        __syncthreads();
     }
 }
 
@@ -194,8 +211,8 @@ __global__ void ruler_index(const I N, const unsigned long long* __restrict__ cl
 // the ruler reached / number of vertices claimed; the weakest edge met (w_bw, w_ba, w_bb),
 // its endpoint nearer to R (w_bn) and that endpoint's distance from R (w_bk).
 template <typename V, typename I>
-__global__ void ruler_walk(const I n_slots, const I* __restrict__ rulers, const I* __restrict__ rank,
-                           const I* __restrict__ P, const V* __restrict__ Wt, unsigned long long* claim,
+__global__ void ruler_walk(const I n_slots, const I* __restrict__ rulers, const I* __restrict__ P,
+                           const V* __restrict__ Wt, unsigned long long* claim,
                            I* __restrict__ w_end, I* __restrict__ w_met, I* __restrict__ w_len,
                            V* __restrict__ w_bw, I* __restrict__ w_ba, I* __restrict__ w_bb,
                            I* __restrict__ w_bn, I* __restrict__ w_bk) {
@@ -217,8 +234,8 @@ __global__ void ruler_walk(const I n_slots, const I* __restrict__ rulers, const 
                 const V w0 = Wt[c0], w1 = Wt[c0 + 1];
                 const unsigned long long old =
                     atomicCAS(claim + cur, CLAIM_FREE, ((unsigned long long)t << 32) | (unsigned int)dist);
-                if (old == CLAIM_RULER) {
-                    end = 2 * rank[cur] + (p0 == prev ? 0 : 1);
+                if (is_ruler(old)) {
+                    end = 2 * (I)(old & 0xffffffffULL) + (p0 == prev ? 0 : 1);
                     len = dist;
                     break;
                 }
@@ -257,7 +274,7 @@ __global__ void ruler_link(const I n_slots, const I* __restrict__ w_end, const I
                            const I* __restrict__ w_len, const V* __restrict__ w_bw, const I* __restrict__ w_ba,
                            const I* __restrict__ w_bb, const I* __restrict__ w_bn, const I* __restrict__ w_bk,
                            I* __restrict__ link, I* __restrict__ gap, V* __restrict__ mw, I* __restrict__ ma,
-                           I* __restrict__ mb, I* __restrict__ near, I* __restrict__ near_dist) {
+                           I* __restrict__ mb, I* __restrict__ near, I* __restrict__ near_dist, I* __restrict__ mn) {
     for (I t = blockIdx.x * (I)blockDim.x + threadIdx.x; t < n_slots; t += (I)gridDim.x * blockDim.x) {
         const I u = w_met[t];
         V bw = w_bw[t];
@@ -278,14 +295,23 @@ __global__ void ruler_link(const I n_slots, const I* __restrict__ w_end, const I
         mb[t] = bb;
         near[t] = bn;
         near_dist[t] = bk;
+        mn[t] = t >> 1;
     }
 }
 
 // One scan step over the slots. The window of slot t covers 2^s gaps: q = the slot after
 // it (or -(end+1) at a path end), r = its length (saturated: on a cycle the window wraps),
-// (mw, ma, mb) = its weakest edge, first met at distance dn from t's ruler at vertex nv.
-// The weakest edge of a later part replaces only a strictly weaker-ranked one, so nv and
-// dn stay those of its first occurrence (an earlier part shorter than the cycle).
+// (mw, ma, mb) = its weakest edge, first met at distance dn from t's ruler at vertex nv,
+// mn = the smallest ruler rank in it. The weakest edge of a later part replaces only a
+// strictly weaker-ranked one, so nv and dn stay those of its first occurrence (an earlier
+// part shorter than the cycle).
+// Early exit without the host: level s is final when every path window has reached its
+// end and every cycle window covers its whole cycle. A path is unfinished exactly when the
+// inward slot of one of its end rulers has not ended (q[t] >= 0, q[t ^ 1] < 0); a cycle of
+// C gaps is unfinished exactly when 2^s < C, and then the window after its smallest-rank
+// ruler misses that ruler, so two successive slots (t and link[t] ^ 1) differ in mn. Step s
+// sets busy[s] when level s is unfinished. Steps run in pairs (2j, 2j + 1), both skipped
+// when level 2j - 1 was final, so the result always lies in the buffers of odd steps.
 #define RULER_SAT 0x40000000LL
 
 // a + b saturated at RULER_SAT, summed in 64 bits (both may already be saturated)
@@ -295,22 +321,27 @@ __device__ __forceinline__ I sat_add(I a, I b) {
 }
 
 template <typename V, typename I>
-__global__ void ruler_scan_step(const I n_slots, const I* __restrict__ q, const I* __restrict__ r,
-                                const V* __restrict__ mw, const I* __restrict__ ma, const I* __restrict__ mb,
-                                const I* __restrict__ nv, const I* __restrict__ dn, I* __restrict__ q2,
+__global__ void ruler_scan_step(const I n_slots, const int s, int* __restrict__ busy, const I* __restrict__ link,
+                                const I* __restrict__ q, const I* __restrict__ r, const V* __restrict__ mw,
+                                const I* __restrict__ ma, const I* __restrict__ mb, const I* __restrict__ nv,
+                                const I* __restrict__ dn, const I* __restrict__ mn, I* __restrict__ q2,
                                 I* __restrict__ r2, V* __restrict__ mw2, I* __restrict__ ma2, I* __restrict__ mb2,
-                                I* __restrict__ nv2, I* __restrict__ dn2) {
+                                I* __restrict__ nv2, I* __restrict__ dn2, I* __restrict__ mn2) {
+    if (s >= 2 && busy[s - 1 - (s & 1)] == 0) return;
+    bool unfinished = false;
     for (I t = blockIdx.x * (I)blockDim.x + threadIdx.x; t < n_slots; t += (I)gridDim.x * blockDim.x) {
-        I x = q[t], d = r[t];
+        I x = q[t], d = r[t], m = mn[t];
         V bw = mw[t];
         I ba = ma[t], bb = mb[t], bn = nv[t], bd = dn[t];
         if (x >= 0) {
+            unfinished |= q[t ^ 1] < 0 || m != mn[link[t] ^ 1];
             const I kw = x ^ 1;
             if (take_weaker(mw[kw], ma[kw], mb[kw], bw, ba, bb)) {
                 bn = nv[kw];
                 bd = sat_add(d, dn[kw]);
             }
             d = sat_add(d, r[kw]);
+            m = min(m, mn[kw]);
             x = q[kw];
         }
         q2[t] = x;
@@ -320,7 +351,10 @@ __global__ void ruler_scan_step(const I n_slots, const I* __restrict__ q, const 
         mb2[t] = bb;
         nv2[t] = bn;
         dn2[t] = bd;
+        mn2[t] = m;
     }
+    // one store per block, and none once set: stores to one address from every warp serialize
+    if (__syncthreads_or(unfinished) && threadIdx.x == 0 && *(volatile int*)(busy + s) == 0) busy[s] = 1;
 }
 
 // End vertex and distance to it when leaving a gap through the ruler of slot s (`dist`
@@ -339,25 +373,25 @@ __device__ __forceinline__ void beyond(const I s, const I dist, const I* q, cons
     }
 }
 
-// Path id, position and (at the path id) length of every vertex; flags[v] = (v starts a
-// path) << 32 | (v is the lower end of a removed edge), for the compaction.
+// Path id, position and (at the path id) length of every vertex, and the partner across a
+// removed edge at its lower end (removed_lo, else -1).
 template <typename V, typename I>
 __global__ void ruler_finish(const I N, const I* __restrict__ P, const V* __restrict__ Wt,
-                             const unsigned long long* __restrict__ claim, const I* __restrict__ rank,
+                             const unsigned long long* __restrict__ claim,
                              const I* __restrict__ link, const I* __restrict__ gap, const I* __restrict__ gma,
                              const I* __restrict__ gmb, const I* __restrict__ near, const I* __restrict__ near_dist,
                              const I* __restrict__ q, const I* __restrict__ r, const I* __restrict__ ma,
                              const I* __restrict__ mb, const I* __restrict__ nv, const I* __restrict__ dn,
                              I* __restrict__ P_out, I* __restrict__ path_id, I* __restrict__ position,
-                             I* __restrict__ length, I* __restrict__ removed_lo, long long* __restrict__ flags) {
+                             I* __restrict__ length, I* __restrict__ removed_lo) {
     for (I v = blockIdx.x * (I)blockDim.x + threadIdx.x; v < N; v += (I)gridDim.x * blockDim.x) {
         const size_t v0 = 2 * (size_t)v;
         const unsigned long long c = claim[v];
         I e[2], dd[2];
         I cut = -1;  // a slot of v's cycle (its weakest edge is cut), -1 on a path
-        if (c == CLAIM_RULER) {
+        if (is_ruler(c)) {
             for (int i = 0; i < 2; ++i) {
-                const I s = 2 * rank[v] + i;
+                const I s = 2 * (I)(c & 0xffffffffULL) + i;
                 if (q[s] >= 0) cut = s;
                 beyond(s ^ 1, (I)0, q, r, nv, dn, e[i], dd[i]);
             }
@@ -413,7 +447,6 @@ __global__ void ruler_finish(const I N, const I* __restrict__ P, const V* __rest
             keep_partners(P_out, P, v0, v == a ? b : (v == b ? a : (I)-1));
             length[v] = v == a ? L : 0;
             removed_lo[v] = v == a ? b : (I)-1;
-            flags[v] = v == a ? (1LL << 32) | 1LL : 0LL;
             continue;
         }
         I dropped = -1, lo = -1;
@@ -427,23 +460,141 @@ __global__ void ruler_finish(const I N, const I* __restrict__ P, const V* __rest
         path_id[v] = pid;
         position[v] = e[0] < e[1] ? dd[0] : (e[1] < e[0] ? dd[1] : 0);
         length[v] = pid == v ? dd[0] + dd[1] + 1 : 0;
-        flags[v] = (pid == v ? (1LL << 32) : 0LL) | (lo >= 0 ? 1LL : 0LL);
     }
 }
 
-// From the inclusive scan of the flags: path_start[j] = offset of the j-th path (in path
-// id order) and removed[i] = (lo, hi) of the i-th removed edge (in lo order).
+// ---------------------------------------------------------------------------------------
+// Order of the paths: one scan over the vertices of three counters, (length, path, removed)
+// = (length[v], v is a path id, v is the lower end of a removed edge), in tiles of
+// ORDER_TILE vertices: per-tile sums, a scan of the tile sums in one block, then every tile
+// scans itself and places offsets[v] (the path's first new position, at path ids),
+// path_start (in path id order) and the removed edges (in order of their lower ends).
+// Blocks of 256 threads, item j of thread t at tile base + j * 256 + t.
+#define ORDER_ITEMS 4
+
+template <typename I>
+struct Count3 {
+    I len, paths, removed;
+};
+
+template <typename I>
+__device__ __forceinline__ Count3<I> order_counts(const I* length, const I* removed_lo, const I N, const I v) {
+    Count3<I> c = {0, 0, 0};
+    if (v < N) {
+        c.len = length[v];
+        c.paths = c.len > 0;
+        c.removed = removed_lo[v] >= 0;
+    }
+    return c;
+}
+
+// Exclusive scan of c over the block (in thread order); returns the block total in `total`.
+template <typename I>
+__device__ __forceinline__ Count3<I> block_exclusive_scan(Count3<I> c, Count3<I>& total) {
+    __shared__ I warp_sum[3][32];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, n_warps = blockDim.x >> 5;
+    Count3<I> inc = c;
+    for (int off = 1; off < 32; off <<= 1) {
+        const I a = __shfl_up_sync(0xffffffffu, inc.len, off), b = __shfl_up_sync(0xffffffffu, inc.paths, off),
+                d = __shfl_up_sync(0xffffffffu, inc.removed, off);
+        if (lane >= off) {
+            inc.len += a;
+            inc.paths += b;
+            inc.removed += d;
+        }
+    }
+    __syncthreads();  // warp_sum may still be read by a previous call
+    if (lane == 31) {
+        warp_sum[0][warp] = inc.len;
+        warp_sum[1][warp] = inc.paths;
+        warp_sum[2][warp] = inc.removed;
+    }
+    __syncthreads();
+    Count3<I> before = {0, 0, 0};
+    total = before;
+    for (int w = 0; w < n_warps; ++w) {
+        if (w < warp) {
+            before.len += warp_sum[0][w];
+            before.paths += warp_sum[1][w];
+            before.removed += warp_sum[2][w];
+        }
+        total.len += warp_sum[0][w];
+        total.paths += warp_sum[1][w];
+        total.removed += warp_sum[2][w];
+    }
+    return {before.len + inc.len - c.len, before.paths + inc.paths - c.paths,
+            before.removed + inc.removed - c.removed};
+}
+
 template <typename V, typename I>
-__global__ void forest_compact(const I N, const I* __restrict__ length, const I* __restrict__ offsets,
-                               const I* __restrict__ removed_lo, const long long* __restrict__ scanned,
-                               I* __restrict__ path_start, long long* __restrict__ removed) {
-    for (I v = blockIdx.x * (I)blockDim.x + threadIdx.x; v < N; v += (I)gridDim.x * blockDim.x) {
-        const long long c = scanned[v];
-        if (length[v] > 0) path_start[(c >> 32) - 1] = offsets[v];
-        if (removed_lo[v] >= 0) {
-            const long long i = (c & 0xffffffffLL) - 1;
+__global__ void order_tile_sums(const I N, const I* __restrict__ length, const I* __restrict__ removed_lo,
+                                I* __restrict__ sums) {
+    const I base = (I)blockIdx.x * blockDim.x * ORDER_ITEMS;
+    Count3<I> c = {0, 0, 0}, total;
+    for (int j = 0; j < ORDER_ITEMS; ++j) {
+        const Count3<I> x = order_counts<I>(length, removed_lo, N, base + (I)j * blockDim.x + threadIdx.x);
+        c.len += x.len;
+        c.paths += x.paths;
+        c.removed += x.removed;
+    }
+    block_exclusive_scan(c, total);
+    if (threadIdx.x == 0) {
+        sums[3 * (size_t)blockIdx.x] = total.len;
+        sums[3 * (size_t)blockIdx.x + 1] = total.paths;
+        sums[3 * (size_t)blockIdx.x + 2] = total.removed;
+    }
+}
+
+// One block: exclusive scan of the n_tiles tile sums in place; totals = the three sums.
+template <typename V, typename I>
+__global__ void order_scan_tiles(const I n_tiles, I* __restrict__ sums, I* __restrict__ totals) {
+    const I per = (n_tiles + blockDim.x - 1) / blockDim.x, lo = per * threadIdx.x, hi = min(lo + per, n_tiles);
+    Count3<I> c = {0, 0, 0}, total;
+    for (I t = lo; t < hi; ++t) {
+        c.len += sums[3 * (size_t)t];
+        c.paths += sums[3 * (size_t)t + 1];
+        c.removed += sums[3 * (size_t)t + 2];
+    }
+    Count3<I> run = block_exclusive_scan(c, total);
+    for (I t = lo; t < hi; ++t) {
+        const Count3<I> x = {sums[3 * (size_t)t], sums[3 * (size_t)t + 1], sums[3 * (size_t)t + 2]};
+        sums[3 * (size_t)t] = run.len;
+        sums[3 * (size_t)t + 1] = run.paths;
+        sums[3 * (size_t)t + 2] = run.removed;
+        run.len += x.len;
+        run.paths += x.paths;
+        run.removed += x.removed;
+    }
+    if (threadIdx.x == 0) {
+        totals[0] = total.len;
+        totals[1] = total.paths;
+        totals[2] = total.removed;
+    }
+}
+
+template <typename V, typename I>
+__global__ void order_place(const I N, const I* __restrict__ length, const I* __restrict__ removed_lo,
+                            const I* __restrict__ tile_offsets, I* __restrict__ offsets, I* __restrict__ path_start,
+                            long long* __restrict__ removed) {
+    const I base = (I)blockIdx.x * blockDim.x * ORDER_ITEMS;
+    Count3<I> run = {tile_offsets[3 * (size_t)blockIdx.x], tile_offsets[3 * (size_t)blockIdx.x + 1],
+                     tile_offsets[3 * (size_t)blockIdx.x + 2]};
+    for (int j = 0; j < ORDER_ITEMS; ++j) {
+        const I v = base + (I)j * blockDim.x + threadIdx.x;
+        const Count3<I> c = order_counts<I>(length, removed_lo, N, v);
+        Count3<I> total;
+        const Count3<I> at = block_exclusive_scan(c, total);
+        if (c.paths) {
+            offsets[v] = run.len + at.len;
+            path_start[run.paths + at.paths] = run.len + at.len;
+        }
+        if (c.removed) {
+            const size_t i = (size_t)(run.removed + at.removed);
             removed[2 * i] = v;
             removed[2 * i + 1] = removed_lo[v];
         }
+        run.len += total.len;
+        run.paths += total.paths;
+        run.removed += total.removed;
     }
 }
