@@ -103,15 +103,15 @@ def get_kernel(stem: str, name: str, *types):
     """
     import cupy
 
-    return _function(stem, name, tuple(c_type(t) for t in types), cupy.cuda.runtime.getDevice())
+    return _function(stem, name, types, cupy.cuda.runtime.getDevice())
 
 
 @functools.lru_cache(maxsize=None)
-def _function(stem: str, name: str, ctypes: tuple, device_id: int):
-    """Cached lookup: ``get_function`` costs host time on every call, and set-up code
-    launches a few dozen kernels."""
-    if ctypes:
-        name = f"{name}<{','.join(ctypes)}>"
+def _function(stem: str, name: str, types: tuple, device_id: int):
+    """Cached lookup, keyed by the dtypes as given: ``get_function`` and the C type names
+    cost host time on every call, and set-up code launches a few dozen kernels."""
+    if types:
+        name = f"{name}<{','.join(c_type(t) for t in types)}>"
     return _module(stem, device_id).get_function(name)
 
 

@@ -18,6 +18,7 @@ scan) instead of a sort.
 """
 from __future__ import annotations
 
+import functools
 import math
 import time
 
@@ -25,6 +26,7 @@ import numpy as np
 from numba import njit, prange
 
 from .backend import is_device_array, to_host
+from .cuda import launch_cooperative
 from .hashing import hash32
 
 __all__ = ["linear_forest_cpu", "linear_forest_gpu", "linear_forest_ruling", "linear_forest_arrays"]
@@ -350,8 +352,6 @@ _RULER_SAT = 1 << 30  # window lengths saturate here (on a cycle the windows wra
 
 @njit(cache=True, parallel=True)
 def _ruler_scan_step(n_slots, s, busy, link, q, r, mw, ma, mb, nv, dn, mn, q2, r2, mw2, ma2, mb2, nv2, dn2, mn2):
-    if s >= 2 and busy[s - 1 - (s & 1)] == 0:
-        return
     unfinished = 0
     for t in prange(n_slots):
         x, d, m = q[t], r[t], mn[t]
@@ -376,6 +376,24 @@ def _ruler_scan_step(n_slots, s, busy, link, q, r, mw, ma, mb, nv, dn, mn, q2, r
         mn2[t] = m
     if unfinished:
         busy[s] = 1
+
+
+@njit(cache=True)
+def _ruler_scan(n_slots, steps, busy, link, q0, r0, mw0, ma0, mb0, nv0, dn0, mn0, qa, ra, mwa, maa, mba, nva, dna,
+                mna, qb, rb, mwb, mab, mbb, nvb, dnb, mnb):
+    """Twin of the cooperative CUDA ``ruler_scan``: level 0 -> a -> b -> a ... -> b."""
+    for s in range(steps):
+        if s == 0:
+            _ruler_scan_step(n_slots, s, busy, link, q0, r0, mw0, ma0, mb0, nv0, dn0, mn0,
+                             qa, ra, mwa, maa, mba, nva, dna, mna)
+        elif s % 2 == 1:
+            _ruler_scan_step(n_slots, s, busy, link, qa, ra, mwa, maa, mba, nva, dna, mna,
+                             qb, rb, mwb, mab, mbb, nvb, dnb, mnb)
+        else:
+            _ruler_scan_step(n_slots, s, busy, link, qb, rb, mwb, mab, mbb, nvb, dnb, mnb,
+                             qa, ra, mwa, maa, mba, nva, dna, mna)
+        if s % 2 == 1 and (busy[s - 1] == 0 or busy[s] == 0):
+            break
 
 
 @njit(cache=True)
@@ -521,7 +539,7 @@ def _ruler_threshold(spacing):
     return (1 << 32) // spacing
 
 
-_RULER_KERNELS = ("ruler_mark", "ruler_walk", "ruler_link", "ruler_scan_step", "ruler_finish",
+_RULER_KERNELS = ("ruler_mark", "ruler_walk", "ruler_link", "ruler_scan", "ruler_finish",
                   "scatter_permutation", "order_tile_sums", "order_scan_tiles", "order_place")
 
 
@@ -530,7 +548,7 @@ class _CpuLauncher:
 
     xp = np
     funcs = {"ruler_mark": _ruler_mark, "ruler_walk": _ruler_walk, "ruler_link": _ruler_link,
-             "ruler_scan_step": _ruler_scan_step, "ruler_finish": _ruler_finish,
+             "ruler_scan": _ruler_scan, "ruler_finish": _ruler_finish,
              "scatter_permutation": _scatter_permutation, "order_tile_sums": _order_tile_sums,
              "order_scan_tiles": _order_scan_tiles, "order_place": _order_place}
 
@@ -556,15 +574,16 @@ class _GpuLauncher:
     def __init__(self, itype, vtype):
         import cupy
 
-        from .cuda import get_kernel
-
         self.xp = cupy
         self.itype = np.dtype(itype)
-        self.kernels = {name: get_kernel("forest", name, vtype, itype) for name in _RULER_KERNELS}
+        self.kernels = _forest_kernels(self.itype, np.dtype(vtype), cupy.cuda.runtime.getDevice())
 
     def __call__(self, name, count, *args):
         if count:
             threads = 256
+            if name == "ruler_scan":  # synchronizes its grid between the steps
+                launch_cooperative(self.kernels[name], int(count), threads, args)
+                return
             blocks = min((int(count) + threads - 1) // threads, 1 << 20)
             self.kernels[name]((blocks,), (threads,), args)
 
@@ -574,6 +593,13 @@ class _GpuLauncher:
     @staticmethod
     def to_host(x):
         return x.get()
+
+
+@functools.lru_cache(maxsize=None)
+def _forest_kernels(itype, vtype, device_id):
+    from .cuda import get_kernel
+
+    return {name: get_kernel("forest", name, vtype, itype) for name in _RULER_KERNELS}
 
 
 def _order_paths(launcher, length, path_id, position, removed_lo):
@@ -642,18 +668,14 @@ def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, seed=0, s
     del walk
     mark()
     # ---- one scan over the slots: distances to the path ends, the weakest edge of every
-    # cycle and the distance to it. A list of slots has fewer than nr hops; the steps run
-    # in pairs and skip themselves on the device once the lists are done (see the kernel),
-    # so the result is always the odd steps' buffers.
+    # cycle and the distance to it. A list of slots has fewer than nr hops; the scan stops
+    # itself once the lists are done, always after an odd step (result in buffer b).
     steps = 2 * math.ceil((math.ceil(math.log2(max(nr, 2))) + 1) / 2)
     busy = xp.zeros(steps, dtype=np.int32)
-    state = (link, gap, mw, ma, mb, near, near_dist, mn)
-    scratch = [(slots(), slots(), slots(vtype), slots(), slots(), slots(), slots(), slots()) for _ in range(2)]
-    for s in range(steps):
-        launcher("ruler_scan_step", ns, sc(ns), np.int32(s), busy, link, *state, *scratch[s % 2])
-        state = scratch[s % 2]
+    a, b = ([slots(), slots(), slots(vtype), *(slots() for _ in range(5))] for _ in range(2))
+    launcher("ruler_scan", ns, sc(ns), np.int32(steps), busy, link, link, gap, mw, ma, mb, near, near_dist, mn, *a, *b)
     mark()
-    q, r, _, qma, qmb, nv, dn, _ = state
+    q, r, _, qma, qmb, nv, dn, _ = b
     # every output is written in full by ruler_finish
     P_out, removed_lo, path_id, position, length = (xp.empty_like(P), *(xp.empty(N, dtype=itype) for _ in range(4)))
     launcher("ruler_finish", N, sc(N), P, Wt, claim, link, gap, ma, mb, near, near_dist, q, r, qma, qmb, nv, dn,
@@ -663,8 +685,8 @@ def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, seed=0, s
     mark()
     if stats is not None:
         stats["rulers"] = nr
-        pairs = 1 + int(np.argmin(np.append(to_host(busy)[1::2], 0)))  # pair j runs while busy[2j - 1]
-        stats["ruler_steps"] = min(2 * pairs, steps)
+        flags = to_host(busy)
+        stats["ruler_steps"] = next((s + 1 for s in range(1, steps, 2) if not (flags[s - 1] and flags[s])), steps)
         if xp is np:
             spans = [b - a for a, b in zip(marks, marks[1:])]
         else:

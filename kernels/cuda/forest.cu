@@ -1,7 +1,9 @@
 // Linear forest from a [0,2]-factor: bidirectional scans (paper 001, Alg. 3, Sec. 4.2).
 // Pointers q(v) = (q0, q1) point 2^s steps along the path in both directions; a path end
 // is marked by the negative value -(end + 1). One launch per step, ping-pong buffers.
-// templates: cycle_init<V,I>, cycle_step<V,I>, cycle_break<V,I>, rank_init<V,I>, rank_step<V,I>, rank_finish<V,I>, scatter_permutation<V,I>, ruler_mark<V,I>, ruler_walk<V,I>, ruler_link<V,I>, ruler_scan_step<V,I>, ruler_finish<V,I>, order_tile_sums<V,I>, order_scan_tiles<V,I>, order_place<V,I>
+// templates: cycle_init<V,I>, cycle_step<V,I>, cycle_break<V,I>, rank_init<V,I>, rank_step<V,I>, rank_finish<V,I>, scatter_permutation<V,I>, ruler_mark<V,I>, ruler_walk<V,I>, ruler_link<V,I>, ruler_scan<V,I>, ruler_finish<V,I>, order_tile_sums<V,I>, order_scan_tiles<V,I>, order_place<V,I>
+#include <cooperative_groups.h>
+
 #include "hashing.cuh"
 
 template <typename V, typename I>
@@ -299,19 +301,20 @@ __global__ void ruler_link(const I n_slots, const I* __restrict__ w_end, const I
     }
 }
 
-// One scan step over the slots. The window of slot t covers 2^s gaps: q = the slot after
-// it (or -(end+1) at a path end), r = its length (saturated: on a cycle the window wraps),
+// The scan over the slots, all steps in one cooperative launch. Step s maps level s to level
+// s + 1; the window of slot t at level s covers 2^s gaps: q = the slot after it (or
+// -(end+1) at a path end), r = its length (saturated: on a cycle the window wraps),
 // (mw, ma, mb) = its weakest edge, first met at distance dn from t's ruler at vertex nv,
 // mn = the smallest ruler rank in it. The weakest edge of a later part replaces only a
 // strictly weaker-ranked one, so nv and dn stay those of its first occurrence (an earlier
 // part shorter than the cycle).
-// Early exit without the host: level s is final when every path window has reached its
-// end and every cycle window covers its whole cycle. A path is unfinished exactly when the
-// inward slot of one of its end rulers has not ended (q[t] >= 0, q[t ^ 1] < 0); a cycle of
-// C gaps is unfinished exactly when 2^s < C, and then the window after its smallest-rank
-// ruler misses that ruler, so two successive slots (t and link[t] ^ 1) differ in mn. Step s
-// sets busy[s] when level s is unfinished. Steps run in pairs (2j, 2j + 1), both skipped
-// when level 2j - 1 was final, so the result always lies in the buffers of odd steps.
+// Early exit: level s is final when every path window has reached its end and every cycle
+// window covers its whole cycle. A path is unfinished exactly when the inward slot of one
+// of its end rulers has not ended (q[t] >= 0, q[t ^ 1] < 0); a cycle of C gaps is
+// unfinished exactly when 2^s < C, and then the window after its smallest-rank ruler misses
+// that ruler, so two successive slots (t and link[t] ^ 1) differ in mn. Step s sets busy[s]
+// when level s is unfinished; the scan stops after an odd step once level s - 1 or s was
+// final, so the result always lies in buffer b (level 0 -> a -> b -> a -> ... -> b).
 #define RULER_SAT 0x40000000LL
 
 // a + b saturated at RULER_SAT, summed in 64 bits (both may already be saturated)
@@ -320,41 +323,62 @@ __device__ __forceinline__ I sat_add(I a, I b) {
     return (I)min((long long)a + (long long)b, RULER_SAT);
 }
 
+// One level's arrays (plain pointers: a step writes what the next one reads).
 template <typename V, typename I>
-__global__ void ruler_scan_step(const I n_slots, const int s, int* __restrict__ busy, const I* __restrict__ link,
-                                const I* __restrict__ q, const I* __restrict__ r, const V* __restrict__ mw,
-                                const I* __restrict__ ma, const I* __restrict__ mb, const I* __restrict__ nv,
-                                const I* __restrict__ dn, const I* __restrict__ mn, I* __restrict__ q2,
-                                I* __restrict__ r2, V* __restrict__ mw2, I* __restrict__ ma2, I* __restrict__ mb2,
-                                I* __restrict__ nv2, I* __restrict__ dn2, I* __restrict__ mn2) {
-    if (s >= 2 && busy[s - 1 - (s & 1)] == 0) return;
+struct SlotLevel {
+    I *q, *r;
+    V* mw;
+    I *ma, *mb, *nv, *dn, *mn;
+};
+
+// Step over the slots t = t0, t0 + stride, ...; true if it met an unfinished one.
+template <typename V, typename I>
+__device__ __forceinline__ bool scan_step(const I t0, const I stride, const I n_slots, const I* __restrict__ link,
+                                          const SlotLevel<V, I> in, const SlotLevel<V, I> out) {
     bool unfinished = false;
-    for (I t = blockIdx.x * (I)blockDim.x + threadIdx.x; t < n_slots; t += (I)gridDim.x * blockDim.x) {
-        I x = q[t], d = r[t], m = mn[t];
-        V bw = mw[t];
-        I ba = ma[t], bb = mb[t], bn = nv[t], bd = dn[t];
+    for (I t = t0; t < n_slots; t += stride) {
+        I x = in.q[t], d = in.r[t], m = in.mn[t];
+        V bw = in.mw[t];
+        I ba = in.ma[t], bb = in.mb[t], bn = in.nv[t], bd = in.dn[t];
         if (x >= 0) {
-            unfinished |= q[t ^ 1] < 0 || m != mn[link[t] ^ 1];
+            unfinished |= in.q[t ^ 1] < 0 || m != in.mn[link[t] ^ 1];
             const I kw = x ^ 1;
-            if (take_weaker(mw[kw], ma[kw], mb[kw], bw, ba, bb)) {
-                bn = nv[kw];
-                bd = sat_add(d, dn[kw]);
+            if (take_weaker(in.mw[kw], in.ma[kw], in.mb[kw], bw, ba, bb)) {
+                bn = in.nv[kw];
+                bd = sat_add(d, in.dn[kw]);
             }
-            d = sat_add(d, r[kw]);
-            m = min(m, mn[kw]);
-            x = q[kw];
+            d = sat_add(d, in.r[kw]);
+            m = min(m, in.mn[kw]);
+            x = in.q[kw];
         }
-        q2[t] = x;
-        r2[t] = d;
-        mw2[t] = bw;
-        ma2[t] = ba;
-        mb2[t] = bb;
-        nv2[t] = bn;
-        dn2[t] = bd;
-        mn2[t] = m;
+        out.q[t] = x;
+        out.r[t] = d;
+        out.mw[t] = bw;
+        out.ma[t] = ba;
+        out.mb[t] = bb;
+        out.nv[t] = bn;
+        out.dn[t] = bd;
+        out.mn[t] = m;
     }
-    // one store per block, and none once set: stores to one address from every warp serialize
-    if (__syncthreads_or(unfinished) && threadIdx.x == 0 && *(volatile int*)(busy + s) == 0) busy[s] = 1;
+    return unfinished;
+}
+
+template <typename V, typename I>
+__global__ void ruler_scan(const I n_slots, const int steps, int* busy, const I* __restrict__ link, I* q0, I* r0,
+                           V* mw0, I* ma0, I* mb0, I* nv0, I* dn0, I* mn0, I* qa, I* ra, V* mwa, I* maa, I* mba,
+                           I* nva, I* dna, I* mna, I* qb, I* rb, V* mwb, I* mab, I* mbb, I* nvb, I* dnb, I* mnb) {
+    cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+    const SlotLevel<V, I> level0 = {q0, r0, mw0, ma0, mb0, nv0, dn0, mn0}, a = {qa, ra, mwa, maa, mba, nva, dna, mna},
+                          b = {qb, rb, mwb, mab, mbb, nvb, dnb, mnb};
+    const I t0 = blockIdx.x * (I)blockDim.x + threadIdx.x, stride = (I)gridDim.x * blockDim.x;
+    for (int s = 0; s < steps; ++s) {
+        const bool unfinished = scan_step<V, I>(t0, stride, n_slots, link, s == 0 ? level0 : (s & 1 ? a : b),
+                                                s & 1 ? b : a);
+        // one store per block, and none once set: stores to one address from every warp serialize
+        if (__syncthreads_or(unfinished) && threadIdx.x == 0 && *(volatile int*)(busy + s) == 0) busy[s] = 1;
+        grid.sync();
+        if ((s & 1) && (*(volatile int*)(busy + s - 1) == 0 || *(volatile int*)(busy + s) == 0)) break;
+    }
 }
 
 // End vertex and distance to it when leaving a gap through the ruler of slot s (`dist`
