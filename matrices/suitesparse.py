@@ -126,6 +126,21 @@ def _find_file(folder: Path, name: str) -> Path | None:
     return None
 
 
+def find_local(spec: str, *, cache: str | Path | None = None, local_dirs=None) -> Path | None:
+    """The ``.mtx`` file of a collection matrix if it is on this machine (the local folders
+    of :func:`fetch`, then the cache), else None; never downloads."""
+    group, name = _split(spec)
+    for folder in _local_dirs(local_dirs):
+        found = _find_file(folder, name)
+        if found:
+            return found
+    if group is not None:
+        target = (Path(cache) if cache is not None else cache_dir()) / group / f"{name}.mtx"
+        if target.is_file():
+            return target
+    return None
+
+
 def fetch(spec: str, *, cache: str | Path | None = None, url: str | None = None, local_dirs=None,
           progress: bool = True, timeout: float = 30.0) -> Path:
     """Return the path of the ``.mtx`` file of a collection matrix, downloading if needed.
@@ -167,19 +182,15 @@ def fetch(spec: str, *, cache: str | Path | None = None, url: str | None = None,
     >>> suitesparse.fetch("McRae/ecology1")  # downloads 10 MB once, then cached  # doctest: +SKIP
     PosixPath('/home/me/.cache/gpuforest/suitesparse/McRae/ecology1.mtx')
     """
+    found = find_local(spec, cache=cache, local_dirs=local_dirs)
+    if found:
+        return found
     group, name = _split(spec)
-    for folder in _local_dirs(local_dirs):
-        found = _find_file(folder, name)
-        if found:
-            return found
-    root = Path(cache) if cache is not None else cache_dir()
     if group is None:
         raise ValueError(
             f"matrix {name!r} is not in the registry and not found locally: give it as 'group/name'"
         )
-    target = root / group / f"{name}.mtx"
-    if target.is_file():
-        return target
+    target = (Path(cache) if cache is not None else cache_dir()) / group / f"{name}.mtx"
     base = (url or os.environ.get("SUITESPARSE_URL") or DEFAULT_URL).rstrip("/")
     _download_and_extract(f"{base}/MM/{group}/{name}.tar.gz", name, target, progress, timeout)
     return target

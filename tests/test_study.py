@@ -38,3 +38,14 @@ def test_cli_writes_table_json_plot(tmp_path, capsys):
 def test_cli_rejects_unknown_command():
     with pytest.raises(SystemExit):
         cli.main(["frobnicate"])
+
+
+def test_demo_skips_collection_matrices_not_on_this_machine(monkeypatch, capsys):
+    """`--demo` runs offline: collection matrices without a local copy are skipped."""
+    from matrices import suitesparse
+    from precond.study import DEMO, _demo_matrices
+
+    monkeypatch.setattr(suitesparse, "find_local", lambda spec, **kw: None)
+    kept = _demo_matrices()
+    assert kept == [m for m in DEMO["matrices"] if m not in suitesparse.REGISTRY]
+    assert kept and "skipped" in capsys.readouterr().out

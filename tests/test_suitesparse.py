@@ -170,3 +170,17 @@ def test_local_registry_matches_shared_files(shared_data):
 def test_load_shared_matrix_by_name_without_network(shared_data, isolated):
     A = suitesparse.load("watt_1", url="http://127.0.0.1:9", cache=isolated / "c")
     assert A.shape == (1856, 1856) and A.format == "csr" and A.has_sorted_indices
+
+
+def test_find_local_never_downloads(isolated, monkeypatch):
+    """find_local: a local folder, then the cache, else None (the demo relies on it)."""
+    monkeypatch.setenv("GPUFOREST_CACHE", str(isolated / "cache"))
+    assert suitesparse.find_local("Grp/nowhere") is None
+    cached = isolated / "cache" / "Grp" / "nowhere.mtx"
+    cached.parent.mkdir(parents=True)
+    cached.write_text("%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 1.0\n")
+    assert suitesparse.find_local("Grp/nowhere") == cached
+    local = isolated / "mine"
+    local.mkdir()
+    (local / "nowhere.mtx").write_text(cached.read_text())
+    assert suitesparse.find_local("Grp/nowhere", local_dirs=[local]) == local / "nowhere.mtx"
