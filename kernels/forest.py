@@ -379,9 +379,10 @@ def _ruler_scan_step(n_slots, s, busy, link, q, r, mw, ma, mb, nv, dn, mn, q2, r
 
 
 @njit(cache=True)
-def _ruler_scan(n_slots, steps, busy, link, q0, r0, mw0, ma0, mb0, nv0, dn0, mn0, qa, ra, mwa, maa, mba, nva, dna,
-                mna, qb, rb, mwb, mab, mbb, nvb, dnb, mnb):
+def _ruler_scan(n_slots, steps, busy, steps_run, link, q0, r0, mw0, ma0, mb0, nv0, dn0, mn0, qa, ra, mwa, maa, mba,
+                nva, dna, mna, qb, rb, mwb, mab, mbb, nvb, dnb, mnb):
     """Twin of the cooperative CUDA ``ruler_scan``: level 0 -> a -> b -> a ... -> b."""
+    steps_run[0] = steps
     for s in range(steps):
         if s == 0:
             _ruler_scan_step(n_slots, s, busy, link, q0, r0, mw0, ma0, mb0, nv0, dn0, mn0,
@@ -393,6 +394,7 @@ def _ruler_scan(n_slots, steps, busy, link, q0, r0, mw0, ma0, mb0, nv0, dn0, mn0
             _ruler_scan_step(n_slots, s, busy, link, qb, rb, mwb, mab, mbb, nvb, dnb, mnb,
                              qa, ra, mwa, maa, mba, nva, dna, mna)
         if s % 2 == 1 and (busy[s - 1] == 0 or busy[s] == 0):
+            steps_run[0] = s + 1
             break
 
 
@@ -565,10 +567,6 @@ class _CpuLauncher:
     def scalar(self, x):
         return np.int64(x)
 
-    @staticmethod
-    def to_host(x):
-        return x
-
 
 class _GpuLauncher:
     def __init__(self, itype, vtype):
@@ -589,10 +587,6 @@ class _GpuLauncher:
 
     def scalar(self, x):
         return self.itype.type(x)
-
-    @staticmethod
-    def to_host(x):
-        return x.get()
 
 
 @functools.lru_cache(maxsize=None)
@@ -616,7 +610,7 @@ def _order_paths(launcher, length, path_id, position, removed_lo):
     totals = xp.zeros(3, dtype=launcher.itype)
     launcher("order_tile_sums", n_tiles * 256, sc(N), length, removed_lo, sums)
     launcher("order_scan_tiles", 1 if n_tiles else 0, sc(n_tiles), sums, totals)
-    _, n_paths, n_removed = (int(x) for x in launcher.to_host(totals))
+    _, n_paths, n_removed = (int(x) for x in to_host(totals))
     offsets = xp.empty(N, dtype=launcher.itype)  # written at the path ids
     path_start = xp.empty(n_paths + 1, dtype=launcher.itype)
     path_start[n_paths:] = N
@@ -672,8 +666,10 @@ def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, seed=0, s
     # itself once the lists are done, always after an odd step (result in buffer b).
     steps = 2 * math.ceil((math.ceil(math.log2(max(nr, 2))) + 1) / 2)
     busy = xp.zeros(steps, dtype=np.int32)
+    steps_run = xp.zeros(1, dtype=np.int32)
     a, b = ([slots(), slots(), slots(vtype), *(slots() for _ in range(5))] for _ in range(2))
-    launcher("ruler_scan", ns, sc(ns), np.int32(steps), busy, link, link, gap, mw, ma, mb, near, near_dist, mn, *a, *b)
+    launcher("ruler_scan", ns, sc(ns), np.int32(steps), busy, steps_run, link, link, gap, mw, ma, mb, near, near_dist,
+             mn, *a, *b)
     mark()
     q, r, _, qma, qmb, nv, dn, _ = b
     # every output is written in full by ruler_finish
@@ -685,8 +681,7 @@ def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, seed=0, s
     mark()
     if stats is not None:
         stats["rulers"] = nr
-        flags = to_host(busy)
-        stats["ruler_steps"] = next((s + 1 for s in range(1, steps, 2) if not (flags[s - 1] and flags[s])), steps)
+        stats["ruler_steps"] = int(to_host(steps_run)[0])
         if xp is np:
             spans = [b - a for a, b in zip(marks, marks[1:])]
         else:

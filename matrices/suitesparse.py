@@ -134,11 +134,13 @@ def find_local(spec: str, *, cache: str | Path | None = None, local_dirs=None) -
         found = _find_file(folder, name)
         if found:
             return found
-    if group is not None:
-        target = (Path(cache) if cache is not None else cache_dir()) / group / f"{name}.mtx"
-        if target.is_file():
-            return target
-    return None
+    target = _cache_target(cache, group, name) if group is not None else None
+    return target if target is not None and target.is_file() else None
+
+
+def _cache_target(cache, group: str, name: str) -> Path:
+    """Where the cache keeps (or will keep) ``group/name``."""
+    return (Path(cache) if cache is not None else cache_dir()) / group / f"{name}.mtx"
 
 
 def fetch(spec: str, *, cache: str | Path | None = None, url: str | None = None, local_dirs=None,
@@ -190,7 +192,7 @@ def fetch(spec: str, *, cache: str | Path | None = None, url: str | None = None,
         raise ValueError(
             f"matrix {name!r} is not in the registry and not found locally: give it as 'group/name'"
         )
-    target = (Path(cache) if cache is not None else cache_dir()) / group / f"{name}.mtx"
+    target = _cache_target(cache, group, name)
     base = (url or os.environ.get("SUITESPARSE_URL") or DEFAULT_URL).rstrip("/")
     _download_and_extract(f"{base}/MM/{group}/{name}.tar.gz", name, target, progress, timeout)
     return target

@@ -68,6 +68,9 @@ def test_bad_input():
         TridiagonalSolver(np.ones(0), np.ones(0), np.ones(0))
     with pytest.raises(ValueError, match="length"):
         TridiagonalSolver(np.ones(3), np.ones(3), np.ones(3)).solve(np.ones(4))
+    for sizes in ({"chunk": 1}, {"upper_chunk": 1}):
+        with pytest.raises(ValueError, match="chunk"):
+            TridiagonalSolver(np.ones(3), np.ones(3), np.ones(3), **sizes)
 
 
 def test_complex_cpu(rng):

@@ -16,6 +16,7 @@
 // templates: mirror_sum<V,I>
 #include <cooperative_groups.h>
 
+#include "append.cuh"
 #include "hashing.cuh"
 
 #define MAX_N 4
@@ -156,19 +157,15 @@ __global__ void confirm(const I n_rows, const I* __restrict__ prop, const V* __r
                        partners, weights, count, n, proposed, count_proposals, first, listed, rows, n_open);
 }
 
-// Appends the rows with count < n to rows[] (one atomic per warp; the loop is block-uniform).
+// Appends the rows with count < n to rows[] (the loop is block-uniform for block_append).
 template <typename V, typename I>
 __global__ void open_rows(const I n_rows, const int* __restrict__ count, const int n, I* __restrict__ rows,
                           unsigned int* __restrict__ n_open) {
-    const int lane = threadIdx.x & 31;
     for (I v0 = blockIdx.x * (I)blockDim.x; v0 < n_rows; v0 += (I)gridDim.x * blockDim.x) {
         const I v = v0 + threadIdx.x;
         const bool open = v < n_rows && count[v] < n;
-        const unsigned int mask = __ballot_sync(0xffffffffu, open);
-        unsigned int base = 0;
-        if (lane == 0 && mask) base = atomicAdd(n_open, (unsigned int)__popc(mask));
-        base = __shfl_sync(0xffffffffu, base, 0);
-        if (open) rows[base + __popc(mask & ((1u << lane) - 1u))] = v;
+        const unsigned int k = block_append(open, n_open);
+        if (open) rows[k] = v;
     }
 }
 

@@ -4,6 +4,7 @@
 // templates: cycle_init<V,I>, cycle_step<V,I>, cycle_break<V,I>, rank_init<V,I>, rank_step<V,I>, rank_finish<V,I>, scatter_permutation<V,I>, ruler_mark<V,I>, ruler_walk<V,I>, ruler_link<V,I>, ruler_scan<V,I>, ruler_finish<V,I>, order_tile_sums<V,I>, order_scan_tiles<V,I>, order_place<V,I>
 #include <cooperative_groups.h>
 
+#include "append.cuh"
 #include "hashing.cuh"
 
 template <typename V, typename I>
@@ -172,39 +173,22 @@ __device__ __forceinline__ bool is_ruler(unsigned long long c) { return (c >> 32
 
 // Marks the rulers and numbers them: rulers[rank] = v, in the order of a block-aggregated
 // atomic counter (the ranks only name the slots; no result depends on their order). The
-// loop is block-uniform for the __syncthreads.
+// loop is block-uniform for block_append.
 template <typename V, typename I>
 __global__ void ruler_mark(const I N, const I* __restrict__ P, const unsigned int seed,
                            const unsigned long long threshold, I* __restrict__ rulers,
                            unsigned int* __restrict__ n_rulers, unsigned long long* __restrict__ claim) {
-    __shared__ unsigned int warp_base[32];
-    __shared__ unsigned int block_base;
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     for (I v0 = blockIdx.x * (I)blockDim.x; v0 < N; v0 += (I)gridDim.x * blockDim.x) {
         const I v = v0 + threadIdx.x;
         bool ruler = false;
         if (v < N)
             ruler = P[2 * (size_t)v] < 0 || P[2 * (size_t)v + 1] < 0 ||
                     (unsigned long long)hash32((unsigned int)v, 0x51u, seed) < threshold;
-        const unsigned int mask = __ballot_sync(0xffffffffu, ruler);
-        if (lane == 0) warp_base[warp] = __popc(mask);
-        __syncthreads();
-        if (threadIdx.x == 0) {
-            unsigned int total = 0;
-            for (int w = 0; w < (int)(blockDim.x >> 5); ++w) {
-                const unsigned int c = warp_base[w];
-                warp_base[w] = total;
-                total += c;
-            }
-            block_base = total ? atomicAdd(n_rulers, total) : 0u;
-        }
-        __syncthreads();
+        const unsigned int k = block_append(ruler, n_rulers);
         if (v < N) {
-            const unsigned int k = block_base + warp_base[warp] + __popc(mask & ((1u << lane) - 1u));
             if (ruler) rulers[k] = v;
             claim[v] = ruler ? (RULER_TAG << 32) | k : CLAIM_FREE;
         }
-        __syncthreads();
     }
 }
 
@@ -314,7 +298,8 @@ __global__ void ruler_link(const I n_slots, const I* __restrict__ w_end, const I
 // unfinished exactly when 2^s < C, and then the window after its smallest-rank ruler misses
 // that ruler, so two successive slots (t and link[t] ^ 1) differ in mn. Step s sets busy[s]
 // when level s is unfinished; the scan stops after an odd step once level s - 1 or s was
-// final, so the result always lies in buffer b (level 0 -> a -> b -> a -> ... -> b).
+// final, so the result always lies in buffer b (level 0 -> a -> b -> a -> ... -> b), and
+// records the number of steps it ran in *steps_run.
 #define RULER_SAT 0x40000000LL
 
 // a + b saturated at RULER_SAT, summed in 64 bits (both may already be saturated)
@@ -364,21 +349,27 @@ __device__ __forceinline__ bool scan_step(const I t0, const I stride, const I n_
 }
 
 template <typename V, typename I>
-__global__ void ruler_scan(const I n_slots, const int steps, int* busy, const I* __restrict__ link, I* q0, I* r0,
+__global__ void ruler_scan(const I n_slots, const int steps, int* busy, int* steps_run, const I* __restrict__ link,
+                           I* q0, I* r0,
                            V* mw0, I* ma0, I* mb0, I* nv0, I* dn0, I* mn0, I* qa, I* ra, V* mwa, I* maa, I* mba,
                            I* nva, I* dna, I* mna, I* qb, I* rb, V* mwb, I* mab, I* mbb, I* nvb, I* dnb, I* mnb) {
     cooperative_groups::grid_group grid = cooperative_groups::this_grid();
     const SlotLevel<V, I> level0 = {q0, r0, mw0, ma0, mb0, nv0, dn0, mn0}, a = {qa, ra, mwa, maa, mba, nva, dna, mna},
                           b = {qb, rb, mwb, mab, mbb, nvb, dnb, mnb};
     const I t0 = blockIdx.x * (I)blockDim.x + threadIdx.x, stride = (I)gridDim.x * blockDim.x;
-    for (int s = 0; s < steps; ++s) {
+    int s = 0;
+    for (; s < steps; ++s) {
         const bool unfinished = scan_step<V, I>(t0, stride, n_slots, link, s == 0 ? level0 : (s & 1 ? a : b),
                                                 s & 1 ? b : a);
         // one store per block, and none once set: stores to one address from every warp serialize
         if (__syncthreads_or(unfinished) && threadIdx.x == 0 && *(volatile int*)(busy + s) == 0) busy[s] = 1;
         grid.sync();
-        if ((s & 1) && (*(volatile int*)(busy + s - 1) == 0 || *(volatile int*)(busy + s) == 0)) break;
+        if ((s & 1) && (*(volatile int*)(busy + s - 1) == 0 || *(volatile int*)(busy + s) == 0)) {
+            ++s;
+            break;
+        }
     }
+    if (blockIdx.x == 0 && threadIdx.x == 0) *steps_run = s;
 }
 
 // End vertex and distance to it when leaving a gap through the ruler of slot s (`dist`
