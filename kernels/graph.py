@@ -204,22 +204,26 @@ def _contract(indptr, indices, data, mate):
 
 
 def contract_pairs(W, mate):
-    """Contract the matched pairs of a weight graph to single vertices (CPU).
+    """Contract the matched pairs of a weight graph to single vertices.
 
     The coarse graph is ``R W R^T`` without its diagonal, where ``R`` sums each pair: the
     weight between two coarse vertices is the sum of the weights between their members.
     Coarse vertex ``c`` stands for ``members[c] = (smaller, larger)`` of a pair or
     ``(vertex, -1)``, numbered in the order of the smaller member; ``coarse[v]`` is the
-    coarse vertex of ``v``. One pass over ``W`` instead of two sparse products.
+    coarse vertex of ``v``. One pass over ``W`` instead of two sparse products: Numba on
+    the CPU, one thread per coarse row on the GPU (``kernels/cuda/graph.cu``), summing in
+    the same order, so both give the same matrix.
 
     Parameters
     ----------
-    W : scipy.sparse CSR, square, no diagonal
-    mate : int array of length N, the partner of each vertex or -1 (a matching)
+    W : scipy.sparse or cupyx.scipy.sparse CSR, square, no diagonal
+    mate : int array of length N on the backend of ``W``, the partner of each vertex or
+        -1 (a matching)
 
     Returns
     -------
-    Wc : scipy.sparse CSR (canonical), coarse : int64 array (N), members : int64 array (Nc x 2)
+    Wc : CSR (canonical) on the backend of ``W``, coarse : int array (N), members : int
+        array (Nc x 2); int64 on the CPU, ``W``'s index type on the GPU
 
     Examples
     --------
@@ -231,18 +235,62 @@ def contract_pairs(W, mate):
            [1., 0., 5.],
            [2., 5., 0.]]), [0, 0, 1, 2], [[0, 1], [2, -1], [3, -1]])
     """
+    _check_square(W)
+    xp = get_array_module(W)
+    N = W.shape[0]
+    mate = xp.asarray(mate)
+    if mate.shape != (N,):
+        raise ValueError(f"mate must have length {N}, got shape {mate.shape}")
+    vertices = xp.arange(N)
+    partner_of_partner = mate[xp.clip(mate, 0, N - 1)]
+    if bool(((mate < -1) | (mate >= N) | ((mate >= 0) & (partner_of_partner != vertices))).any()):
+        raise ValueError("mate is not a matching (partners must point at each other)")
+    if xp is not np:
+        return _contract_gpu(W, mate)
     import scipy.sparse as sp
 
     W = sp.csr_matrix(W)
-    _check_square(W)
-    N = W.shape[0]
-    mate = np.ascontiguousarray(mate, dtype=np.int64)
-    if mate.shape != (N,):
-        raise ValueError(f"mate must have length {N}, got shape {mate.shape}")
-    paired = mate >= 0
-    if np.any(mate < -1) or np.any(mate >= N) or np.any(mate[mate[paired]] != np.flatnonzero(paired)):
-        raise ValueError("mate is not a matching (partners must point at each other)")
-    coarse, members, ptr, idx, val = _contract(W.indptr, W.indices, W.data, mate)
+    coarse, members, ptr, idx, val = _contract(W.indptr, W.indices, W.data, np.ascontiguousarray(mate, dtype=np.int64))
     Wc = sp.csr_matrix((val, idx, ptr), shape=(len(members), len(members)))
+    Wc.has_canonical_format = True
+    return Wc, coarse, members
+
+
+def _contract_gpu(W, mate):
+    import cupy
+    import cupyx.scipy.sparse as csp
+
+    from .cuda import get_kernel, row_grid
+
+    W = csp.csr_matrix(W)
+    itype, vtype = W.indices.dtype, W.data.dtype
+    N = W.shape[0]
+    mate = cupy.ascontiguousarray(mate, dtype=itype)
+    rank = cupy.cumsum((mate < 0) | (mate > cupy.arange(N, dtype=itype)), dtype=itype)
+    Nc = int(rank[-1])
+    coarse = cupy.empty(N, itype)
+    members = cupy.empty((Nc, 2), itype)
+    bound = cupy.empty(Nc, itype)
+    threads = 256
+    get_kernel("graph", "contract_number", itype)(
+        (row_grid(N, threads),), (threads,), (itype.type(N), W.indptr, mate, rank, coarse, members, bound))
+    scratch_ptr = cupy.zeros(Nc + 1, itype)
+    cupy.cumsum(bound, out=scratch_ptr[1:])  # the bounds sum to nnz(W): no host read
+    scratch_idx = cupy.empty(W.nnz, itype)
+    scratch_val = cupy.empty(W.nnz, vtype)
+    counts = cupy.empty(Nc, itype)
+    grid = (row_grid(Nc, threads),)
+    nc = itype.type(Nc)
+    get_kernel("graph", "contract_rows", vtype, itype)(
+        grid, (threads,), (nc, W.indptr, W.indices, W.data, coarse, members, scratch_ptr, scratch_idx, scratch_val,
+                           counts))
+    out_ptr = cupy.zeros(Nc + 1, itype)
+    cupy.cumsum(counts, out=out_ptr[1:])
+    nnz = int(out_ptr[-1])
+    out_idx = cupy.empty(nnz, itype)
+    out_val = cupy.empty(nnz, vtype)
+    get_kernel("graph", "contract_compact", vtype, itype)(
+        grid, (threads,), (nc, scratch_ptr, scratch_idx, scratch_val, out_ptr, out_idx, out_val))
+    Wc = csp.csr_matrix((out_val, out_idx, out_ptr), shape=(Nc, Nc))
     Wc.has_canonical_format = True
     return Wc, coarse, members

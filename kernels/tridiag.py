@@ -591,19 +591,19 @@ def extract_tridiagonal(A, perm=None, partners=None):
 
 
 @njit(cache=True)
-def _extract_blocks_cpu(indptr, indices, data, slot_block, slot_pos, path_of, L, D, U):
+def _extract_blocks_cpu(indptr, indices, data, slot, path_of, L, D, U):
     covered = 0.0
     total = 0.0
     for i in range(len(indptr) - 1):
-        bi = slot_block[i]
-        si = slot_pos[i]
+        bi = slot[i] >> 1
+        si = slot[i] & 1
         for e in range(indptr[i], indptr[i + 1]):
             j = indices[e]
             a = data[e]
             w = abs(a) if j != i else 0.0
             total += w
-            bj = slot_block[j]
-            sj = slot_pos[j]
+            bj = slot[j] >> 1
+            sj = slot[j] & 1
             if bj == bi:
                 D[bi, si, sj] += a
                 covered += w
@@ -618,36 +618,50 @@ def _extract_blocks_cpu(indptr, indices, data, slot_block, slot_pos, path_of, L,
 
 
 def extract_block_tridiagonal(A, index, starts):
-    """2x2 block tridiagonal part of a SciPy matrix in one pass over its entries (CPU).
+    """2x2 block tridiagonal part of a sparse matrix in one pass over its entries.
 
     Block ``k`` holds the rows ``index[k, 0]`` and ``index[k, 1]`` (-1: a ghost, whose
     equation is ``1 * x = rhs``); blocks ``starts[p]:starts[p + 1]`` form path ``p`` and
     only neighbouring blocks of one path are coupled. Returns ``(L, D, U, coverage)``:
-    ``m x 2 x 2`` blocks (``L[k]`` couples block ``k`` to ``k - 1``) and the fraction of
-    the off-diagonal absolute weight of ``A`` that they hold.
+    ``m x 2 x 2`` blocks (``L[k]`` couples block ``k`` to ``k - 1``) on the backend of
+    ``A`` (Numba on the CPU, one thread per block row on the GPU, the same values) and
+    the fraction of the off-diagonal absolute weight of ``A`` that they hold.
     """
+    xp = get_array_module(A)
     A = A.tocsr()
     if not A.has_canonical_format:  # duplicates summed first, as the weight graph does
         A = A.copy()
         A.sum_duplicates()
     N = A.shape[0]
-    index = np.asarray(index, dtype=np.int64)
-    starts = np.asarray(starts, dtype=np.int64)
+    index = xp.asarray(index)
+    starts = xp.asarray(starts)
     m = len(index)
-    if index.ndim != 2 or index.shape[1] != 2 or index.max(initial=-1) >= N or index.min(initial=-1) < -1:
+    if index.ndim != 2 or index.shape[1] != 2 or m == 0 or int(index.max()) >= N or int(index.min()) < -1:
         raise ValueError(f"index must be an m x 2 array of row ids in 0..{N - 1} or -1")
-    if len(starts) == 0 or starts[0] != 0 or starts[-1] != m or np.any(np.diff(starts) < 0):
+    if len(starts) == 0 or int(starts[0]) != 0 or int(starts[-1]) != m or bool((xp.diff(starts) < 0).any()):
         raise ValueError("starts must rise from 0 to the number of blocks")
-    slot_block = np.full(N, -1, dtype=np.int64)
-    slot_pos = np.zeros(N, dtype=np.int64)
+    itype = np.int64 if xp is np else A.indices.dtype
+    slot = xp.full(N + 1, -1, dtype=itype)  # slot[j] = 2 * block + position; entry N takes the ghosts
     for s in range(2):
-        ok = index[:, s] >= 0
-        slot_block[index[ok, s]] = np.flatnonzero(ok)
-        slot_pos[index[ok, s]] = s
-    if np.any(slot_block < 0):
+        rows = index[:, s]
+        slot[xp.where(rows >= 0, rows, N)] = 2 * xp.arange(m, dtype=itype) + s
+    if bool((slot[:N] < 0).any()):
         raise ValueError("every row must belong to a block")
-    path_of = np.repeat(np.arange(len(starts) - 1), np.diff(starts))
-    L, D, U = (np.zeros((m, 2, 2), dtype=A.dtype) for _ in range(3))
-    covered, total = _extract_blocks_cpu(A.indptr, A.indices, A.data, slot_block, slot_pos, path_of, L, D, U)
-    D[index[:, 1] < 0, 1, 1] = 1
-    return L, D, U, (covered / total if total else 0.0)
+    path_of = (xp.searchsorted(starts, xp.arange(m), side="right") - 1).astype(itype)
+    if xp is np:
+        L, D, U = (np.zeros((m, 2, 2), dtype=A.dtype) for _ in range(3))
+        covered, total = _extract_blocks_cpu(A.indptr, A.indices, A.data, slot, path_of, L, D, U)
+        D[index[:, 1] < 0, 1, 1] = 1
+        return L, D, U, (covered / total if total else 0.0)
+    from .cuda import get_kernel
+
+    vt = np.dtype(A.dtype)
+    L, D, U = (xp.empty((m, 2, 2), dtype=vt) for _ in range(3))  # every entry is written
+    covered, total = xp.empty(m), xp.empty(m)
+    threads = 256
+    get_kernel("tridiag", "extract_blocks", vt, itype)(
+        ((m + threads - 1) // threads,), (threads,),
+        (itype.type(m), A.indptr, A.indices, A.data, xp.ascontiguousarray(index, dtype=itype), slot, path_of,
+         L, D, U, covered, total))
+    total = float(total.sum())
+    return L, D, U, (float(covered.sum()) / total if total else 0.0)

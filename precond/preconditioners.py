@@ -227,40 +227,38 @@ class AlgebraicBlockTridiagonalPrecond(Preconditioner):
     -> [0,2]-factor and linear forest of the coarse graph -> 2x2 block tridiagonal system
     on the fine graph (unmatched vertices padded with an uncoupled ghost equation, diagonal
     1 and right-hand side 1, as in paper 001) -> factorized once (block Thomas on the CPU;
-    on the GPU the partitioned 2x2 block solver of ``kernels.tridiag``). The setup
-    (matching, coarsening, coarse forest, block extraction) runs on the host also for a
-    cupyx matrix; only the factorization and the apply run on the device."""
+    on the GPU the partitioned 2x2 block solver of ``kernels.tridiag``). Every step runs on
+    the backend of ``A``."""
 
     def __init__(self, A, *, iterations=5, m=5, k_m=0, p=0.5, seed=0):
-        from kernels.forest import linear_forest_cpu
+        from kernels.forest import linear_forest_arrays
         from kernels.graph import abs_graph, contract_pairs
         from kernels.tridiag import BlockTridiagonalSolver, extract_block_tridiagonal
-        from precond.factor import factor
+        from precond.factor import _factor
 
         A = check_matrix(A)
         super().__init__(A)
+        xp = self.xp
         t0 = time.perf_counter()
-        A = A.get() if self.on_gpu else A  # the setup runs on the host; the apply on the device of A
         # one weight graph for the matching and the coarsening (same coverage as on A)
         W = abs_graph(A)
         f1, self.m = _best_factor(W, 1, m, iterations=iterations, k_m=k_m, p=p, seed=seed, symmetric=True)
         # block members: (smaller, larger) of a pair, or (vertex, ghost -1)
         Wc, _, members = contract_pairs(W, f1.neighbors[:, 0])
-        Nc = Wc.shape[0]
+        _sync(xp)
         t1 = time.perf_counter()
-        f2 = factor(Wc, n=2, iterations=iterations, m=self.m, k_m=k_m, p=p, seed=seed, symmetric=True)
-        nb, _, _, cperm, starts, _ = linear_forest_cpu(f2.neighbors, f2.weights)
+        f2 = _factor(Wc, n=2, iterations=iterations, m=self.m, k_m=k_m, p=p, seed=seed, symmetric=True)
+        _, _, _, cperm, starts, _ = linear_forest_arrays(f2.neighbors, f2.weights)
+        _sync(xp)
         t2 = time.perf_counter()
         index = members[cperm]  # block k of the system = coarse vertex cperm[k]
         L, D, U, self.weight_coverage = extract_block_tridiagonal(A, index, starts)
-        self.n_blocks = Nc
+        self.n_blocks = Wc.shape[0]
         self.n_paths = len(starts) - 1
-        self.n_ghosts = int((index[:, 1] < 0).sum())
+        self.n_ghosts = self.n_blocks - (A.shape[0] - self.n_blocks)  # N = 2 * pairs + singles
         t3 = time.perf_counter()
-        if self.on_gpu:
-            L, D, U, index = (self.xp.asarray(a) for a in (L, D, U, index))
         self.solver = BlockTridiagonalSolver(L, D, U, index)
-        _sync(self.xp)
+        _sync(xp)
         t4 = time.perf_counter()
         self.setup_time = {"matching+coarsen": t1 - t0, "coarse forest": t2 - t1, "extract": t3 - t2,
                            "factorize": t4 - t3}
@@ -309,7 +307,8 @@ def algebraic_tridiagonal(A, *, iterations=5, m=5, k_m=0, p=0.5, seed=0) -> Alge
 
 
 def algebraic_block_tridiagonal(A, *, iterations=5, m=5, k_m=0, p=0.5, seed=0) -> AlgebraicBlockTridiagonalPrecond:
-    """AlgTriBlockPrecond of paper 001: 2x2 block tridiagonal preconditioner (setup on the host).
+    """AlgTriBlockPrecond of paper 001: 2x2 block tridiagonal preconditioner (SciPy in: CPU;
+    cupyx in: GPU).
 
     Examples
     --------

@@ -136,3 +136,31 @@ def test_contract_pairs_equals_restriction_product(rng):
         contract_pairs(triangle, np.array([-1, -1]))
     with pytest.raises(ValueError, match="square"):
         contract_pairs(sp.csr_matrix(np.ones((2, 3))), np.array([-1, -1]))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("itype", [np.int32, np.int64])
+def test_gpu_contract_pairs_equals_cpu(itype):
+    """The one-thread-per-coarse-row kernels sum in the CPU twin's order: the same matrix."""
+    import cupy
+
+    from kernels.backend import to_device
+    from kernels.graph import contract_pairs
+    from precond.factor import factor
+
+    for A in (matrices.convection_diffusion3d(12), matrices.aniso2(40), matrices.random_diffusion2d(30, seed=3),
+              matrices.elasticity2d(20).astype(np.float32)):
+        W = abs_graph(A)
+        mate = factor(W, n=1, symmetric=True).neighbors[:, 0]
+        Wc, coarse, members = contract_pairs(W, mate)
+        Wd = to_device(W)
+        Wd = type(Wd)((Wd.data, Wd.indices.astype(itype), Wd.indptr.astype(itype)), shape=W.shape)
+        Wcd, coarse_d, members_d = contract_pairs(Wd, cupy.asarray(mate))
+        assert Wcd.shape == Wc.shape and Wcd.dtype == Wc.dtype and Wcd.has_canonical_format
+        np.testing.assert_array_equal(Wcd.indptr.get(), Wc.indptr)
+        np.testing.assert_array_equal(Wcd.indices.get(), Wc.indices)
+        np.testing.assert_array_equal(Wcd.data.get(), Wc.data)
+        np.testing.assert_array_equal(coarse_d.get(), coarse)
+        np.testing.assert_array_equal(members_d.get(), members)
+    with pytest.raises(ValueError, match="matching"):
+        contract_pairs(to_device(sp.csr_matrix(np.ones((3, 3)) - np.eye(3))), cupy.asarray([1, 2, 0]))

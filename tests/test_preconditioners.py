@@ -126,3 +126,22 @@ def test_gpu_equals_cpu(make, dtype):
     assert res.converged
     x_cupyx, info = cspla.bicgstab(Ad, b, rtol=1e-4, M=Mg.aslinearoperator())
     assert info == 0
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("gen", [matrices.elasticity2d, matrices.convection_diffusion3d], ids=lambda g: g.__name__)
+def test_gpu_block_setup_on_device_equals_cpu(gen):
+    """AlgTriBlock's whole setup (matching, contraction, coarse forest, block extraction)
+    runs on the GPU and builds the CPU's system: same blocks, paths, ghosts and coverage."""
+    import cupy
+
+    from kernels.backend import to_device
+
+    A = gen(24)
+    Mc, Mg = precond.algebraic_block_tridiagonal(A), precond.algebraic_block_tridiagonal(to_device(A))
+    assert (Mg.n_blocks, Mg.n_paths, Mg.n_ghosts, Mg.m) == (Mc.n_blocks, Mc.n_paths, Mc.n_ghosts, Mc.m)
+    assert Mg.weight_coverage == pytest.approx(Mc.weight_coverage, rel=1e-12)
+    assert isinstance(Mg.solver.gather, cupy.ndarray)
+    x = np.random.default_rng(4).standard_normal(A.shape[0])
+    np.testing.assert_allclose(Mg.matvec(cupy.asarray(x)).get(), Mc.matvec(x), rtol=1e-10, atol=1e-10)
+

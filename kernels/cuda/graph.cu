@@ -1,5 +1,6 @@
 // Weight graph of a sparse matrix: |A| without the diagonal and without zero entries.
 // Two passes over CSR rows (count, then fill into offsets from an exclusive scan).
+// Below: the contraction of matched pairs (the coarse graph of AlgTriBlock).
 // templates: offdiag_abs_count<V,I>, offdiag_abs_fill<V,I>
 
 template <typename V, typename I>
@@ -30,6 +31,92 @@ __global__ void offdiag_abs_fill(const I n_rows, const I* __restrict__ indptr,
                 out_data[pos] = a < V(0) ? -a : a;
                 ++pos;
             }
+        }
+    }
+}
+
+// Contraction of the matched pairs of a weight graph (AlgTriBlock's coarse graph), the
+// twin of kernels.graph._contract. The smaller vertex of a pair (or an unmatched vertex)
+// represents it; `rank` is the inclusive scan of the representative flags, so coarse
+// vertex c = rank[v] - 1 is numbered in the order of its smaller member.
+// templates: contract_number<I>, contract_rows<V,I>, contract_compact<V,I>
+
+template <typename I>
+__global__ void contract_number(const I N, const I* __restrict__ indptr, const I* __restrict__ mate,
+                                const I* __restrict__ rank, I* __restrict__ coarse, I* __restrict__ members,
+                                I* __restrict__ bound) {
+    for (I v = blockIdx.x * (I)blockDim.x + threadIdx.x; v < N; v += (I)gridDim.x * blockDim.x) {
+        const I u = mate[v];
+        if (u >= 0 && u < v) continue;  // the pair is numbered by its smaller member
+        const I c = rank[v] - 1;
+        coarse[v] = c;
+        members[2 * (size_t)c] = v;
+        members[2 * (size_t)c + 1] = u;
+        I degree = indptr[v + 1] - indptr[v];
+        if (u >= 0) {
+            coarse[u] = c;
+            degree += indptr[u + 1] - indptr[u];
+        }
+        bound[c] = degree;  // at most this many coarse neighbours
+    }
+}
+
+// One thread per coarse row: the members' entries mapped to coarse columns, the row's own
+// column dropped, repeats summed into the first occurrence (member 0's entries first, in
+// CSR order: the CPU twin's summation order), then sorted by column. Written at
+// scratch_ptr[c] (the exclusive scan of `bound`); counts[c] = entries kept.
+template <typename V, typename I>
+__global__ void contract_rows(const I Nc, const I* __restrict__ indptr, const I* __restrict__ indices,
+                              const V* __restrict__ data, const I* __restrict__ coarse,
+                              const I* __restrict__ members, const I* __restrict__ scratch_ptr,
+                              I* __restrict__ scratch_idx, V* __restrict__ scratch_val, I* __restrict__ counts) {
+    for (I c = blockIdx.x * (I)blockDim.x + threadIdx.x; c < Nc; c += (I)gridDim.x * blockDim.x) {
+        const I start = scratch_ptr[c];
+        I n = start;
+        for (int s = 0; s < 2; ++s) {
+            const I v = members[2 * (size_t)c + s];
+            if (v < 0) continue;
+            for (I e = indptr[v]; e < indptr[v + 1]; ++e) {
+                const I j = coarse[indices[e]];
+                if (j == c) continue;
+                I a = start;
+                while (a < n && scratch_idx[a] != j) ++a;
+                if (a < n) {
+                    scratch_val[a] += data[e];
+                } else {
+                    scratch_idx[n] = j;
+                    scratch_val[n] = data[e];
+                    ++n;
+                }
+            }
+        }
+        for (I a = start + 1; a < n; ++a) {  // insertion sort: the rows are short
+            const I j = scratch_idx[a];
+            const V w = scratch_val[a];
+            I b = a - 1;
+            while (b >= start && scratch_idx[b] > j) {
+                scratch_idx[b + 1] = scratch_idx[b];
+                scratch_val[b + 1] = scratch_val[b];
+                --b;
+            }
+            scratch_idx[b + 1] = j;
+            scratch_val[b + 1] = w;
+        }
+        counts[c] = n - start;
+    }
+}
+
+template <typename V, typename I>
+__global__ void contract_compact(const I Nc, const I* __restrict__ scratch_ptr, const I* __restrict__ scratch_idx,
+                                 const V* __restrict__ scratch_val, const I* __restrict__ out_ptr,
+                                 I* __restrict__ out_idx, V* __restrict__ out_val) {
+    for (I c = blockIdx.x * (I)blockDim.x + threadIdx.x; c < Nc; c += (I)gridDim.x * blockDim.x) {
+        const I from = scratch_ptr[c];
+        const I to = out_ptr[c];
+        const I n = out_ptr[c + 1] - to;
+        for (I a = 0; a < n; ++a) {
+            out_idx[to + a] = scratch_idx[from + a];
+            out_val[to + a] = scratch_val[from + a];
         }
     }
 }

@@ -253,7 +253,7 @@ __global__ void extract_tridiagonal(const I N, const I* __restrict__ indptr, con
 // (block index t = i * P + j). The level-0 right-hand side is gathered through `gather`
 // (2 entries per block row; < 0: ghost unknown with right-hand side 1) and the solution
 // scattered through the same array (ghosts dropped).
-// templates: block_chunk_factor<V,I>, block_reduced_coeffs<V,I>, block_chunk_forward<V,I>, block_reduced_rhs<V,I>, block_chunk_back<V,I>, block_thomas_factor<V,I>, block_thomas_solve<V,I>
+// templates: block_chunk_factor<V,I>, block_reduced_coeffs<V,I>, block_chunk_forward<V,I>, block_reduced_rhs<V,I>, block_chunk_back<V,I>, block_thomas_factor<V,I>, block_thomas_solve<V,I>, extract_blocks<V,I>
 
 template <typename V>
 struct M2 {
@@ -502,5 +502,59 @@ __global__ void block_thomas_solve(const I n, const V* __restrict__ L, const V* 
     for (I i = n - 1; i >= 0; --i) {
         next = v2_sub(v2_load(x, (size_t)i), mv(m2_load(cp, (size_t)i), next));
         v2_store(x, (size_t)i, next);
+    }
+}
+
+// One pass over the CSR entries of A: the 2x2 blocks of block row k (rows index[2k] and
+// index[2k + 1]; -1 is a ghost, whose equation is 1 * x = 1). One thread per block row
+// writes all 12 values of L_k, D_k, U_k; `slot[j] = 2 * block + position` places column j.
+// Only neighbouring blocks of one path couple. covered[k] and total[k]: the off-diagonal
+// absolute weight of the block row's entries that the blocks hold, and all of it (the
+// twin of kernels.tridiag._extract_blocks_cpu, which sums in the same order per row).
+template <typename V, typename I>
+__global__ void extract_blocks(const I m, const I* __restrict__ indptr, const I* __restrict__ indices,
+                               const V* __restrict__ data, const I* __restrict__ index, const I* __restrict__ slot,
+                               const I* __restrict__ path_of, V* __restrict__ L, V* __restrict__ D,
+                               V* __restrict__ U, double* __restrict__ covered, double* __restrict__ total) {
+    for (I k = blockIdx.x * (I)blockDim.x + threadIdx.x; k < m; k += (I)gridDim.x * blockDim.x) {
+        const I path = path_of[k];
+        double cov = 0, tot = 0;
+        for (int s = 0; s < 2; ++s) {
+            const I i = index[2 * (size_t)k + s];
+            V l[2] = {0, 0}, d[2] = {0, 0}, u[2] = {0, 0};
+            if (i < 0) {
+                d[s] = 1;  // ghost: uncoupled, diagonal 1
+            } else {
+                for (I e = indptr[i]; e < indptr[i + 1]; ++e) {
+                    const I j = indices[e];
+                    const V a = data[e];
+                    const double w = j != i ? (double)(a < V(0) ? -a : a) : 0.0;
+                    tot += w;
+                    const I bj = slot[j] >> 1;
+                    const int t = (int)(slot[j] & 1);
+                    if (bj == k) {
+                        d[t] += a;
+                        cov += w;
+                    } else if (path_of[bj] == path) {
+                        if (bj == k - 1) {
+                            l[t] += a;
+                            cov += w;
+                        } else if (bj == k + 1) {
+                            u[t] += a;
+                            cov += w;
+                        }
+                    }
+                }
+            }
+            const size_t at = 4 * (size_t)k + 2 * s;
+            L[at] = l[0];
+            L[at + 1] = l[1];
+            D[at] = d[0];
+            D[at + 1] = d[1];
+            U[at] = u[0];
+            U[at + 1] = u[1];
+        }
+        covered[k] = cov;
+        total[k] = tot;
     }
 }
