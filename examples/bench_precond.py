@@ -1,14 +1,14 @@
 """Benchmark of the preconditioners on the GPU (paper 001, Sections 5-6).
 
 Part 1 (per matrix, full size): setup breakdown (factor, forest, extract, factorize) and
-apply time of AlgTriScal and TriScal next to one cuSPARSE SpMV and one cuSPARSE
-``gtsv2`` / ``gtsv2_nopivot`` solve of the same size, measured in the same run.
+apply time of AlgTriScal, TriScal and AlgTriBlock next to one cuSPARSE SpMV and one
+cuSPARSE ``gtsv2`` / ``gtsv2_nopivot`` solve of the same size, measured in the same run.
 Part 2: BiCGStab time per iteration (fixed iteration count) with our host-sync-free
 BiCGStab and cupyx's, next to the memory-traffic floor of one iteration (2 SpMV + 2
 preconditioner applies + the vector updates at device-copy bandwidth).
 Part 3: time to solution (rtol 1e-8, the paper's right-hand side) per preconditioner,
-including setup; the peers pyamg / ILU(0) run on the CPU. AlgTriBlock's setup runs on the
-host (also for a GPU matrix), so parts 1-2 measure it only up to ``BLOCK_MAX_N`` rows.
+including setup, at the sizes of part 1 (``--tts-small``: about 250,000 rows); the peers
+pyamg / ILU(0) run on the CPU.
 
     python examples/bench_precond.py             # H100-sized run
     python examples/bench_precond.py --quick     # small sizes
@@ -28,17 +28,17 @@ import numpy as np
 import matrices
 import precond
 from kernels.backend import gpu_available, to_device
+from kernels.spmv import spmv
 from kernels.timing import gpu_time
 from precond.study import run_case, true_solution
 
 from _plotting import grouped_bars, matrix_label, milliseconds, plot_path, save_figure, stacked_bars
 
 FULL = [("aniso1", 2500), ("aniso2", 2500), ("aniso3", 2500), ("convection_diffusion3d", 140), ("random_diffusion2d", 1700)]
-TTS = [("aniso1", 500), ("aniso2", 500), ("aniso3", 500), ("convection_diffusion3d", 64), ("random_diffusion2d", 500)]
+TTS_SMALL = [("aniso1", 500), ("aniso2", 500), ("aniso3", 500), ("convection_diffusion3d", 64), ("random_diffusion2d", 500)]
 QUICK_FULL = [("aniso2", 300)]
 QUICK_TTS = [("aniso2", 100), ("aniso3", 100)]
 GPU_PRECONDS = ["none", "jacobi", "tridiagonal", "algebraic_tridiagonal", "algebraic_block_tridiagonal"]
-BLOCK_MAX_N = 3_000_000  # AlgTriBlock setup is host-side: about 1 s per million rows on one core
 CPU_PRECONDS = ["none", "jacobi", "tridiagonal", "algebraic_tridiagonal", "algebraic_block_tridiagonal", "pyamg", "ilu0"]
 SHORT_NAMES = {"none": "none", "jacobi": "Jacobi", "tridiagonal": "TriScal", "algebraic_tridiagonal": "AlgTriScal",
                "algebraic_block_tridiagonal": "AlgTriBlock", "pyamg": "pyamg", "ilu0": "ILU(0)"}
@@ -72,7 +72,7 @@ def part1(A, dtype):
     Ad = to_device(A.astype(dtype))
     N = Ad.shape[0]
     x = cupy.asarray(true_solution(N, dtype))
-    out = {"N": N, "nnz": Ad.nnz, "spmv": gpu_time(lambda: Ad @ x)}
+    out = {"N": N, "nnz": Ad.nnz, "spmv": gpu_time(lambda: Ad @ x), "spmv_ours": gpu_time(lambda: spmv(Ad, x))}
     src = cupy.empty(N, dtype)
     dst = cupy.empty(N, dtype)
     out["copy_vector"] = gpu_time(lambda: dst.__setitem__(Ellipsis, src))
@@ -82,7 +82,8 @@ def part1(A, dtype):
             out["gtsv2" + ("" if pivot else "_nopivot")] = gtsv2_time(dl, d, du, pivot)
         except Exception as exc:  # noqa: BLE001 - report what cuSPARSE said
             out["gtsv2" + ("" if pivot else "_nopivot")] = f"unavailable: {exc}"
-    for name, make in (("triscal", precond.tridiagonal), ("algtriscal", precond.algebraic_tridiagonal)):
+    for name, make in (("triscal", precond.tridiagonal), ("algtriscal", precond.algebraic_tridiagonal),
+                       ("algtriblock", precond.algebraic_block_tridiagonal)):
         make(Ad)  # warm-up (kernel compilation)
         cupy.cuda.Device().synchronize()
         t0 = time.perf_counter()
@@ -93,15 +94,6 @@ def part1(A, dtype):
         out[f"{name}_apply"] = gpu_time(lambda: M.matvec(x))
         out[f"{name}_coverage"] = M.weight_coverage
         out[f"{name}_paths"] = M.n_paths
-    if dtype == np.float64 and N <= BLOCK_MAX_N:
-        precond.algebraic_block_tridiagonal(to_device(matrices.aniso2(20)))  # warm-up: kernel compilation
-        t0 = time.perf_counter()
-        M = precond.algebraic_block_tridiagonal(Ad)
-        cupy.cuda.Device().synchronize()
-        out["algtriblock_setup"] = time.perf_counter() - t0
-        out["algtriblock_setup_breakdown"] = M.setup_time
-        out["algtriblock_apply"] = gpu_time(lambda: M.matvec(x))
-        out["algtriblock_coverage"] = M.weight_coverage
     return out
 
 
@@ -114,17 +106,18 @@ def part2(A, dtype, iterations, apply_times, spmv, copy_vec):
     b = Ad @ cupy.asarray(true_solution(N, dtype))
     rows = {}
     for name in GPU_PRECONDS:
-        if name == "algebraic_block_tridiagonal" and N > BLOCK_MAX_N:
-            continue
         M = {"none": lambda A: None, "jacobi": precond.jacobi, "tridiagonal": precond.tridiagonal,
              "algebraic_tridiagonal": precond.algebraic_tridiagonal,
              "algebraic_block_tridiagonal": precond.algebraic_block_tridiagonal}[name](Ad)
         ours = gpu_time(lambda: precond.bicgstab(Ad, b, rtol=0.0, maxiter=iterations, M=M), repeat=3, warmup=1) / iterations
+        eager = gpu_time(lambda: precond.bicgstab(Ad, b, rtol=0.0, maxiter=iterations, M=M, cuda_graph=False),
+                         repeat=3, warmup=1) / iterations
         op = M.aslinearoperator() if M is not None else None
         theirs = gpu_time(lambda: cspla.bicgstab(Ad, b, rtol=1e-30, maxiter=iterations, M=op), repeat=3, warmup=1) / iterations
         apply = 0.0 if M is None else (gpu_time(lambda: M.matvec(b)) if name not in apply_times else apply_times[name])
         floor = 2 * spmv + 2 * apply + 22 * copy_vec / 2  # 22 vector reads/writes; a copy moves 2
-        rows[name] = {"ours_per_iter": ours, "cupyx_per_iter": theirs, "floor_per_iter": floor}
+        rows[name] = {"ours_per_iter": ours, "ours_eager_per_iter": eager, "cupyx_per_iter": theirs,
+                      "floor_per_iter": floor}
     return rows
 
 
@@ -205,16 +198,18 @@ def main(argv=None):
     ap.add_argument("--skip-tts", action="store_true", help="skip part 3 (time to solution)")
     ap.add_argument("--tts-only", action="store_true", help="only part 3")
     ap.add_argument("--gpu-methods-only", action="store_true", help="part 3 without the CPU-only methods")
+    ap.add_argument("--tts-small", action="store_true",
+                    help="part 3 at about 250,000 rows instead of the sizes of part 1 (millions of rows)")
     ap.add_argument("--matrices", nargs="+", default=None, help="only these matrices (names as in the tables)")
     ap.add_argument("--out", default="bench_results/bench_precond.json")
     ap.add_argument("--no-plot", action="store_true", help="do not write the PNG plot")
     args = ap.parse_args(argv)
-    full, tts = (QUICK_FULL, QUICK_TTS) if args.quick else (FULL, TTS)
+    full, tts = (QUICK_FULL, QUICK_TTS) if args.quick else (FULL, TTS_SMALL if args.tts_small else FULL)
     if args.matrices:
-        known = {name for name, _ in full + tts}
-        unknown = sorted(set(args.matrices) - known)
+        names = {name for name, _ in FULL}
+        unknown = sorted(set(args.matrices) - names)
         if unknown:
-            ap.error(f"unknown matrices {unknown}; choose from {sorted(known)}")
+            ap.error(f"unknown matrices {unknown}; choose from {sorted(names)}")
         full = [c for c in full if c[0] in args.matrices]
         tts = [c for c in tts if c[0] in args.matrices]
     result = {"part1": [], "part2": [], "part3": []}
@@ -224,7 +219,7 @@ def main(argv=None):
 
         dev = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
         print(f"GPU: {dev}; ms, CUDA events, medians")
-        print(f"{'matrix':<24}{'dtype':<8}{'N':>9} {'SpMV':>9} {'gtsv2np':>9} {'gtsv2':>9} {'TriScal':>9} {'AlgTri':>9}"
+        print(f"{'matrix':<24}{'dtype':<8}{'N':>9} {'SpMV':>9} {'ourSpMV':>9} {'gtsv2np':>9} {'gtsv2':>9} {'TriScal':>9} {'AlgTri':>9}"
               f" {'x SpMV':>7} {'setup':>9} {'x SpMV':>7}  setup breakdown (ms)")
         for name, n in full:
             A = matrices.get(name, n=n)
@@ -233,27 +228,27 @@ def main(argv=None):
                 r.update(matrix=name, dtype=np.dtype(dtype).name)
                 result["part1"].append(r)
                 bd = " ".join(f"{k}={v * 1e3:.2f}" for k, v in r["algtriscal_setup_breakdown"].items())
-                print(f"{name:<24}{r['dtype']:<8}{r['N']:>9} {ms(r['spmv'])} {ms(r['gtsv2_nopivot'])} {ms(r['gtsv2'])}"
+                print(f"{name:<24}{r['dtype']:<8}{r['N']:>9} {ms(r['spmv'])} {ms(r['spmv_ours'])} {ms(r['gtsv2_nopivot'])} {ms(r['gtsv2'])}"
                       f" {ms(r['triscal_apply'])} {ms(r['algtriscal_apply'])} {r['algtriscal_apply'] / r['spmv']:>7.2f}"
                       f" {ms(r['algtriscal_setup'])} {r['algtriscal_setup'] / r['spmv']:>7.1f}  {bd}")
-                if "algtriblock_apply" in r:
-                    print(f"{'':<24}{'':<8}{'':>9} AlgTriBlock apply {ms(r['algtriblock_apply'])}"
-                          f" ({r['algtriblock_apply'] / r['spmv']:.2f} x SpMV), setup {r['algtriblock_setup']:.2f} s"
-                          f" (host), coverage {r['algtriblock_coverage']:.2f}")
+                bd = " ".join(f"{k}={v * 1e3:.2f}" for k, v in r["algtriblock_setup_breakdown"].items())
+                print(f"{'':<24}{'':<8}{'':>9} AlgTriBlock apply {ms(r['algtriblock_apply'])}"
+                      f" ({r['algtriblock_apply'] / r['spmv']:.2f} x SpMV), setup {ms(r['algtriblock_setup'])}"
+                      f" ({r['algtriblock_setup'] / r['spmv']:.1f} x SpMV), coverage {r['algtriblock_coverage']:.2f}  {bd}")
                 if dtype == np.float64:
-                    known = {"tridiagonal": r["triscal_apply"], "algebraic_tridiagonal": r["algtriscal_apply"]}
-                    if "algtriblock_apply" in r:
-                        known["algebraic_block_tridiagonal"] = r["algtriblock_apply"]
+                    known = {"tridiagonal": r["triscal_apply"], "algebraic_tridiagonal": r["algtriscal_apply"],
+                             "algebraic_block_tridiagonal": r["algtriblock_apply"]}
                     rows = part2(A, dtype, args.iterations, known,
                                  r["spmv"], r["copy_vector"])
                     for pc, v in rows.items():
                         result["part2"].append({"matrix": name, "N": r["N"], "preconditioner": pc, **v})
         print()
-        print("BiCGStab time per iteration (ms, float64): ours (host-sync-free) vs cupyx, and the memory-traffic floor")
-        print(f"{'matrix':<24}{'preconditioner':<24}{'ours':>9} {'cupyx':>9} {'floor':>9} {'ours/floor':>10}")
+        print("BiCGStab time per iteration (ms, float64): ours (CUDA graph; eager launches), cupyx, and the"
+              " memory-traffic floor")
+        print(f"{'matrix':<24}{'preconditioner':<24}{'ours':>9} {'eager':>9} {'cupyx':>9} {'floor':>9} {'ours/floor':>10}")
         for r in result["part2"]:
-            print(f"{r['matrix']:<24}{r['preconditioner']:<24}{ms(r['ours_per_iter'])} {ms(r['cupyx_per_iter'])}"
-                  f" {ms(r['floor_per_iter'])} {r['ours_per_iter'] / r['floor_per_iter']:>10.2f}")
+            print(f"{r['matrix']:<24}{r['preconditioner']:<24}{ms(r['ours_per_iter'])} {ms(r['ours_eager_per_iter'])}"
+                  f" {ms(r['cupyx_per_iter'])} {ms(r['floor_per_iter'])} {r['ours_per_iter'] / r['floor_per_iter']:>10.2f}")
     if not args.skip_tts:
         print()
         print("Time to solution, BiCGStab rtol 1e-8, float64, b = A x_t (setup + solve, seconds)")
@@ -267,8 +262,8 @@ def main(argv=None):
                     if dev == "cpu" and gpu_available() and pc in GPU_PRECONDS and A.shape[0] > 300_000:
                         continue  # the GPU rows cover these; keep the CPU for the CPU-only methods
                     try:
-                        run_case(Ad, name, pc, rtol=1e-8, maxiter=1)  # warm-up: compilation, caches
-                        r = run_case(Ad, name, pc, rtol=1e-8, maxiter=8000)
+                        run_case(Ad, name, pc, rtol=1e-8, maxiter=1, trace=False)  # warm-up: compilation
+                        r = run_case(Ad, name, pc, rtol=1e-8, maxiter=8000, trace=False)
                     except (ValueError, RuntimeError, MemoryError) as exc:
                         print(f"{name:<24}{A.shape[0]:>9} {dev:<5}{pc:<30} failed: {exc}")
                         continue
@@ -279,7 +274,7 @@ def main(argv=None):
                     it = f"{r['iterations']}" + ("" if r["converged"] else "*")
                     print(f"{name:<24}{r['n']:>9} {dev:<5}{pc:<30}{it:>6} {r['setup_time']:>8.3f} {r['solve_time']:>8.3f}"
                           f" {r['time_to_solution']:>8.3f}")
-        print("(* = not converged within 8000 iterations)")
+        print("(* = not converged: 8000 iterations or a breakdown)")
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1, default=str))

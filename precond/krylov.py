@@ -12,6 +12,7 @@ with NumPy (:class:`_HostOps`).
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -38,7 +39,7 @@ class _HostOps:
     def __init__(self, dtype, tiny):
         self.tiny = tiny
         self.one = np.ones((), dtype=dtype)[()]
-        self.rows = []
+        self.pending = []
 
     def state(self):
         return {"rho_prev": self.one, "alpha": self.one, "omega": self.one}
@@ -63,12 +64,15 @@ class _HostOps:
         x += omega * shat
         np.subtract(s, omega * t, out=r)
 
-    def record(self, rho, rv, ts, tt, rr, st):
+    def record(self, rho, rv, ts, tt, rr, st, row):
         st["alpha"], st["omega"], st["rho_prev"] = rho / self._safe(rv), ts / self._safe(tt), rho
-        self.rows.append((float(np.sqrt(abs(rr))), float(abs(rho)), float(abs(st["omega"]))))
+        self.pending.append((float(np.sqrt(abs(rr))), float(abs(rho)), float(abs(st["omega"]))))
 
-    def rows_since(self, start):
-        return np.asarray(self.rows[start:], dtype=np.float64).reshape(-1, 3)
+    def rows(self, n):
+        """(residual norm, |rho|, |omega|) of the last ``n`` iterations."""
+        out = np.asarray(self.pending[-n:], dtype=np.float64).reshape(-1, 3)
+        self.pending.clear()
+        return out
 
 
 _GPU_KERNELS = {}
@@ -104,17 +108,16 @@ class _DeviceOps:
     """The same steps on the GPU: scalars stay in device arrays of shape (1,), every update
     is one fused elementwise kernel (beta, alpha and omega recomputed inline from the dot
     products), and the per-iteration rows (residual norm, |rho|, |omega|) go to a device
-    buffer that the host reads only at convergence checks."""
+    buffer of one row per iteration between checks, which the host reads at the check."""
 
-    def __init__(self, dtype, tiny):
+    def __init__(self, dtype, tiny, block):
         import cupy
 
         self.xp = cupy
         self.tiny = float(tiny)
         self.dtype = np.dtype(dtype)
         self.k = _gpu_kernels()
-        self.hist = cupy.empty((256, 3), dtype=np.dtype(self.dtype.char.lower()) if self.dtype.kind == "c" else dtype)
-        self.n_rows = 0
+        self.hist = cupy.empty((block, 3), dtype=np.dtype(self.dtype.char.lower()) if self.dtype.kind == "c" else dtype)
 
     def state(self):
         one = self.xp.ones(1, dtype=self.dtype)
@@ -132,19 +135,46 @@ class _DeviceOps:
     def update_xr(self, x, r, s, t, phat, shat, rho, rv, ts, tt):
         self.k["update_xr"](s, t, phat, shat, rho, rv, ts, tt, self.tiny, x, r)
 
-    def record(self, rho, rv, ts, tt, rr, st):
-        if self.n_rows == len(self.hist):
-            self.hist = self.xp.concatenate([self.hist, self.xp.empty_like(self.hist)])
-        self.k["record"](rho, rv, ts, tt, rr, self.tiny, self.n_rows, st["alpha"], st["omega"], st["rho_prev"],
-                         self.hist)
-        self.n_rows += 1
+    def record(self, rho, rv, ts, tt, rr, st, row):
+        self.k["record"](rho, rv, ts, tt, rr, self.tiny, row, st["alpha"], st["omega"], st["rho_prev"], self.hist)
 
-    def rows_since(self, start):
-        return self.hist[start:self.n_rows].get()  # the host synchronization
+    def rows(self, n):
+        return self.hist[:n].get()  # the host synchronization
+
+
+class _IterationGraph:
+    """``block`` BiCGStab iterations captured once into a CUDA graph and replayed: one
+    launch instead of some sixty kernel launches (and their Python overhead) per
+    iteration. The temporaries of the captured iterations come from a private memory
+    pool that lives as long as the graph, so no other allocation can take their memory
+    while the graph may still write to it."""
+
+    def __init__(self, step, block, st):
+        import cupy
+
+        self.pool = cupy.cuda.MemoryPool()
+        stream = cupy.cuda.Stream(non_blocking=True)
+        v = st["v"]  # the array every replay starts from and leaves the last v in
+        try:
+            with cupy.cuda.using_allocator(self.pool.malloc), stream:
+                stream.begin_capture()
+                try:
+                    for row in range(block):
+                        step(row)
+                    v[...] = st["v"]
+                finally:
+                    self.graph = stream.end_capture()
+        finally:
+            st["v"] = v
+
+    def launch(self):
+        import cupy
+
+        self.graph.launch(cupy.cuda.get_current_stream())
 
 
 def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None,
-             check_every=None, residuals=None):
+             check_every=None, residuals=None, cuda_graph=None):
     """Preconditioned BiCGStab (right preconditioning, like SciPy's).
 
     Parameters
@@ -164,6 +194,15 @@ def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callba
         callback always 1). Between checks the GPU never waits for the host.
     residuals : list, optional
         If given, receives the residual norm after each iteration (``||b - A x0||`` first).
+    cuda_graph : bool, optional
+        GPU only: capture the ``check_every`` iterations between two checks once into a
+        CUDA graph and replay it (default: yes without a callback): the host no longer
+        launches each kernel, which is most of an iteration's time below about a million
+        rows. A sparse ``A`` is then multiplied by :func:`kernels.spmv.spmv` (CuPy does not
+        let cuSPARSE calls be captured), so the iterates differ from ``cuda_graph=False``
+        by rounding; the replays themselves are the captured kernels, in order. If ``A`` or ``M`` does something that cannot be captured (a host
+        synchronization), the iteration falls back to launching the kernels one by one
+        (with a ``RuntimeWarning`` when ``cuda_graph=True`` was asked for).
 
     Returns
     -------
@@ -177,7 +216,8 @@ def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callba
     On the GPU an iteration is two SpMVs, two preconditioner applications, five dot
     products and four fused elementwise kernels (the search direction, ``s``, the update of
     ``x`` and ``r`` together, and the scalars), with no host synchronization between
-    convergence checks.
+    convergence checks. The first ``check_every`` iterations run eagerly (compiling the
+    kernels); the graph is captured after them.
 
     Examples
     --------
@@ -197,10 +237,22 @@ def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callba
     if maxiter < 0:
         raise ValueError("maxiter must be >= 0")
     dtype = np.result_type(A.dtype, b.dtype, np.float32)
-    if check_every is None:
+    if check_every is None or callback is not None:
         check_every = 1 if (xp is np or callback is not None) else 8
+    if check_every < 1:
+        raise ValueError("check_every must be >= 1")
+    graph_requested = bool(cuda_graph)
+    if cuda_graph is None:
+        cuda_graph = xp is not np and callback is None
+    elif cuda_graph and (xp is np or callback is not None):
+        raise ValueError("cuda_graph needs a GPU problem and no callback")
     apply_m = _as_operator(M, xp)
     product = A.matvec if hasattr(A, "matvec") and not hasattr(A, "tocsr") else (lambda v: A @ v)
+    if cuda_graph and hasattr(A, "tocsr") and np.dtype(A.dtype) in (np.float32, np.float64):
+        from kernels.spmv import spmv
+
+        A_csr = A.tocsr()
+        product = lambda v: spmv(A_csr, v)  # noqa: E731 - cuSPARSE through CuPy cannot be captured
 
     def matvec(v):  # the fused GPU kernels take one dtype: cast what A or M return
         y = product(v)
@@ -213,7 +265,7 @@ def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callba
         return y if y.dtype == dtype else y.astype(dtype)
 
     tiny = np.finfo(np.dtype(dtype).char.lower() if np.dtype(dtype).kind == "c" else dtype).tiny
-    ops = _HostOps(dtype, tiny) if xp is np else _DeviceOps(dtype, tiny)
+    ops = _HostOps(dtype, tiny) if xp is np else _DeviceOps(dtype, tiny, check_every)
 
     x = xp.zeros(n, dtype=dtype) if x0 is None else xp.array(x0, dtype=dtype, copy=True)
     r = b.astype(dtype, copy=True) - matvec(x) if x0 is not None else b.astype(dtype, copy=True)
@@ -221,43 +273,62 @@ def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callba
     tol = max(rtol * bnorm, atol)
     r0 = float(xp.linalg.norm(r))
     history = [0.0 if bnorm == 0.0 else r0]
-    info, it, checked = 0, 0, 0
+    info = 0
     if bnorm == 0.0:
         x = xp.zeros(n, dtype=dtype)
     elif r0 > tol:
         rhat = r.copy()
         p = xp.zeros_like(r)
-        v = xp.zeros_like(r)
         st = ops.state()
-        info = maxiter
-        for it in range(1, maxiter + 1):
+        st["v"] = xp.zeros_like(r)  # A M^-1 p of the previous iteration
+
+        def step(row):
+            """One iteration: x, r, p and the scalars in ``st`` are updated in place, ``v``
+            is rebound (a captured block copies its last ``v`` back, see _IterationGraph)."""
             rho = ops.dot(rhat, r)
-            ops.update_p(p, r, v, rho, st)
+            ops.update_p(p, r, st["v"], rho, st)
             phat = precondition(p)
-            v = matvec(phat)
+            st["v"] = v = matvec(phat)
             rv = ops.dot(rhat, v)
             s = ops.direction_s(r, v, rho, rv)
             shat = precondition(s)
             t = matvec(shat)
             tt, ts = ops.dot(t, t), ops.dot(t, s)
             ops.update_xr(x, r, s, t, phat, shat, rho, rv, ts, tt)
-            ops.record(rho, rv, ts, tt, ops.dot(r, r), st)
+            ops.record(rho, rv, ts, tt, ops.dot(r, r), st, row)
             if callback is not None:
                 callback(x)
-            if it % check_every == 0 or it == maxiter:
-                rows = ops.rows_since(checked)
-                history.extend(rows[:, 0].tolist())
-                checked = it
-                res = rows[-1, 0]
-                if res <= tol or not np.isfinite(res):
-                    info = 0 if res <= tol else -10
-                    break
-                if (rows[:, 1] < tiny).any():
-                    info = -10
-                    break
-                if ((rows[:, 2] < tiny) & (rows[:, 0] > tol)).any():
-                    info = -11
-                    break
+
+        info = maxiter
+        graph, done = None, 0
+        while done < maxiter:
+            block = min(check_every, maxiter - done)
+            if cuda_graph and done > 0 and block == check_every and graph is None:
+                try:
+                    graph = _IterationGraph(step, block, st)
+                except Exception as exc:  # noqa: BLE001 - something in A or M cannot be captured
+                    cuda_graph = False
+                    if graph_requested:
+                        warnings.warn(f"CUDA graph capture failed ({type(exc).__name__}: {exc}); launching the "
+                                      "kernels one by one", RuntimeWarning, stacklevel=2)
+            if graph is not None and block == check_every:
+                graph.launch()
+            else:
+                for row in range(block):
+                    step(row)
+            done += block
+            rows = ops.rows(block)
+            history.extend(rows[:, 0].tolist())
+            res = rows[-1, 0]
+            if res <= tol or not np.isfinite(res):
+                info = 0 if res <= tol else -10
+                break
+            if (rows[:, 1] < tiny).any():
+                info = -10
+                break
+            if ((rows[:, 2] < tiny) & (rows[:, 0] > tol)).any():
+                info = -11
+                break
     if residuals is not None:
         residuals.extend(history)
     return x, info

@@ -1,4 +1,6 @@
 """Our BiCGStab against SciPy's, info codes, solve() and the Jacobi preconditioner."""
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -138,3 +140,80 @@ def test_bicgstab_gpu_complex_and_history():
     assert info_cpu == 0 and info_gpu == 0 and len(h_cpu) == len(h_gpu)
     np.testing.assert_allclose(h_gpu, h_cpu, rtol=1e-6, atol=1e-8 * np.linalg.norm(b))
     assert np.linalg.norm(x_gpu.get() - x_cpu) <= 1e-7 * np.linalg.norm(x_cpu)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("make", [None, precond.jacobi, precond.algebraic_tridiagonal,
+                                  precond.algebraic_block_tridiagonal],
+                         ids=lambda f: getattr(f, "__name__", "none"))
+def test_bicgstab_cuda_graph_replays_the_same_iterations(make):
+    """The captured iteration block runs the same kernels in the same order: with the same
+    product (A as an operator over kernels.spmv) the replays give bitwise the eager loop's
+    iterates and residual history, also with a last block shorter than check_every (run
+    eagerly) and when the iteration limit ends the solve. With a CSR matrix the graph path
+    multiplies by kernels.spmv instead of cuSPARSE: the same solve up to rounding."""
+    import cupy
+    import cupyx.scipy.sparse.linalg as cspla
+
+    from kernels.backend import to_device
+    from kernels.spmv import spmv
+
+    Ad = to_device(matrices.aniso2(60))
+    op = cspla.LinearOperator(Ad.shape, matvec=lambda v: spmv(Ad, v), dtype=Ad.dtype)
+    b = Ad @ cupy.asarray(true_solution(Ad.shape[0], np.float64))
+    M = make(Ad) if make else None
+    for kw in ({"rtol": 1e-8}, {"rtol": 1e-30, "maxiter": 43}):
+        h_eager, h_graph = [], []
+        x_eager, info_eager = precond.bicgstab(op, b, M=M, cuda_graph=False, residuals=h_eager, **kw)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # a failed capture warns: make it fail the test
+            x_graph, info_graph = precond.bicgstab(op, b, M=M, cuda_graph=True, residuals=h_graph, **kw)
+            x_csr, info_csr = precond.bicgstab(Ad, b, M=M, residuals=(h_csr := []), **kw)
+        assert info_graph == info_eager and h_graph == h_eager
+        assert bool((x_graph == x_eager).all())
+        assert info_graph == (0 if kw["rtol"] > 1e-20 else 43)
+        assert info_csr == info_graph and abs(len(h_csr) - len(h_graph)) <= 8
+        np.testing.assert_allclose(h_csr[:10], h_graph[:10], rtol=1e-9)
+        if info_csr == 0:
+            assert float(cupy.linalg.norm(x_csr - x_graph)) <= 1e-6 * float(cupy.linalg.norm(x_graph))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_spmv_matches_cusparse(dtype):
+    import cupy
+
+    from kernels.backend import to_device
+    from kernels.spmv import spmv
+
+    rng = np.random.default_rng(5)
+    for A in (matrices.aniso2(50, dtype=dtype), matrices.convection_diffusion3d(12, dtype=dtype),
+              sp.random(300, 300, density=0.3, random_state=1, format="csr", dtype=dtype),
+              sp.csr_matrix((3, 3), dtype=dtype)):
+        Ad = to_device(A)
+        x = cupy.asarray(rng.standard_normal(A.shape[0]).astype(dtype))
+        tol = 1e-5 if dtype == np.float32 else 1e-12
+        np.testing.assert_allclose(spmv(Ad, x).get(), (Ad @ x).get(), rtol=tol, atol=tol)
+    with pytest.raises(TypeError, match="dtype"):
+        spmv(to_device(matrices.poisson2d(4)), cupy.ones(16, dtype=np.float32))
+
+
+@pytest.mark.gpu
+def test_bicgstab_cuda_graph_falls_back_when_capture_fails():
+    """A preconditioner that reads a value on the host cannot be captured: the loop runs
+    its kernels one by one instead (still with kernels.spmv: the eager cuSPARSE loop's
+    result up to rounding)."""
+    import cupy
+
+    from kernels.backend import to_device
+
+    Ad = to_device(matrices.poisson2d(30))
+    b = Ad @ cupy.ones(Ad.shape[0])
+    scale = lambda x: x * (1.0 / float(Ad.diagonal()[0]))  # noqa: E731 - a host read per call
+    x_eager, info_eager = precond.bicgstab(Ad, b, rtol=1e-8, M=scale, cuda_graph=False)
+    with pytest.warns(RuntimeWarning, match="capture failed"):
+        x_graph, info_graph = precond.bicgstab(Ad, b, rtol=1e-8, M=scale, cuda_graph=True)
+    assert info_eager == info_graph == 0
+    np.testing.assert_allclose(x_graph.get(), x_eager.get(), rtol=1e-7)
+    with pytest.raises(ValueError, match="callback"):
+        precond.bicgstab(Ad, b, cuda_graph=True, callback=lambda x: None)
