@@ -193,9 +193,12 @@ def test_spmv_matches_cusparse(dtype):
         Ad = to_device(A)
         x = cupy.asarray(rng.standard_normal(A.shape[0]).astype(dtype))
         tol = 1e-5 if dtype == np.float32 else 1e-12
-        np.testing.assert_allclose(spmv(Ad, x).get(), (Ad @ x).get(), rtol=tol, atol=tol)
+        for lanes in (None, 1, 2, 4, 8, 16, 32):
+            np.testing.assert_allclose(spmv(Ad, x, lanes=lanes).get(), (Ad @ x).get(), rtol=tol, atol=tol)
     with pytest.raises(TypeError, match="dtype"):
         spmv(to_device(matrices.poisson2d(4)), cupy.ones(16, dtype=np.float32))
+    with pytest.raises(ValueError, match="lanes"):
+        spmv(to_device(matrices.poisson2d(4)), cupy.ones(16), lanes=3)
 
 
 @pytest.mark.gpu
