@@ -74,7 +74,7 @@ def _offdiag_abs_gpu(A):
     import cupy
     import cupyx.scipy.sparse as csp
 
-    from .cuda import get_kernel
+    from .cuda import get_kernel, row_grid
 
     A = csp.csr_matrix(A)
     A.sum_duplicates()
@@ -86,7 +86,7 @@ def _offdiag_abs_gpu(A):
     itype = A.indices.dtype
     n = A.shape[0]
     threads = 256
-    blocks = max(1, min((n + threads - 1) // threads, 65535))
+    blocks = row_grid(n, threads)  # thread-per-row kernels: rows of the resident warps in L1
     counts = cupy.empty(n, dtype=itype)
     nn = itype.type(n)
     get_kernel("graph", "offdiag_abs_count", dtype, itype)(

@@ -63,46 +63,79 @@ __global__ void contract_number(const I N, const I* __restrict__ indptr, const I
 
 // One thread per coarse row: the members' entries mapped to coarse columns, the row's own
 // column dropped, repeats summed into the first occurrence (member 0's entries first, in
-// CSR order: the CPU twin's summation order), then sorted by column. Written at
-// scratch_ptr[c] (the exclusive scan of `bound`); counts[c] = entries kept.
+// CSR order: the CPU twin's summation order), then sorted by column, and written at
+// scratch_ptr[c] (the exclusive scan of `bound`); counts[c] = entries kept. A row of at
+// most LOCAL_ROW candidates is built in the thread's local arrays (interleaved across the
+// warp, so the searches and shifts of neighbouring threads coalesce); a longer one in
+// place in the scratch.
+constexpr int LOCAL_ROW = 64;
+
+template <typename V, typename I, typename Row>
+__device__ I build_coarse_row(const I c, const I* __restrict__ indptr, const I* __restrict__ indices,
+                              const V* __restrict__ data, const I* __restrict__ coarse,
+                              const I* __restrict__ members, Row row) {
+    I n = 0;
+    for (int s = 0; s < 2; ++s) {
+        const I v = members[2 * (size_t)c + s];
+        if (v < 0) continue;
+        for (I e = indptr[v]; e < indptr[v + 1]; ++e) {
+            const I j = coarse[indices[e]];
+            if (j == c) continue;
+            I a = 0;
+            while (a < n && row.idx(a) != j) ++a;
+            if (a < n) {
+                row.val(a) += data[e];
+            } else {
+                row.idx(n) = j;
+                row.val(n) = data[e];
+                ++n;
+            }
+        }
+    }
+    for (I a = 1; a < n; ++a) {  // insertion sort: the rows are short
+        const I j = row.idx(a);
+        const V w = row.val(a);
+        I b = a - 1;
+        while (b >= 0 && row.idx(b) > j) {
+            row.idx(b + 1) = row.idx(b);
+            row.val(b + 1) = row.val(b);
+            --b;
+        }
+        row.idx(b + 1) = j;
+        row.val(b + 1) = w;
+    }
+    return n;
+}
+
+template <typename V, typename I>
+struct LocalRow {
+    I* i;
+    V* v;
+    __device__ I& idx(I a) { return i[a]; }
+    __device__ V& val(I a) { return v[a]; }
+};
+
 template <typename V, typename I>
 __global__ void contract_rows(const I Nc, const I* __restrict__ indptr, const I* __restrict__ indices,
                               const V* __restrict__ data, const I* __restrict__ coarse,
                               const I* __restrict__ members, const I* __restrict__ scratch_ptr,
                               I* __restrict__ scratch_idx, V* __restrict__ scratch_val, I* __restrict__ counts) {
+    I local_idx[LOCAL_ROW];
+    V local_val[LOCAL_ROW];
     for (I c = blockIdx.x * (I)blockDim.x + threadIdx.x; c < Nc; c += (I)gridDim.x * blockDim.x) {
         const I start = scratch_ptr[c];
-        I n = start;
-        for (int s = 0; s < 2; ++s) {
-            const I v = members[2 * (size_t)c + s];
-            if (v < 0) continue;
-            for (I e = indptr[v]; e < indptr[v + 1]; ++e) {
-                const I j = coarse[indices[e]];
-                if (j == c) continue;
-                I a = start;
-                while (a < n && scratch_idx[a] != j) ++a;
-                if (a < n) {
-                    scratch_val[a] += data[e];
-                } else {
-                    scratch_idx[n] = j;
-                    scratch_val[n] = data[e];
-                    ++n;
-                }
+        I n;
+        if (scratch_ptr[c + 1] - start <= LOCAL_ROW) {
+            n = build_coarse_row(c, indptr, indices, data, coarse, members, LocalRow<V, I>{local_idx, local_val});
+            for (I a = 0; a < n; ++a) {
+                scratch_idx[start + a] = local_idx[a];
+                scratch_val[start + a] = local_val[a];
             }
+        } else {
+            n = build_coarse_row(c, indptr, indices, data, coarse, members,
+                                 LocalRow<V, I>{scratch_idx + start, scratch_val + start});
         }
-        for (I a = start + 1; a < n; ++a) {  // insertion sort: the rows are short
-            const I j = scratch_idx[a];
-            const V w = scratch_val[a];
-            I b = a - 1;
-            while (b >= start && scratch_idx[b] > j) {
-                scratch_idx[b + 1] = scratch_idx[b];
-                scratch_val[b + 1] = scratch_val[b];
-                --b;
-            }
-            scratch_idx[b + 1] = j;
-            scratch_val[b + 1] = w;
-        }
-        counts[c] = n - start;
+        counts[c] = n;
     }
 }
 
