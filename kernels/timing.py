@@ -1,10 +1,72 @@
-"""Timing helpers for the benchmark scripts: CUDA events on the GPU, medians."""
+"""Timing helpers: phase clocks for set-up breakdowns, medians for the benchmark scripts
+(CUDA events on the GPU)."""
 from __future__ import annotations
 
 import statistics
 import time
 
-__all__ = ["gpu_time", "cpu_time"]
+__all__ = ["PhaseClock", "gpu_time", "cpu_time"]
+
+
+class PhaseClock:
+    """Times consecutive phases without making the host wait for the device.
+
+    On the GPU every :meth:`mark` records a CUDA event on the current stream, so a phase
+    is the device time between two marks (queue gaps included: with a host-bound phase the
+    device idles until the host catches up); the events are read, with one
+    synchronization, on the first access to :attr:`spans`. On the CPU marks read
+    ``time.perf_counter``. A synchronization per phase would leave the device idle while
+    the host queues the next phase's first kernels (H100, AlgTriScal set-up of ANISO2 at
+    6.25M rows: 0.3-0.7 ms of 4-5 ms).
+
+    Examples
+    --------
+    >>> clock = PhaseClock()
+    >>> _ = sum(range(1000)); clock.mark("sum")
+    >>> list(clock.spans), clock.total >= 0
+    (['sum'], True)
+    """
+
+    def __init__(self, gpu: bool = False):
+        self.gpu = gpu
+        self._names: list[str] = []
+        self._marks = [self._now()]
+        self._spans: dict[str, float] | None = None
+
+    def _now(self):
+        if not self.gpu:
+            return time.perf_counter()
+        import cupy
+
+        event = cupy.cuda.Event()
+        event.record()
+        return event
+
+    def mark(self, name: str) -> None:
+        """End the current phase (named ``name``) and start the next."""
+        self._names.append(name)
+        self._marks.append(self._now())
+        self._spans = None
+
+    @property
+    def spans(self) -> dict[str, float]:
+        """Seconds per phase, in the order first marked."""
+        if self._spans is None:
+            if self.gpu:
+                import cupy
+
+                self._marks[-1].synchronize()
+                seconds = [cupy.cuda.get_elapsed_time(a, b) * 1e-3 for a, b in zip(self._marks, self._marks[1:])]
+            else:
+                seconds = [b - a for a, b in zip(self._marks, self._marks[1:])]
+            self._spans = {}
+            for name, sec in zip(self._names, seconds):  # a repeated name adds up
+                self._spans[name] = self._spans.get(name, 0.0) + sec
+        return self._spans
+
+    @property
+    def total(self) -> float:
+        return float(sum(self.spans.values()))
 
 
 def gpu_time(fn, repeat: int = 20, warmup: int = 3) -> float:

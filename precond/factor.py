@@ -7,7 +7,6 @@ follows the backend of ``A``: SciPy in, NumPy results; cupyx in, CuPy results.
 from __future__ import annotations
 
 import numbers
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -17,27 +16,33 @@ from kernels.factor import greedy_factor as _greedy
 from kernels.factor import is_maximal, mirror_weights, parallel_factor, weights_symmetric
 from kernels.forest import linear_forest_arrays
 from kernels.graph import abs_graph, offdiag_abs, transpose_sum
+from kernels.timing import PhaseClock
 
 __all__ = ["Factor", "LinearForest", "factor", "greedy_factor", "weight_coverage", "identity_coverage", "linear_forest"]
 
 
 class Factor:
     """A [0,n]-factor: ``neighbors`` (N x n, -1 for empty), edge ``weights`` (N x n),
-    ``iterations`` used (M_max), whether it is ``maximal``, and setup ``time`` (s).
+    ``iterations`` used (M_max), whether it is ``maximal``, and setup ``time`` (s, from a
+    :class:`kernels.timing.PhaseClock`: read once the device has finished).
 
     ``maximal`` is known without work when the iterations stopped early (an uncharged
     round proposed nothing); otherwise it is checked on first access.
     """
 
-    def __init__(self, neighbors, weights, n, iterations, maximal=None, time=0.0, graph=None):
+    def __init__(self, neighbors, weights, n, iterations, maximal=None, clock=None, graph=None):
         # graph: the weight graph, or a callable building it (for the lazy maximality test)
         self.neighbors = neighbors
         self.weights = weights
         self.n = n
         self.iterations = iterations
-        self.time = time
+        self._clock = clock
         self._maximal = maximal
         self._graph = graph
+
+    @property
+    def time(self) -> float:
+        return self._clock.total if self._clock is not None else 0.0
 
     @property
     def maximal(self) -> bool:
@@ -60,7 +65,8 @@ class LinearForest:
     """Vertex-disjoint paths: ``path_id`` (smaller end id), ``position`` (0 at that end),
     ``permutation`` (new -> old; the forest is tridiagonal in this order), ``path_start``
     (offsets of the paths in the new order, length ``n_paths + 1``), ``removed_edges``
-    (``k x 2``, the cycle edges dropped) and ``neighbors`` (N x 2 forest partners)."""
+    (``k x 2``, the cycle edges dropped), ``neighbors`` (N x 2 forest partners) and setup
+    ``time`` (s, read once the device has finished)."""
 
     path_id: object = field(repr=False)
     position: object = field(repr=False)
@@ -69,7 +75,11 @@ class LinearForest:
     removed_edges: object = field(repr=False)
     neighbors: object = field(repr=False)
     n_paths: int = 0
-    time: float = 0.0
+    _clock: PhaseClock | None = field(default=None, repr=False)
+
+    @property
+    def time(self) -> float:
+        return self._clock.total if self._clock is not None else 0.0
 
 
 def _check_square(A):
@@ -96,11 +106,6 @@ def _check_int(name, value, lo, hi=None):
         rng = f"{lo}..{hi}" if hi is not None else f">= {lo}"
         raise ValueError(f"{name} must be an integer in {rng}, got {value!r}")
     return int(value)
-
-
-def _sync(xp):
-    if xp is not np:
-        xp.cuda.Device().synchronize()
 
 
 def weight_source(A, symmetric=None):
@@ -181,15 +186,14 @@ def _factor(A, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, symmetric=None) -> 
     k_m = _check_int("k_m", k_m, 0)
     if not 0 <= p <= 1:
         raise ValueError(f"charge probability p must be in [0, 1], got {p}")
-    xp = get_array_module(A)
-    t0 = time.perf_counter()
+    clock = PhaseClock(is_device_array(A))
     G, from_matrix = weight_source(A, symmetric)
     partners, weights, used = parallel_factor(G, n, iterations, m, k_m, p, _check_int("seed", seed, 0),
                                               from_matrix=from_matrix)
-    _sync(xp)
+    clock.mark("factor")
     known = True if used < iterations else None  # stopped early: an uncharged round proposed nothing
     graph = (lambda: abs_graph(G, symmetric=True)) if from_matrix else G
-    return Factor(partners, weights, n, used, known, time.perf_counter() - t0, graph=graph)
+    return Factor(partners, weights, n, used, known, clock, graph=graph)
 
 
 def greedy_factor(A, n=2, *, ties="index", seed=0) -> Factor:
@@ -231,12 +235,13 @@ def greedy_factor(A, n=2, *, ties="index", seed=0) -> Factor:
     seed = _check_int("seed", seed, 0)
     if ties not in ("index", "hash"):
         raise ValueError(f"ties must be 'index' or 'hash', got {ties!r}")
-    t0 = time.perf_counter()
+    clock = PhaseClock()  # computed on the host
     W = abs_graph(to_host(A))
     partners, weights = _greedy(W, n, ties=ties, seed=seed)
-    if is_device_array(A):  # the result follows the backend of A (computed on the host)
+    if is_device_array(A):  # the result follows the backend of A
         partners, weights = to_device(partners), to_device(weights)
-    return Factor(partners, weights, n, 1, True, time.perf_counter() - t0)
+    clock.mark("greedy factor")
+    return Factor(partners, weights, n, 1, True, clock)
 
 
 def _factor_pattern(f: Factor, shape, xp):
@@ -312,8 +317,7 @@ def _linear_forest(A, f, method=None) -> LinearForest:
         raise ValueError(f"a linear forest needs a [0,2]-factor, got n={f.n}")
     if is_device_array(f.neighbors) != is_device_array(A):
         raise TypeError("factor and matrix live on different devices")
-    xp = get_array_module(A)
-    t0 = time.perf_counter()
+    clock = PhaseClock(is_device_array(A))
     nb, pid, pos, perm, starts, removed = linear_forest_arrays(f.neighbors, f.weights, method=method)
-    _sync(xp)
-    return LinearForest(pid, pos, perm, starts, removed, nb, int(len(starts) - 1), time.perf_counter() - t0)
+    clock.mark("forest")
+    return LinearForest(pid, pos, perm, starts, removed, nb, int(len(starts) - 1), clock)

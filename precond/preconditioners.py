@@ -3,18 +3,19 @@
 Every preconditioner has ``shape``, ``dtype``, ``matvec(x)`` (returns a new array, no
 host synchronization on the GPU), ``aslinearoperator()`` (a SciPy or cupyx
 ``LinearOperator`` matching the backend, with explicit dtype), ``setup_time`` (a dict of
-the setup phases in seconds) and a readable ``repr``. The backend follows the matrix:
+the setup phases in seconds, after input validation; on the GPU measured with CUDA events,
+so the set-up never waits for the device between phases) and a readable ``repr``. The backend follows the matrix:
 SciPy in, NumPy vectors; cupyx in, CuPy vectors.
 """
 from __future__ import annotations
 
-import time
 import warnings
 from functools import cached_property
 
 import numpy as np
 
 from kernels.backend import all_finite, get_array_module, is_device_array, sparse_linalg_module, sparse_module
+from kernels.timing import PhaseClock
 
 __all__ = [
     "Preconditioner",
@@ -56,7 +57,12 @@ class Preconditioner:
         self.dtype = np.dtype(A.dtype)
         self.xp = get_array_module(A)
         self.on_gpu = is_device_array(A)
-        self.setup_time: dict[str, float] = {}
+        self._clock = PhaseClock(self.on_gpu)  # subclasses mark the end of each set-up phase
+
+    @property
+    def setup_time(self) -> dict[str, float]:
+        """Seconds per set-up phase (read once the set-up has run on the device)."""
+        return self._clock.spans
 
     def _check_vector(self, x):
         if x.shape[0] != self.shape[0]:
@@ -104,11 +110,10 @@ class JacobiPrecond(Preconditioner):
     """Diagonal (Jacobi) preconditioner ``M = diag(A)``."""
 
     def __init__(self, A):
-        t0 = time.perf_counter()
         A = check_matrix(A)
         super().__init__(A)
         self.inv_diag = _safe_inverse_diagonal(A.diagonal(), self.xp)
-        self.setup_time = {"diagonal": time.perf_counter() - t0}
+        self._clock.mark("diagonal")
 
     def matvec(self, x):
         self._check_vector(x)
@@ -130,11 +135,6 @@ def jacobi(A) -> JacobiPrecond:
     return JacobiPrecond(A)
 
 
-def _sync(xp):
-    if xp is not np:
-        xp.cuda.Device().synchronize()
-
-
 class TridiagonalPrecond(Preconditioner):
     """TriScalPrecond: the tridiagonal part of ``A`` in its original ordering, factorized once."""
 
@@ -142,18 +142,14 @@ class TridiagonalPrecond(Preconditioner):
         from kernels.tridiag import TridiagonalSolver, extract_tridiagonal
         from precond.factor import identity_coverage
 
-        t0 = time.perf_counter()
         A = check_matrix(A)
         super().__init__(A)
         dl, d, du = extract_tridiagonal(A)
-        _sync(self.xp)
-        t1 = time.perf_counter()
+        self._clock.mark("extract")
         self.solver = TridiagonalSolver(dl, d, du)
-        _sync(self.xp)
-        t2 = time.perf_counter()
+        self._clock.mark("factorize")
         self.weight_coverage = identity_coverage(A)
         self.n_paths = 1
-        self.setup_time = {"extract": t1 - t0, "factorize": t2 - t1}
 
     def matvec(self, x):
         self._check_vector(x)
@@ -188,23 +184,18 @@ class AlgebraicTridiagonalPrecond(Preconditioner):
 
         A = check_matrix(A)
         super().__init__(A)
-        xp = self.xp
-        t0 = time.perf_counter()
+        clock = self._clock
         f, self.m = _best_factor(A, 2, m, iterations=iterations, k_m=k_m, p=p, seed=seed)
-        _sync(xp)
-        t1 = time.perf_counter()
+        clock.mark("factor")
         forest = _linear_forest(A, f)
-        t2 = time.perf_counter()
+        clock.mark("forest")
         dl, d, du = extract_tridiagonal(A, forest.permutation, forest.neighbors)
-        _sync(xp)
-        t3 = time.perf_counter()
+        clock.mark("extract")
         self.solver = TridiagonalSolver(dl, d, du, forest.permutation)
-        _sync(xp)
-        t4 = time.perf_counter()
+        clock.mark("factorize")
         self.forest = forest
         self.n_paths = forest.n_paths
         self._A = A
-        self.setup_time = {"factor": t1 - t0, "forest": t2 - t1, "extract": t3 - t2, "factorize": t4 - t3}
 
     @cached_property
     def weight_coverage(self) -> float:
@@ -238,30 +229,24 @@ class AlgebraicBlockTridiagonalPrecond(Preconditioner):
 
         A = check_matrix(A)
         super().__init__(A)
-        xp = self.xp
-        t0 = time.perf_counter()
+        clock = self._clock
         # one weight graph for the matching and the coarsening (same coverage as on A)
         W = abs_graph(A)
         f1, self.m = _best_factor(W, 1, m, iterations=iterations, k_m=k_m, p=p, seed=seed, symmetric=True)
         # block members: (smaller, larger) of a pair, or (vertex, ghost -1)
         Wc, _, members = contract_pairs(W, f1.neighbors[:, 0])
-        _sync(xp)
-        t1 = time.perf_counter()
+        clock.mark("matching+coarsen")
         f2 = _factor(Wc, n=2, iterations=iterations, m=self.m, k_m=k_m, p=p, seed=seed, symmetric=True)
         _, _, _, cperm, starts, _ = linear_forest_arrays(f2.neighbors, f2.weights)
-        _sync(xp)
-        t2 = time.perf_counter()
+        clock.mark("coarse forest")
         index = members[cperm]  # block k of the system = coarse vertex cperm[k]
         L, D, U, self.weight_coverage = extract_block_tridiagonal(A, index, starts)
         self.n_blocks = Wc.shape[0]
         self.n_paths = len(starts) - 1
         self.n_ghosts = self.n_blocks - (A.shape[0] - self.n_blocks)  # N = 2 * pairs + singles
-        t3 = time.perf_counter()
+        clock.mark("extract")
         self.solver = BlockTridiagonalSolver(L, D, U, index)
-        _sync(xp)
-        t4 = time.perf_counter()
-        self.setup_time = {"matching+coarsen": t1 - t0, "coarse forest": t2 - t1, "extract": t3 - t2,
-                           "factorize": t4 - t3}
+        clock.mark("factorize")
 
     def matvec(self, x):
         self._check_vector(x)

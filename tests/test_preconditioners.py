@@ -129,6 +129,28 @@ def test_gpu_equals_cpu(make, dtype):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("make", ALL, ids=lambda f: f.__name__)
+def test_gpu_setup_time_from_events(make):
+    """On the GPU the phases are timed with CUDA events (no synchronization between them):
+    every phase is positive and together they fit inside the wall time of the set-up."""
+    import time
+
+    import cupy
+
+    from kernels.backend import to_device
+
+    Ad = to_device(matrices.aniso2(200))
+    make(Ad)  # compile
+    cupy.cuda.Device().synchronize()
+    t0 = time.perf_counter()
+    M = make(Ad)
+    cupy.cuda.Device().synchronize()
+    wall = time.perf_counter() - t0
+    assert M.setup_time and all(t > 0 for t in M.setup_time.values())
+    assert M.total_setup_time <= wall
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("gen", [matrices.elasticity2d, matrices.convection_diffusion3d], ids=lambda g: g.__name__)
 def test_gpu_block_setup_on_device_equals_cpu(gen):
     """AlgTriBlock's whole setup (matching, contraction, coarse forest, block extraction)
