@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .backend import is_device_array
+from .backend import is_device_array, to_host
 from .hashing import hash32
 
 __all__ = ["greedy_factor", "parallel_factor", "charge_threshold", "is_maximal", "weights_symmetric"]
@@ -172,20 +172,19 @@ def _cpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval):
     count = np.zeros(N, dtype=np.int64)
     prop = np.empty((N, n), dtype=np.int64)
     prop_w = np.empty((N, n), dtype=data.dtype)
-    used = iterations
+    proposed = np.zeros(iterations, dtype=np.uint64)  # per round: proposals confirmed
     rows = np.arange(N, dtype=np.int64)
     for k in range(iterations):
         charging = (k % m) != k_m
         _propose(indptr, indices, data, partners, count, prop, prop_w, n, k, seed, charging, threshold, absval, rows)
-        proposed = _confirm(prop, prop_w, partners, weights, count, n, rows)
+        proposed[k] = _confirm(prop, prop_w, partners, weights, count, n, rows)
         if k == 0:
             # later rounds visit the rows left open: saturated rows stay saturated and
             # nobody proposes to them, so their stale proposals are never read
             rows = np.flatnonzero(count < n)
-        if proposed == 0 and not charging:
-            used = k + 1
+        if proposed[k] == 0 and not charging:
             break
-    return partners, weights, used
+    return partners, weights, proposed
 
 
 WARP_ROW_LENGTH = 16  # mean row length from which the GPU proposals use one warp per row
@@ -235,14 +234,27 @@ def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kern
                            (N_, W.indptr, W.indices, W.data, partners, weights, count, prop, prop_w, n32,
                             np.int32(iterations), np.int32(m), np.int32(k_m), np.uint32(seed), np.uint64(threshold),
                             np.int32(absval), np.int32(warp), rows, n_open, proposed))
-    return partners, weights, _rounds_used(proposed.get(), m, k_m)
+    return partners, weights, proposed
 
 
-def _rounds_used(flags, m, k_m):
-    """M_max: one past the first uncharged round without proposals (``flags[k] == 0``), else
-    all rounds."""
+def rounds_used(flags, m, k_m):
+    """M_max from the per-round flags of :func:`factor_rounds` (NumPy or CuPy; a CuPy
+    array is read here): one past the first uncharged round without proposals
+    (``flags[k] == 0``), else all rounds."""
+    flags = to_host(flags)
     idle = [k for k in range(len(flags)) if k % m == k_m and flags[k] == 0]
     return idle[0] + 1 if idle else len(flags)
+
+
+def factor_rounds(W, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, from_matrix=False, kernel="auto"):
+    """:func:`parallel_factor` without reading anything back: returns ``(partners,
+    weights, flags)``, where ``flags[k]`` is nonzero when round ``k`` confirmed a proposal
+    (on the GPU a device array: the host does not wait for the rounds; see
+    :func:`rounds_used`)."""
+    threshold = charge_threshold(p)
+    if is_device_array(W):
+        return _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, bool(from_matrix), kernel)
+    return _cpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, bool(from_matrix))
 
 
 def parallel_factor(W, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, from_matrix=False, kernel="auto"):
@@ -261,10 +273,8 @@ def parallel_factor(W, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, from_matrix
     disabled in iterations with ``k % m == k_m``; an uncharged iteration without any
     proposal proves the factor maximal and ends the loop (``used = k + 1``).
     """
-    threshold = charge_threshold(p)
-    if is_device_array(W):
-        return _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, bool(from_matrix), kernel)
-    return _cpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, bool(from_matrix))
+    partners, weights, flags = factor_rounds(W, n, iterations, m, k_m, p, seed, from_matrix, kernel)
+    return partners, weights, rounds_used(flags, m, k_m)
 
 
 @njit(cache=True, inline="always")

@@ -13,7 +13,7 @@ import numpy as np
 
 from kernels.backend import all_finite, get_array_module, is_device_array, sparse_module, to_device, to_host
 from kernels.factor import greedy_factor as _greedy
-from kernels.factor import is_maximal, mirror_weights, parallel_factor, weights_symmetric
+from kernels.factor import factor_rounds, is_maximal, mirror_weights, rounds_used, weights_symmetric
 from kernels.forest import linear_forest_arrays
 from kernels.graph import abs_graph, offdiag_abs, transpose_sum
 from kernels.timing import PhaseClock
@@ -26,19 +26,29 @@ class Factor:
     ``iterations`` used (M_max), whether it is ``maximal``, and setup ``time`` (s, from a
     :class:`kernels.timing.PhaseClock`: read once the device has finished).
 
-    ``maximal`` is known without work when the iterations stopped early (an uncharged
+    ``iterations`` is read from the device on first access (the set-up does not wait for
+    it). ``maximal`` is known without work when the iterations stopped early (an uncharged
     round proposed nothing); otherwise it is checked on first access.
     """
 
-    def __init__(self, neighbors, weights, n, iterations, maximal=None, clock=None, graph=None):
+    def __init__(self, neighbors, weights, n, iterations, maximal=None, clock=None, graph=None, max_iterations=None):
+        # iterations: an int, or a callable reading M_max from the round flags;
         # graph: the weight graph, or a callable building it (for the lazy maximality test)
         self.neighbors = neighbors
         self.weights = weights
         self.n = n
-        self.iterations = iterations
+        self._iterations = iterations
+        self._max_iterations = max_iterations
         self._clock = clock
         self._maximal = maximal
         self._graph = graph
+
+    @property
+    def iterations(self) -> int:
+        """M_max, the proposal rounds used."""
+        if callable(self._iterations):
+            self._iterations = self._iterations()
+        return self._iterations
 
     @property
     def time(self) -> float:
@@ -46,10 +56,12 @@ class Factor:
 
     @property
     def maximal(self) -> bool:
+        if self._maximal is None and self._max_iterations is not None and self.iterations < self._max_iterations:
+            self._maximal = True  # stopped early: an uncharged round proposed nothing
         if self._maximal is None:
             W = self._graph() if callable(self._graph) else self._graph
             self._maximal = is_maximal(W, self.neighbors)
-            self._graph = None
+        self._graph = None
         return self._maximal
 
     @property
@@ -188,12 +200,12 @@ def _factor(A, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, symmetric=None) -> 
         raise ValueError(f"charge probability p must be in [0, 1], got {p}")
     clock = PhaseClock(is_device_array(A))
     G, from_matrix = weight_source(A, symmetric)
-    partners, weights, used = parallel_factor(G, n, iterations, m, k_m, p, _check_int("seed", seed, 0),
-                                              from_matrix=from_matrix)
+    partners, weights, flags = factor_rounds(G, n, iterations, m, k_m, p, _check_int("seed", seed, 0),
+                                             from_matrix=from_matrix)
     clock.mark("factor")
-    known = True if used < iterations else None  # stopped early: an uncharged round proposed nothing
     graph = (lambda: abs_graph(G, symmetric=True)) if from_matrix else G
-    return Factor(partners, weights, n, used, known, clock, graph=graph)
+    return Factor(partners, weights, n, lambda: rounds_used(flags, m, k_m), None, clock, graph=graph,
+                  max_iterations=iterations)
 
 
 def greedy_factor(A, n=2, *, ties="index", seed=0) -> Factor:
