@@ -33,14 +33,35 @@ GENERATORS = {
     "elasticity2d": elasticity2d,
 }
 
+# (grid dimension, unknowns per grid point) of the generators that are not 2D scalar
+_GRID_SHAPE = {"poisson3d": (3, 1), "convection_diffusion3d": (3, 1), "elasticity2d": (2, 2)}
+
 __all__ = [
     "GENERATORS",
     "get",
+    "grid_size",
     "read_matrix",
     "suitesparse",
     *GENERATORS,
     "stencil_matrix_2d",
 ]
+
+
+def grid_size(name: str, rows: int) -> int:
+    """The grid size ``n`` at which generator ``name`` gives about ``rows`` rows (``n^2``
+    rows in 2D, ``n^3`` in 3D, ``2 n^2`` for elasticity2d's two displacements).
+
+    Examples
+    --------
+    >>> import matrices
+    >>> matrices.grid_size("aniso2", 65536), matrices.grid_size("convection_diffusion3d", 65536)
+    (256, 40)
+    """
+    key = name.lower()
+    if key not in GENERATORS:
+        raise ValueError(f"unknown generator {name!r}; choose from {sorted(GENERATORS)}")
+    dim, dofs = _GRID_SHAPE.get(key, (2, 1))
+    return max(2, round((rows / dofs) ** (1 / dim)))
 
 
 def get(spec: str, n: int | None = None, dtype=np.float64):

@@ -72,6 +72,7 @@ def _registry():
     }
 
 
+DEFAULT_ROWS = 65536  # size of generated matrices when no grid size is given
 #: Short names accepted on the command line.
 PRECONDITIONERS = ("none", "jacobi", "tridiagonal", "algebraic_tridiagonal", "algebraic_block_tridiagonal", "pyamg", "ilu0")
 ALIASES = {"triscal": "tridiagonal", "algtriscal": "algebraic_tridiagonal", "algtriblock": "algebraic_block_tridiagonal",
@@ -133,7 +134,10 @@ def run_case(A, name, precond_name, *, rtol=1e-8, maxiter=5000, method="bicgstab
 
 def run_study(matrix_specs, precond_names, *, n=None, dtype=np.float64, device="auto", rtol=1e-8,
               maxiter=5000, method="bicgstab", progress=True):
-    """Run every (matrix, preconditioner) pair; returns the list of result rows."""
+    """Run every (matrix, preconditioner) pair; returns the list of result rows.
+
+    ``n`` is the grid size of generated matrices; None picks, per generator, the size with
+    about ``DEFAULT_ROWS`` rows (:func:`matrices.grid_size`)."""
     from tqdm.auto import tqdm
 
     dev = resolve_device(device)
@@ -144,7 +148,8 @@ def run_study(matrix_specs, precond_names, *, n=None, dtype=np.float64, device="
     rows = []
     with tqdm(total=len(matrix_specs) * len(names), desc="convergence", disable=not progress, leave=False) as bar:
         for spec in matrix_specs:
-            A = matrices.get(spec, n=n, dtype=dtype)
+            grid = n if n is not None or spec.lower() not in matrices.GENERATORS else matrices.grid_size(spec, DEFAULT_ROWS)
+            A = matrices.get(spec, n=grid, dtype=dtype)
             label = Path(spec).stem if spec.endswith((".mtx", ".gz")) else spec
             if dev == "gpu":
                 A = to_device(A)
@@ -229,7 +234,9 @@ def build_parser(prog="precond convergence"):
     p = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
     p.add_argument("--matrix", nargs="+", default=["aniso1", "aniso2", "aniso3"],
                    help="generator names (aniso1, poisson2d, ...), SuiteSparse names or .mtx paths")
-    p.add_argument("--n", type=int, default=256, help="grid size for generated matrices (default 256)")
+    p.add_argument("--n", type=int, default=None,
+                   help=f"grid size per side of generated matrices (default: about {DEFAULT_ROWS:,} rows each, "
+                        "256 in 2D and 40 in 3D)")
     p.add_argument("--precond", nargs="+", default=["none", "jacobi", "triscal", "algtriscal", "algtriblock", "pyamg", "ilu0"],
                    help=f"preconditioners: {', '.join(PRECONDITIONERS)} (aliases {', '.join(ALIASES)})")
     p.add_argument("--dtype", choices=["float32", "float64"], default="float64")

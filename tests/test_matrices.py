@@ -256,3 +256,13 @@ def test_paper_size_aniso_builds_quickly():
         assert time.perf_counter() - start < 30
         assert A.nnz == 56_220_004
         del A
+
+
+@pytest.mark.parametrize("name", sorted(matrices.GENERATORS))
+def test_grid_size_gives_about_the_rows_asked(name):
+    for rows in (5000, 65536):
+        n = matrices.grid_size(name, rows)
+        actual = matrices.get(name, n=n).shape[0]
+        assert 0.85 * rows <= actual <= 1.15 * rows
+    with pytest.raises(ValueError, match="unknown generator"):
+        matrices.grid_size("nope", 100)
