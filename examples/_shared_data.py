@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import csv
-import os
-from pathlib import Path
 
-SHARED = Path(os.environ.get("GPUFOREST_SHARED_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
+from matrices.suitesparse import shared_data_dir
+
+SHARED = shared_data_dir()
 
 
 def load_answers() -> dict:

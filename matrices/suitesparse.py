@@ -1,7 +1,8 @@
 """SuiteSparse Matrix Collection loader with a local cache, and the paper's matrices.
 
 ``load("group/name")`` (or ``load("name")`` for registered names) looks in local folders
-first (``../shared/data/matrices`` and ``$GPUFOREST_MATRIX_DIRS``), then in the cache
+first (``$GPUFOREST_MATRIX_DIRS``, then ``matrices/`` of the shared data folder,
+:func:`shared_data_dir`), then in the cache
 (``$GPUFOREST_CACHE`` or ``$XDG_CACHE_HOME/gpuforest/suitesparse``), and otherwise
 downloads the collection's Matrix Market archive ``<base>/MM/<group>/<name>.tar.gz``
 with a progress bar, writing atomically.
@@ -97,13 +98,20 @@ def cache_dir() -> Path:
     return Path(base) / "gpuforest" / "suitesparse"
 
 
+def shared_data_dir() -> Path:
+    """The project's shared benchmark data: ``$GPUFOREST_SHARED_DATA``, else ``shared/data``
+    beside the repository (``../shared/data`` from its root). Its ``matrices/`` folder is
+    searched for collection matrices; tests and benchmarks read its ``graphs/``."""
+    env = os.environ.get("GPUFOREST_SHARED_DATA")
+    return Path(env) if env else Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
 def _local_dirs(extra) -> list[Path]:
     dirs = [Path(d) for d in (extra or [])]
     env = os.environ.get("GPUFOREST_MATRIX_DIRS")
     if env:
         dirs += [Path(d) for d in env.split(os.pathsep) if d]
-    repo_shared = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "matrices"
-    dirs += [Path.cwd() / ".." / "shared" / "data" / "matrices", repo_shared]
+    dirs += [shared_data_dir() / "matrices", Path.cwd() / ".." / "shared" / "data" / "matrices"]
     return dirs
 
 
@@ -157,7 +165,7 @@ def fetch(spec: str, *, cache: str | Path | None = None, url: str | None = None,
         Base URL of the collection (default ``$SUITESPARSE_URL`` or the public site).
     local_dirs : list of paths, optional
         Folders searched for ``<name>.mtx`` (also ``.mtx.gz/.bz2/.xz``) before the cache;
-        ``$GPUFOREST_MATRIX_DIRS`` and ``../shared/data/matrices`` are always searched.
+        ``$GPUFOREST_MATRIX_DIRS`` and the shared data's ``matrices/`` are always searched.
     progress : bool
         Show a tqdm progress bar while downloading.
     timeout : float

@@ -134,7 +134,8 @@ def run_case(A, name, precond_name, *, rtol=1e-8, maxiter=5000, method="bicgstab
 
 def run_study(matrix_specs, precond_names, *, n=None, dtype=np.float64, device="auto", rtol=1e-8,
               maxiter=5000, method="bicgstab", progress=True):
-    """Run every (matrix, preconditioner) pair; returns the list of result rows.
+    """Run every (matrix, preconditioner) pair; returns the list of result rows (a failed
+    case, or a matrix that cannot be loaded, gives a row with an ``error``).
 
     ``n`` is the grid size of generated matrices; None picks, per generator, the size with
     about ``DEFAULT_ROWS`` rows (:func:`matrices.grid_size`)."""
@@ -149,8 +150,13 @@ def run_study(matrix_specs, precond_names, *, n=None, dtype=np.float64, device="
     with tqdm(total=len(matrix_specs) * len(names), desc="convergence", disable=not progress, leave=False) as bar:
         for spec in matrix_specs:
             grid = n if n is not None or spec.lower() not in matrices.GENERATORS else matrices.grid_size(spec, DEFAULT_ROWS)
-            A = matrices.get(spec, n=grid, dtype=dtype)
             label = Path(spec).stem if spec.endswith((".mtx", ".gz")) else spec
+            try:
+                A = matrices.get(spec, n=grid, dtype=dtype)
+            except (OSError, ValueError) as exc:  # a missing or unreadable matrix: report it, run the others
+                rows.append({"matrix": label, "n": 0, "preconditioner": "(loading)", "error": str(exc)})
+                bar.update(len(names))
+                continue
             if dev == "gpu":
                 A = to_device(A)
             for p in names:
@@ -270,4 +276,4 @@ def main(argv=None, prog="precond convergence") -> int:
         except ImportError:
             print("matplotlib not installed: no plot (pip install '.[plot]')", file=sys.stderr)
     print(f"results: {out / 'convergence.json'}")
-    return 0
+    return 1 if any(r["preconditioner"] == "(loading)" for r in rows) else 0

@@ -1,18 +1,16 @@
 """Shared fixtures and markers: `gpu` tests skip without a usable GPU; `slow` is opt-in."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from kernels.backend import gpu_available
+from matrices.suitesparse import shared_data_dir
 
 #: ``../shared/data`` beside the repository, or the folder named by $GPUFOREST_SHARED_DATA.
-SHARED_DATA = Path(
-    os.environ.get("GPUFOREST_SHARED_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data")
-)
+SHARED_DATA = shared_data_dir()
 
 
 def pytest_collection_modifyitems(config, items):

@@ -35,6 +35,21 @@ def test_cli_writes_table_json_plot(tmp_path, capsys):
     assert (tmp_path / "convergence.png").stat().st_size > 10_000
 
 
+def test_unloadable_matrix_is_reported_and_the_others_run(tmp_path, capsys):
+    missing = str(tmp_path / "missing.mtx")
+    rows = run_study([missing, "aniso1"], ["none"], n=8, progress=False)
+    assert rows[0]["preconditioner"] == "(loading)" and "missing" in rows[0]["error"]
+    assert rows[1]["matrix"] == "aniso1" and rows[1]["converged"]
+    code = cli.main(["convergence", "--matrix", missing, "aniso1", "--n", "8", "--precond", "none",
+                     "--out", str(tmp_path), "--quiet", "--no-plot"])
+    assert code == 1 and "failed" in capsys.readouterr().out
+
+
+def test_default_grid_gives_about_65536_rows():
+    rows = run_study(["convection_diffusion3d"], ["jacobi"], progress=False, maxiter=5)
+    assert rows[0]["n"] == 40**3
+
+
 def test_cli_rejects_unknown_command():
     with pytest.raises(SystemExit):
         cli.main(["frobnicate"])
