@@ -236,7 +236,9 @@ class AlgebraicBlockTridiagonalPrecond(Preconditioner):
         # block members: (smaller, larger) of a pair, or (vertex, ghost -1)
         Wc, _, members = contract_pairs(W, f1.neighbors[:, 0])
         clock.mark("matching+coarsen")
-        f2 = _factor(Wc, n=2, iterations=iterations, m=self.m, k_m=k_m, p=p, seed=seed, symmetric=True)
+        # symmetry tested, not assumed: a coarse weight sums up to four fine weights, and the
+        # two rows of a coarse edge add them in different orders (last-bit differences)
+        f2 = _factor(Wc, n=2, iterations=iterations, m=self.m, k_m=k_m, p=p, seed=seed)
         _, _, _, cperm, starts, _ = linear_forest_arrays(f2.neighbors, f2.weights)
         clock.mark("coarse forest")
         index = members[cperm]  # block k of the system = coarse vertex cperm[k]
