@@ -266,8 +266,7 @@ def main(argv=None):
                     if dev == "cpu" and gpu_available() and pc in GPU_PRECONDS and A.shape[0] > 300_000:
                         continue  # the GPU rows cover these; keep the CPU for the CPU-only methods
                     try:
-                        run_case(Ad, name, pc, rtol=1e-8, maxiter=1, trace=False)  # warm-up: compilation
-                        r = run_case(Ad, name, pc, rtol=1e-8, maxiter=8000, trace=False)
+                        r = run_case(Ad, name, pc, rtol=1e-8, maxiter=8000, trace=False)  # warms up first
                     except (ValueError, RuntimeError, MemoryError) as exc:
                         print(f"{name:<24}{A.shape[0]:>9} {dev:<5}{pc:<30} failed: {exc}")
                         continue

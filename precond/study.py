@@ -84,9 +84,15 @@ def true_solution(n, dtype=np.float64, xp=np):
     return xp.sin(16 * math.pi * xp.arange(n, dtype=np.float64) / n).astype(dtype)
 
 
-def run_case(A, name, precond_name, *, rtol=1e-8, maxiter=5000, method="bicgstab", trace=True):
+def run_case(A, name, precond_name, *, rtol=1e-8, maxiter=5000, method="bicgstab", trace=True, warm_up=True):
     """Set up one preconditioner on ``A`` and solve; returns a result dict with histories
-    (``trace=False``: no second solve recording the forward error, empty histories)."""
+    (``trace=False``: no second solve recording the forward error, empty histories).
+
+    ``warm_up``: first an untimed set-up and a short solve, so that the times are the
+    steady state: the first use of a kernel compiles it (CUDA through CuPy, which then
+    caches it on disk; Numba loads its cache), seconds on the GPU (H100, first AlgTriScal
+    set-up in a fresh process: 11 s against 2 ms). Skipped for pyamg, which compiles
+    nothing."""
     from kernels.backend import get_array_module
 
     xp = get_array_module(A)
@@ -97,6 +103,8 @@ def run_case(A, name, precond_name, *, rtol=1e-8, maxiter=5000, method="bicgstab
     xt = true_solution(N, A.dtype, xp)
     b = A @ xt
     sync = (lambda: xp.cuda.Device().synchronize()) if xp is not np else (lambda: None)
+    if warm_up and precond_name != "pyamg":
+        solve(A, b, factory(A), method=method, rtol=rtol, maxiter=min(maxiter, 24))
     sync()
     t0 = time.perf_counter()
     M = factory(A)
