@@ -199,7 +199,7 @@ def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kern
     itype = W.indices.dtype
     vtype = W.data.dtype
     if iterations == 0:
-        return cupy.full((N, n), -1, dtype=itype), cupy.zeros((N, n), dtype=vtype), 0
+        return cupy.full((N, n), -1, dtype=itype), cupy.zeros((N, n), dtype=vtype), cupy.zeros(0, dtype=np.uint64)
     partners = cupy.empty((N, n), dtype=itype)  # written in full by the first confirm
     weights = cupy.empty((N, n), dtype=vtype)
     count = cupy.empty(N, dtype=np.int32)

@@ -316,3 +316,14 @@ def test_gpu_proposal_kernels_equal_cpu(rng, kernel, n):
             assert ug == uc
             np.testing.assert_array_equal(pg.get(), pc)
             np.testing.assert_array_equal(wg.get(), wc)
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
+def test_zero_iterations_give_the_empty_factor(device):
+    """M = 0 rounds: no partners and M_max 0."""
+    from kernels.backend import to_device
+
+    A = matrices.aniso2(10)
+    f = precond.factor(to_device(A) if device == "gpu" else A, n=2, iterations=0)
+    assert f.iterations == 0 and f.n_edges == 0
+    assert bool((f.neighbors == -1).all())
