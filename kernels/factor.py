@@ -20,7 +20,8 @@ from numba import njit, prange
 from .backend import is_device_array, to_host
 from .hashing import hash32
 
-__all__ = ["greedy_factor", "parallel_factor", "charge_threshold", "is_maximal", "weights_symmetric"]
+__all__ = ["greedy_factor", "parallel_factor", "factor_rounds", "rounds_used", "charge_threshold", "is_maximal",
+           "weights_symmetric"]
 
 MAX_N = 4
 

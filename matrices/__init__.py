@@ -60,6 +60,8 @@ def grid_size(name: str, rows: int) -> int:
     key = name.lower()
     if key not in GENERATORS:
         raise ValueError(f"unknown generator {name!r}; choose from {sorted(GENERATORS)}")
+    if isinstance(rows, bool) or not isinstance(rows, (int, np.integer)) or rows < 1:
+        raise ValueError(f"rows must be a positive integer, got {rows!r}")
     dim, dofs = _GRID_SHAPE.get(key, (2, 1))
     return max(2, round((rows / dofs) ** (1 / dim)))
 

@@ -73,6 +73,7 @@ def _registry():
 
 
 DEFAULT_ROWS = 65536  # size of generated matrices when no grid size is given
+LOAD_FAILED = "(loading)"  # the preconditioner column of a matrix that could not be loaded
 #: Short names accepted on the command line.
 PRECONDITIONERS = ("none", "jacobi", "tridiagonal", "algebraic_tridiagonal", "algebraic_block_tridiagonal", "pyamg", "ilu0")
 ALIASES = {"triscal": "tridiagonal", "algtriscal": "algebraic_tridiagonal", "algtriblock": "algebraic_block_tridiagonal",
@@ -91,8 +92,8 @@ def run_case(A, name, precond_name, *, rtol=1e-8, maxiter=5000, method="bicgstab
     ``warm_up``: first an untimed set-up and a short solve, so that the times are the
     steady state: the first use of a kernel compiles it (CUDA through CuPy, which then
     caches it on disk; Numba loads its cache), seconds on the GPU (H100, first AlgTriScal
-    set-up in a fresh process: 11 s against 2 ms). Skipped for pyamg, which compiles
-    nothing."""
+    set-up in a fresh process: 11 s against 2 ms). Skipped for pyamg: its set-up compiles
+    nothing and takes seconds at millions of rows."""
     from kernels.backend import get_array_module
 
     xp = get_array_module(A)
@@ -162,7 +163,7 @@ def run_study(matrix_specs, precond_names, *, n=None, dtype=np.float64, device="
             try:
                 A = matrices.get(spec, n=grid, dtype=dtype)
             except (OSError, ValueError) as exc:  # a missing or unreadable matrix: report it, run the others
-                rows.append({"matrix": label, "n": 0, "preconditioner": "(loading)", "error": str(exc)})
+                rows.append({"matrix": label, "n": 0, "preconditioner": LOAD_FAILED, "error": str(exc)})
                 bar.update(len(names))
                 continue
             if dev == "gpu":
@@ -284,4 +285,4 @@ def main(argv=None, prog="precond convergence") -> int:
         except ImportError:
             print("matplotlib not installed: no plot (pip install '.[plot]')", file=sys.stderr)
     print(f"results: {out / 'convergence.json'}")
-    return 1 if any(r["preconditioner"] == "(loading)" for r in rows) else 0
+    return 1 if any(r["preconditioner"] == LOAD_FAILED for r in rows) else 0

@@ -266,3 +266,5 @@ def test_grid_size_gives_about_the_rows_asked(name):
         assert 0.85 * rows <= actual <= 1.15 * rows
     with pytest.raises(ValueError, match="unknown generator"):
         matrices.grid_size("nope", 100)
+    with pytest.raises(ValueError, match="positive integer"):
+        matrices.grid_size(name, 0)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from precond import cli
-from precond.study import run_study, true_solution
+from precond.study import LOAD_FAILED, run_study, true_solution
 
 
 def test_true_solution_is_papers():
@@ -38,7 +38,7 @@ def test_cli_writes_table_json_plot(tmp_path, capsys):
 def test_unloadable_matrix_is_reported_and_the_others_run(tmp_path, capsys):
     missing = str(tmp_path / "missing.mtx")
     rows = run_study([missing, "aniso1"], ["none"], n=8, progress=False)
-    assert rows[0]["preconditioner"] == "(loading)" and "missing" in rows[0]["error"]
+    assert rows[0]["preconditioner"] == LOAD_FAILED and "missing" in rows[0]["error"]
     assert rows[1]["matrix"] == "aniso1" and rows[1]["converged"]
     code = cli.main(["convergence", "--matrix", missing, "aniso1", "--n", "8", "--precond", "none",
                      "--out", str(tmp_path), "--quiet", "--no-plot"])
