@@ -22,6 +22,7 @@ __all__ = [
     "all_finite",
     "to_device",
     "to_host",
+    "EarlyRead",
 ]
 
 
@@ -157,3 +158,32 @@ def to_host(x):
     if is_device_array(x):
         return x.get()
     return x
+
+
+class EarlyRead:
+    """A small array read on the host as soon as the work queued before it is done.
+
+    On the GPU the array is copied, asynchronously, into pinned host memory right away
+    and an event marks the copy's end: :meth:`get` waits for that event only, while the
+    kernels queued after it keep running (``to_host`` would wait for the whole queue and
+    leave the device idle until the host queues more). On the CPU it holds the array.
+    """
+
+    def __init__(self, array):
+        if not is_device_array(array):
+            self._host, self._event = np.asarray(array), None
+            return
+        import cupy
+        import cupyx
+
+        self._host = cupyx.empty_pinned(array.shape, array.dtype)
+        cupy.asnumpy(array, out=self._host, blocking=False)
+        self._event = cupy.cuda.Event()
+        self._event.record()
+
+    def get(self) -> np.ndarray:
+        """The array on the host (waits for the copy on the GPU)."""
+        if self._event is not None:
+            self._event.synchronize()
+            self._event = None
+        return self._host

@@ -17,11 +17,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .backend import is_device_array, to_host
+from .backend import EarlyRead, is_device_array, to_host
 from .hashing import hash32
 
 __all__ = ["greedy_factor", "parallel_factor", "factor_rounds", "rounds_used", "charge_threshold", "is_maximal",
-           "weights_symmetric"]
+           "weights_symmetric", "MatrixCheck"]
 
 MAX_N = 4
 
@@ -165,9 +165,13 @@ def _confirm(prop, prop_w, partners, weights, count, n_max, rows):
     return proposed
 
 
-def _cpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval):
+def _cpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, check=False):
     indptr, indices, data = W.indptr, W.indices, W.data
     N = W.shape[0]
+    checked = None
+    if check:  # the GPU fuses these tests into the first proposal
+        bad, balance = _sym_check(indptr, indices, data)
+        checked = MatrixCheck(np.array([not np.isfinite(data).all(), bad.any(), balance.sum()], dtype=np.int64))
     partners = -np.ones((N, n), dtype=np.int64)
     weights = np.zeros((N, n), dtype=data.dtype)
     count = np.zeros(N, dtype=np.int64)
@@ -185,13 +189,13 @@ def _cpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval):
             rows = np.flatnonzero(count < n)
         if proposed[k] == 0 and not charging:
             break
-    return partners, weights, proposed
+    return partners, weights, proposed, checked
 
 
 WARP_ROW_LENGTH = 16  # mean row length from which the GPU proposals use one warp per row
 
 
-def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kernel="auto"):
+def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kernel="auto", check=False):
     import cupy
 
     from .cuda import get_kernel, launch_cooperative, row_grid
@@ -200,12 +204,15 @@ def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kern
     itype = W.indices.dtype
     vtype = W.data.dtype
     if iterations == 0:
-        return cupy.full((N, n), -1, dtype=itype), cupy.zeros((N, n), dtype=vtype), cupy.zeros(0, dtype=np.uint64)
+        checked = MatrixCheck(_gpu_sym_check(W)) if check else None
+        return (cupy.full((N, n), -1, dtype=itype), cupy.zeros((N, n), dtype=vtype), cupy.zeros(0, dtype=np.uint64),
+                checked)
     partners = cupy.empty((N, n), dtype=itype)  # written in full by the first confirm
     weights = cupy.empty((N, n), dtype=vtype)
     count = cupy.empty(N, dtype=np.int32)
     prop = cupy.empty((N, n), dtype=itype)
     prop_w = cupy.empty((N, n), dtype=vtype)
+    rows = cupy.empty(N if iterations > 1 else 1, dtype=itype)
     proposed = cupy.zeros(iterations, dtype=np.uint64)  # per round: whether any row proposed
     if kernel == "auto":
         kernel = "warp" if W.nnz >= WARP_ROW_LENGTH * N else "thread"
@@ -217,25 +224,27 @@ def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kern
     warp = kernel == "warp"
     lanes = 32 if warp else 1
     n32, N_ = np.int32(n), itype.type(N)
-    rows = cupy.empty(N if iterations > 1 else 1, dtype=itype)
     n_open = cupy.zeros(1, dtype=np.uint32)
     # Round 0 covers all rows (one launch per step) and lists the rows it leaves open.
     pblocks = min((32 * N + threads - 1) // threads, 1 << 20) if warp else row_grid(N, threads)
     first = (np.int32(0), rows, n_open)  # not listed
+    flags = cupy.zeros(3, dtype=np.uint64) if check else None  # the fused matrix check (factor.cu)
     propose((pblocks,), (threads,), (N_, W.indptr, W.indices, W.data, partners, count, prop, prop_w, n32, np.uint32(0),
                                      np.uint32(seed), np.int32(k_m != 0), np.uint64(threshold), np.int32(absval),
-                                     np.int32(1), *first))
+                                     np.int32(1), *first, flags))
+    # readable once this proposal has run; a failed check stops the later rounds on the device
+    checked = MatrixCheck(EarlyRead(flags)) if check else None
     confirm(((N + threads - 1) // threads,), (threads,), (N_, prop, prop_w, partners, weights, count, n32, proposed,
-                                                        np.int32(k_m == 0), np.int32(1), *first))
+                                                        np.int32(k_m == 0), np.int32(1), *first, flags))
     if iterations > 1:
-        get_kernel("factor", "open_rows", vtype, itype)((row_grid(N, 256),), (256,), (N_, count, n32, rows, n_open))
+        get_kernel("factor", "open_rows", vtype, itype)((row_grid(N, 256),), (256,), (N_, count, n32, rows, n_open, flags))
         # The later rounds run over the open rows in one cooperative launch; an uncharged
         # round without proposals proves the factor maximal and ends it (M_max from the flags).
         launch_cooperative(get_kernel("factor", "open_rounds", vtype, itype), lanes * N, threads,
                            (N_, W.indptr, W.indices, W.data, partners, weights, count, prop, prop_w, n32,
                             np.int32(iterations), np.int32(m), np.int32(k_m), np.uint32(seed), np.uint64(threshold),
                             np.int32(absval), np.int32(warp), rows, n_open, proposed))
-    return partners, weights, proposed
+    return partners, weights, proposed, checked
 
 
 def rounds_used(flags, m, k_m):
@@ -247,15 +256,28 @@ def rounds_used(flags, m, k_m):
     return idle[0] + 1 if idle else len(flags)
 
 
-def factor_rounds(W, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, from_matrix=False, kernel="auto"):
+def factor_rounds(W, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, from_matrix=False, kernel="auto", check=False):
     """:func:`parallel_factor` without reading anything back: returns ``(partners,
     weights, flags)``, where ``flags[k]`` is nonzero when round ``k`` confirmed a proposal
     (on the GPU a device array: the host does not wait for the rounds; see
-    :func:`rounds_used`)."""
+    :func:`rounds_used`).
+
+    ``check=True`` (with ``from_matrix``; ``W`` a canonical CSR matrix whose index arrays
+    share one dtype) also tests the matrix and appends a :class:`MatrixCheck`: whether
+    its entries are finite and ``|A| - diag(A)`` is symmetric, the factor being valid
+    only then. On the GPU the first proposal makes these tests while it reads the rows
+    anyway (no pass of its own), and the check is readable as soon as that kernel has
+    run: the host need not wait for the later rounds."""
     threshold = charge_threshold(p)
+    if check:
+        _check_canonical(W, "factor_rounds(check=True)")
+        if not from_matrix:
+            raise ValueError("check=True tests a matrix read with from_matrix=True")
     if is_device_array(W):
-        return _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, bool(from_matrix), kernel)
-    return _cpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, bool(from_matrix))
+        out = _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, bool(from_matrix), kernel, check)
+    else:
+        out = _cpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, bool(from_matrix), check)
+    return out if check else out[:3]
 
 
 def parallel_factor(W, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, from_matrix=False, kernel="auto"):
@@ -276,6 +298,30 @@ def parallel_factor(W, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, from_matrix
     """
     partners, weights, flags = factor_rounds(W, n, iterations, m, k_m, p, seed, from_matrix, kernel)
     return partners, weights, rounds_used(flags, m, k_m)
+
+
+class MatrixCheck:
+    """Whether a matrix has only finite entries and a symmetric ``|A| - diag(A)``, from
+    the flags ``[non-finite, unmirrored, upper - lower count]`` (an
+    :class:`kernels.backend.EarlyRead` or an array), read on first access."""
+
+    def __init__(self, flags):
+        self._flags = flags
+
+    def _read(self):
+        if isinstance(self._flags, EarlyRead):
+            self._flags = self._flags.get()
+        flags = np.asarray(self._flags)
+        return flags.view(np.int64) if flags.dtype == np.uint64 else flags  # the count is signed
+
+    @property
+    def finite(self) -> bool:
+        return not self._read()[0]
+
+    @property
+    def symmetric(self) -> bool:
+        flags = self._read()
+        return not flags[1] and flags[2] == 0
 
 
 @njit(cache=True, inline="always")
@@ -341,20 +387,24 @@ def weights_symmetric(A) -> bool:
     """
     _check_canonical(A, "weights_symmetric")
     if is_device_array(A):
-        import cupy
-
-        from .cuda import get_kernel, row_grid
-
-        N = A.shape[0]
-        bad = cupy.zeros(1, dtype=np.int32)
-        balance = cupy.zeros(1, dtype=np.int64)
-        threads = 128
-        blocks = row_grid(N, threads)
-        get_kernel("factor", "sym_check", A.data.dtype, A.indices.dtype)(
-            (blocks,), (threads,), (A.indices.dtype.type(N), A.indptr, A.indices, A.data, bad, balance))
-        return int(bad[0]) == 0 and int(balance[0]) == 0
+        return MatrixCheck(_gpu_sym_check(A).get()).symmetric
     bad, balance = _sym_check(A.indptr, A.indices, A.data)
     return not bool(bad.any()) and int(balance.sum()) == 0
+
+
+def _gpu_sym_check(A):
+    """The flags of :class:`MatrixCheck` from the ``sym_check`` kernel, as an
+    :class:`kernels.backend.EarlyRead`."""
+    import cupy
+
+    from .cuda import get_kernel, row_grid
+
+    N = A.shape[0]
+    flags = cupy.zeros(3, dtype=np.uint64)
+    threads = 128
+    get_kernel("factor", "sym_check", A.data.dtype, A.indices.dtype)(
+        (row_grid(N, threads),), (threads,), (A.indices.dtype.type(N), A.indptr, A.indices, A.data, flags))
+    return EarlyRead(flags)
 
 
 @njit(cache=True, parallel=True)

@@ -194,7 +194,8 @@ def linear_forest_gpu(partners, weights, *, method="ruling", early_exit=True, ch
     if events:
         events[2].record()
     # ---- (3) permutation, path starts and removed edges, as for the ruling set
-    perm, path_start, removed = _order_paths(_GpuLauncher(itype, vtype), length, path_id, position, removed_lo)
+    perm, paths = _order_paths(_GpuLauncher(itype, vtype), length, path_id, position, removed_lo)
+    path_start, removed = paths()
     if stats is not None:
         events[3].record()
         events[3].synchronize()
@@ -205,27 +206,32 @@ def linear_forest_gpu(partners, weights, *, method="ruling", early_exit=True, ch
     return partners, path_id, position, perm, path_start, removed
 
 
-def linear_forest_arrays(partners, weights, method=None, **kwargs):
-    """Dispatch on the backend of ``partners``.
+def linear_forest_arrays(partners, weights, method=None, *, paths_later=False, **kwargs):
+    """Dispatch on the backend of ``partners``: ``(neighbors, path_id, position,
+    permutation, path_start, removed_edges)``.
 
     ``method``: None (CPU: ``"walk"``, GPU: ``"ruling"``), ``"walk"`` (CPU linear-time
     walk), ``"ruling"`` (sparse ruling set, CPU or GPU), ``"scan"`` (the paper's
-    bidirectional scan, GPU only).
+    bidirectional scan, GPU only). ``paths_later=True`` returns, in place of the last
+    two, a function that returns them: the ruling set then computes them only when it is
+    called (their sizes are counts on the device, read back there).
     """
     gpu = is_device_array(partners)
     if method is None:
         method = "ruling" if gpu else "walk"
     if method == "ruling":
-        return linear_forest_ruling(partners, weights, **kwargs)
+        return linear_forest_ruling(partners, weights, paths_later=paths_later, **kwargs)
     if method == "walk":
         if gpu:
             raise ValueError("method='walk' is the CPU reference; use 'ruling' or 'scan' on the GPU")
-        return linear_forest_cpu(partners, weights)
-    if method == "scan":
+        out = linear_forest_cpu(partners, weights)
+    elif method == "scan":
         if not gpu:
             raise ValueError("method='scan' (the paper's bidirectional scan) runs on the GPU only")
-        return linear_forest_gpu(partners, weights, method="scan", **kwargs)
-    raise ValueError(f"method must be 'walk', 'ruling' or 'scan', got {method!r}")
+        out = linear_forest_gpu(partners, weights, method="scan", **kwargs)
+    else:
+        raise ValueError(f"method must be 'walk', 'ruling' or 'scan', got {method!r}")
+    return (*out[:4], lambda: out[4:]) if paths_later else out
 
 
 # ---------------------------------------------------------------------------------------
@@ -519,17 +525,22 @@ def _order_scan_tiles(n_tiles, sums, totals):
     totals[:] = run
 
 
+_PLACE_OFFSETS, _PLACE_PATHS = 1, 2  # what order_place writes: path offsets; path starts and removed edges
+
+
 @njit(cache=True, parallel=True)
-def _order_place(N, length, removed_lo, tile_offsets, offsets, path_start, removed):
+def _order_place(N, length, removed_lo, tile_offsets, what, offsets, path_start, removed):
     for t in prange((N + _ORDER_TILE - 1) // _ORDER_TILE):
         at, paths, rem = tile_offsets[3 * t], tile_offsets[3 * t + 1], tile_offsets[3 * t + 2]
         for v in range(t * _ORDER_TILE, min((t + 1) * _ORDER_TILE, N)):
             if length[v] > 0:
-                offsets[v] = at
-                path_start[paths] = at
+                if what & _PLACE_OFFSETS:
+                    offsets[v] = at
+                if what & _PLACE_PATHS:
+                    path_start[paths] = at
                 paths += 1
                 at += length[v]
-            if removed_lo[v] >= 0:
+            if what & _PLACE_PATHS and removed_lo[v] >= 0:
                 removed[rem, 0] = v
                 removed[rem, 1] = removed_lo[v]
                 rem += 1
@@ -597,11 +608,14 @@ def _forest_kernels(itype, vtype, device_id):
 
 
 def _order_paths(launcher, length, path_id, position, removed_lo):
-    """``(permutation, path_start, removed_edges)`` from the ranked forest. One tiled scan
-    over the vertices of (length, path id?, removed edge's lower end?) gives the first new
-    position of every path at its path id, the path starts in path id order and the
-    removed edges in the order of their lower ends (one host read, for the two counts);
-    every vertex then goes to its path's offset plus its position."""
+    """``(permutation, paths)`` from the ranked forest, where ``paths()`` returns
+    ``(path_start, removed_edges)``. One tiled scan over the vertices of (length, path
+    id?, removed edge's lower end?) gives the first new position of every path at its path
+    id, the path starts in path id order and the removed edges in the order of their lower
+    ends; every vertex then goes to its path's offset plus its position. The permutation
+    needs no host read; ``paths()`` reads the two counts (their array sizes) and places
+    the path starts and removed edges when first called (the preconditioners never need
+    them, so their set-up does not wait for the device here)."""
     xp = launcher.xp
     N = len(length)
     sc = launcher.scalar
@@ -610,18 +624,26 @@ def _order_paths(launcher, length, path_id, position, removed_lo):
     totals = xp.zeros(3, dtype=launcher.itype)
     launcher("order_tile_sums", n_tiles * 256, sc(N), length, removed_lo, sums)
     launcher("order_scan_tiles", 1 if n_tiles else 0, sc(n_tiles), sums, totals)
-    _, n_paths, n_removed = (int(x) for x in to_host(totals))
     offsets = xp.empty(N, dtype=launcher.itype)  # written at the path ids
-    path_start = xp.empty(n_paths + 1, dtype=launcher.itype)
-    path_start[n_paths:] = N
-    removed = xp.empty((n_removed, 2), dtype=np.int64)
-    launcher("order_place", n_tiles * 256, sc(N), length, removed_lo, sums, offsets, path_start, removed)
+    unused = xp.empty(0, dtype=launcher.itype)
+    launcher("order_place", n_tiles * 256, sc(N), length, removed_lo, sums, np.int32(_PLACE_OFFSETS), offsets, unused,
+             xp.empty((0, 2), dtype=np.int64))
     perm = xp.empty(N, dtype=launcher.itype)
     launcher("scatter_permutation", N, sc(N), path_id, position, offsets, perm)
-    return perm, path_start, removed
+
+    def paths():
+        _, n_paths, n_removed = (int(x) for x in to_host(totals))
+        path_start = xp.empty(n_paths + 1, dtype=launcher.itype)
+        path_start[n_paths:] = N
+        removed = xp.empty((n_removed, 2), dtype=np.int64)
+        launcher("order_place", n_tiles * 256, sc(N), length, removed_lo, sums, np.int32(_PLACE_PATHS), unused,
+                 path_start, removed)
+        return path_start, removed
+
+    return perm, paths
 
 
-def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, seed=0, stats=None):
+def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, seed=0, stats=None, paths_later=False):
     xp = launcher.xp
     N = partners.shape[0]
     itype = launcher.itype
@@ -677,7 +699,7 @@ def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, seed=0, s
     launcher("ruler_finish", N, sc(N), P, Wt, claim, link, gap, ma, mb, near, near_dist, q, r, qma, qmb, nv, dn,
              P_out, path_id, position, length, removed_lo)
     mark()
-    perm, path_start, removed = _order_paths(launcher, length, path_id, position, removed_lo)
+    perm, paths = _order_paths(launcher, length, path_id, position, removed_lo)
     mark()
     if stats is not None:
         stats["rulers"] = nr
@@ -688,10 +710,10 @@ def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, seed=0, s
             marks[-1].synchronize()
             spans = [xp.cuda.get_elapsed_time(a, b) * 1e-3 for a, b in zip(marks, marks[1:])]
         stats.update(zip(("select_rulers", "walks", "ruler_scan", "finish", "permutation"), spans))
-    return P_out, path_id, position, perm, path_start, removed
+    return (P_out, path_id, position, perm, paths) if paths_later else (P_out, path_id, position, perm, *paths())
 
 
-def linear_forest_ruling(partners, weights, *, spacing=RULER_SPACING, seed=0, stats=None):
+def linear_forest_ruling(partners, weights, *, spacing=RULER_SPACING, seed=0, stats=None, paths_later=False):
     """Linear forest by a sparse ruling set (work-efficient list ranking), CPU or GPU.
 
     Same outputs as :func:`linear_forest_cpu`. About one vertex in ``spacing`` (chosen by
@@ -708,6 +730,9 @@ def linear_forest_ruling(partners, weights, *, spacing=RULER_SPACING, seed=0, st
     ``spacing``/``seed``. On NumPy input it runs the Numba twins of the CUDA kernels
     (parallel over vertices; the walks in lockstep rounds).
 
+    ``paths_later=True`` returns a function in place of ``path_start, removed_edges``
+    that computes them when called (see :func:`linear_forest_arrays`).
+
     ``stats`` (a dict), if given, receives the number of rulers, the scan steps run and
     the time in seconds of the phases ``select_rulers``, ``walks``, ``ruler_scan``,
     ``finish`` and ``permutation`` (CUDA events on the GPU).
@@ -717,4 +742,4 @@ def linear_forest_ruling(partners, weights, *, spacing=RULER_SPACING, seed=0, st
     else:
         partners = np.asarray(partners)
         launcher = _CpuLauncher(partners.dtype, weights.dtype)
-    return _ruling_forest(partners, weights, launcher, spacing=spacing, seed=seed, stats=stats)
+    return _ruling_forest(partners, weights, launcher, spacing=spacing, seed=seed, stats=stats, paths_later=paths_later)

@@ -7,7 +7,6 @@ follows the backend of ``A``: SciPy in, NumPy results; cupyx in, CuPy results.
 from __future__ import annotations
 
 import numbers
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -72,26 +71,50 @@ class Factor:
         return f"Factor(n={self.n}, edges={self.n_edges}, iterations={self.iterations})"
 
 
-@dataclass
 class LinearForest:
     """Vertex-disjoint paths: ``path_id`` (smaller end id), ``position`` (0 at that end),
     ``permutation`` (new -> old; the forest is tridiagonal in this order), ``path_start``
     (offsets of the paths in the new order, length ``n_paths + 1``), ``removed_edges``
     (``k x 2``, the cycle edges dropped), ``neighbors`` (N x 2 forest partners) and setup
-    ``time`` (s, read once the device has finished)."""
+    ``time`` (s, read once the device has finished).
 
-    path_id: object = field(repr=False)
-    position: object = field(repr=False)
-    permutation: object = field(repr=False)
-    path_start: object = field(repr=False)
-    removed_edges: object = field(repr=False)
-    neighbors: object = field(repr=False)
-    n_paths: int = 0
-    _clock: PhaseClock | None = field(default=None, repr=False)
+    ``path_start``, ``removed_edges`` and ``n_paths`` are computed on first access on the
+    GPU (their sizes are counts on the device): the preconditioners need only the
+    permutation and the partners, and their set-up does not wait for the device.
+    """
+
+    def __init__(self, path_id, position, permutation, neighbors, paths, clock=None):
+        # paths: (path_start, removed_edges), or a function returning them
+        self.path_id = path_id
+        self.position = position
+        self.permutation = permutation
+        self.neighbors = neighbors
+        self._paths = paths
+        self._clock = clock
+
+    def _path_arrays(self):
+        if callable(self._paths):
+            self._paths = tuple(self._paths())
+        return self._paths
+
+    @property
+    def path_start(self):
+        return self._path_arrays()[0]
+
+    @property
+    def removed_edges(self):
+        return self._path_arrays()[1]
+
+    @property
+    def n_paths(self) -> int:
+        return len(self.path_start) - 1
 
     @property
     def time(self) -> float:
         return self._clock.total if self._clock is not None else 0.0
+
+    def __repr__(self) -> str:
+        return f"LinearForest(n_paths={self.n_paths})"
 
 
 def _check_square(A):
@@ -120,6 +143,19 @@ def _check_int(name, value, lo, hi=None):
     return int(value)
 
 
+def _canonical_csr(A):
+    """``A`` as a canonical CSR matrix (sorted indices, no duplicates) whose index arrays
+    share one dtype; ``A`` itself when it already is one."""
+    xp = get_array_module(A)
+    C = A if A.format == "csr" else A.tocsr()
+    if not C.has_canonical_format:
+        C = C.copy()
+        C.sum_duplicates()
+    if np.dtype(C.indices.dtype) != np.dtype(C.indptr.dtype):
+        C = sparse_module(xp).csr_matrix((C.data, C.indices.astype(C.indptr.dtype), C.indptr), shape=C.shape)
+    return C
+
+
 def weight_source(A, symmetric=None):
     """The CSR the proposals of :func:`factor` read, and whether it is read as a matrix.
 
@@ -132,14 +168,8 @@ def weight_source(A, symmetric=None):
     (:func:`factor` does that once).
     """
     _check_structure(A)
-    xp = get_array_module(A)
     if np.dtype(A.dtype) in (np.float32, np.float64):
-        C = A if A.format == "csr" else A.tocsr()
-        if not C.has_canonical_format:
-            C = C.copy()
-            C.sum_duplicates()
-        if np.dtype(C.indices.dtype) != np.dtype(C.indptr.dtype):
-            C = sparse_module(xp).csr_matrix((C.data, C.indices.astype(C.indptr.dtype), C.indptr), shape=C.shape)
+        C = _canonical_csr(A)
         if symmetric is None:
             symmetric = weights_symmetric(C)
         if symmetric:
@@ -168,10 +198,12 @@ def factor(A, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, *, symmetric=None) -
     seed : int
         Seed of the charge hash (vertex id, iteration, seed).
     symmetric : bool, optional
-        Whether ``|A| - diag(A)`` is symmetric (tested when None, by one binary-search
-        pass). When it is, the proposals read ``A`` directly; otherwise they use the
-        weight graph ``A' + A'^T``, built on ``A``'s own pattern when that pattern is
-        symmetric (one pass, no transpose), else by a transpose and a sparse sum.
+        Whether ``|A| - diag(A)`` is symmetric. When None (float32/float64 matrices) the
+        first proposal round tests it, and the finiteness of the entries, while it reads
+        the rows (binary searches for the mirrors, no pass of its own). When it is, the
+        proposals read ``A`` directly; otherwise they use the weight graph ``A' + A'^T``,
+        built on ``A``'s own pattern when that pattern is symmetric (one pass, no
+        transpose), else by a transpose and a sparse sum.
 
     Returns
     -------
@@ -185,23 +217,40 @@ def factor(A, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, *, symmetric=None) -
     >>> f.neighbors.shape, round(precond.weight_coverage(A, f), 2)
     ((2500, 2), 0.67)
     """
-    _check_square(A)
+    _check_structure(A)
     return _factor(A, n, iterations, m, k_m, p, seed, symmetric)
 
 
-def _factor(A, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, symmetric=None) -> Factor:
-    """:func:`factor` of a matrix the caller has validated (one check per set-up: the
-    finiteness test is a pass over the entries)."""
+def _factor(A, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, symmetric=None, validated=False) -> Factor:
+    """:func:`factor` of a matrix of checked structure. Its entries are tested for NaN
+    and infinity unless ``validated``; with ``symmetric=None`` and a float32/float64
+    matrix the first proposal round makes that test and the symmetry test together (see
+    :func:`kernels.factor.factor_rounds`): the factor is computed on ``A`` speculatively
+    and recomputed on the weight graph ``A' + A'^T`` when ``A'`` turns out unsymmetric.
+    The host waits for the first proposal only."""
     n = _check_int("n", n, 1, 4)
     iterations = _check_int("iterations", iterations, 0)
     m = _check_int("m", m, 1)
     k_m = _check_int("k_m", k_m, 0)
     if not 0 <= p <= 1:
         raise ValueError(f"charge probability p must be in [0, 1], got {p}")
+    seed = _check_int("seed", seed, 0)
     clock = PhaseClock(is_device_array(A))
-    G, from_matrix = weight_source(A, symmetric)
-    partners, weights, flags = factor_rounds(G, n, iterations, m, k_m, p, _check_int("seed", seed, 0),
-                                             from_matrix=from_matrix)
+    rounds = (n, iterations, m, k_m, p, seed)
+    if symmetric is None and np.dtype(A.dtype) in (np.float32, np.float64):
+        G = _canonical_csr(A)
+        partners, weights, flags, check = factor_rounds(G, *rounds, from_matrix=True, check=True)
+        if not check.finite:
+            raise ValueError("matrix has NaN or infinite entries")
+        from_matrix = True
+        if not check.symmetric:
+            G, from_matrix = weight_source(G, symmetric=False)
+            partners, weights, flags = factor_rounds(G, *rounds, from_matrix=from_matrix)
+    else:
+        if not validated and A.nnz and not all_finite(A.data):
+            raise ValueError("matrix has NaN or infinite entries")
+        G, from_matrix = weight_source(A, symmetric)
+        partners, weights, flags = factor_rounds(G, *rounds, from_matrix=from_matrix)
     clock.mark("factor")
     graph = (lambda: abs_graph(G, symmetric=True)) if from_matrix else G
     return Factor(partners, weights, n, lambda: rounds_used(flags, m, k_m), None, clock, graph=graph,
@@ -317,9 +366,11 @@ def linear_forest(A, f=None, *, method=None, **factor_kwargs) -> LinearForest:
     >>> lf.n_paths < 20
     True
     """
-    _check_square(A)
     if f is None:
-        f = _factor(A, n=2, **factor_kwargs)
+        _check_structure(A)
+        f = _factor(A, n=2, **factor_kwargs)  # tests the entries itself
+    else:
+        _check_square(A)
     return _linear_forest(A, f, method)
 
 
@@ -330,6 +381,6 @@ def _linear_forest(A, f, method=None) -> LinearForest:
     if is_device_array(f.neighbors) != is_device_array(A):
         raise TypeError("factor and matrix live on different devices")
     clock = PhaseClock(is_device_array(A))
-    nb, pid, pos, perm, starts, removed = linear_forest_arrays(f.neighbors, f.weights, method=method)
+    nb, pid, pos, perm, paths = linear_forest_arrays(f.neighbors, f.weights, method=method, paths_later=True)
     clock.mark("forest")
-    return LinearForest(pid, pos, perm, starts, removed, nb, int(len(starts) - 1), clock)
+    return LinearForest(pid, pos, perm, nb, paths, clock)

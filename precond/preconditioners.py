@@ -31,8 +31,11 @@ __all__ = [
 ]
 
 
-def check_matrix(A):
-    """Validate a square sparse matrix of a floating (or complex) dtype; return CSR."""
+def check_matrix(A, finite=True):
+    """Validate a square sparse matrix of a floating (or complex) dtype; return CSR.
+
+    ``finite=False`` leaves the test for NaN and infinite entries to the caller (the
+    AlgTriScal set-up makes it inside its first factor round)."""
     xp = get_array_module(A)
     sps = sparse_module(xp)
     if not sps.issparse(A):
@@ -44,7 +47,7 @@ def check_matrix(A):
     if np.dtype(A.dtype).kind not in "fc":
         raise TypeError(f"matrix dtype must be floating point, got {A.dtype}")
     A = A.tocsr()
-    if not all_finite(A.data):
+    if finite and not all_finite(A.data):
         raise ValueError("matrix has NaN or infinite entries")
     return A
 
@@ -182,7 +185,7 @@ class AlgebraicTridiagonalPrecond(Preconditioner):
         from kernels.tridiag import TridiagonalSolver, extract_tridiagonal
         from precond.factor import _linear_forest
 
-        A = check_matrix(A)
+        A = check_matrix(A, finite=False)  # the factor tests the entries in its first round
         super().__init__(A)
         clock = self._clock
         f, self.m = _best_factor(A, 2, m, iterations=iterations, k_m=k_m, p=p, seed=seed)
@@ -194,8 +197,12 @@ class AlgebraicTridiagonalPrecond(Preconditioner):
         self.solver = TridiagonalSolver(dl, d, du, forest.permutation)
         clock.mark("factorize")
         self.forest = forest
-        self.n_paths = forest.n_paths
         self._A = A
+
+    @property
+    def n_paths(self) -> int:
+        """Paths of the linear forest (counted on first access)."""
+        return self.forest.n_paths
 
     @cached_property
     def weight_coverage(self) -> float:
@@ -232,13 +239,14 @@ class AlgebraicBlockTridiagonalPrecond(Preconditioner):
         clock = self._clock
         # one weight graph for the matching and the coarsening (same coverage as on A)
         W = abs_graph(A)
-        f1, self.m = _best_factor(W, 1, m, iterations=iterations, k_m=k_m, p=p, seed=seed, symmetric=True)
+        f1, self.m = _best_factor(W, 1, m, iterations=iterations, k_m=k_m, p=p, seed=seed, symmetric=True,
+                                  validated=True)
         # block members: (smaller, larger) of a pair, or (vertex, ghost -1)
         Wc, _, members = contract_pairs(W, f1.neighbors[:, 0])
         clock.mark("matching+coarsen")
         # symmetry tested, not assumed: a coarse weight sums up to four fine weights, and the
         # two rows of a coarse edge add them in different orders (last-bit differences)
-        f2 = _factor(Wc, n=2, iterations=iterations, m=self.m, k_m=k_m, p=p, seed=seed)
+        f2 = _factor(Wc, n=2, iterations=iterations, m=self.m, k_m=k_m, p=p, seed=seed, validated=True)
         _, _, _, cperm, starts, _ = linear_forest_arrays(f2.neighbors, f2.weights)
         clock.mark("coarse forest")
         index = members[cperm]  # block k of the system = coarse vertex cperm[k]

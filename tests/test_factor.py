@@ -327,3 +327,58 @@ def test_zero_iterations_give_the_empty_factor(device):
     f = precond.factor(to_device(A) if device == "gpu" else A, n=2, iterations=0)
     assert f.iterations == 0 and f.n_edges == 0
     assert bool((f.neighbors == -1).all())
+
+
+def _check_cases(rng):
+    """Matrices for the fused matrix check: symmetric, unsymmetric values on a symmetric
+    pattern, one-sided entries, and NaN / infinite entries (on and off the diagonal)."""
+    cases = [_random_sym(rng, N=300), matrices.aniso2(20), matrices.convection_diffusion3d(6)] + _one_sided_lower(rng)
+    for where, bad in ((0, np.nan), (7, np.inf)):
+        A = _random_sym(rng, N=120).tocsr()
+        A.data[where] = bad  # the first entry of row 0 is the diagonal or an off-diagonal one
+        cases.append(A)
+    out = []
+    for A in cases:
+        A = A.tocsr()
+        A.sum_duplicates()
+        out.append(A)
+    return out
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
+@pytest.mark.parametrize("kernel", ["thread", "warp"])
+def test_first_round_checks_the_matrix(rng, device, kernel):
+    """factor_rounds(check=True): finiteness and symmetry as the separate tests find them,
+    and the rounds themselves unchanged by the check (both GPU proposal kernels)."""
+    from kernels.backend import all_finite, to_device, to_host
+    from kernels.factor import factor_rounds, weights_symmetric
+
+    for A in _check_cases(rng):
+        M = to_device(A) if device == "gpu" else A
+        kw = {"kernel": kernel} if device == "gpu" else {}
+        p, w, flags, check = factor_rounds(M, 2, 5, 5, 0, 0.5, 3, from_matrix=True, check=True, **kw)
+        assert check.finite == all_finite(A.data)
+        if check.finite:
+            assert check.symmetric == weights_symmetric(A)
+        if check.finite and check.symmetric:  # else the factor is void (the GPU stops its rounds)
+            p0, w0, flags0 = factor_rounds(M, 2, 5, 5, 0, 0.5, 3, from_matrix=True, **kw)
+            np.testing.assert_array_equal(to_host(p), to_host(p0))
+            np.testing.assert_array_equal(to_host(w), to_host(w0))
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
+def test_unsymmetric_matrix_falls_back_to_the_weight_graph(rng, device):
+    """symmetric=None on a matrix with unsymmetric |A| - diag(A): the factor of A' + A'^T,
+    as when the symmetry is given; NaN entries raise."""
+    from kernels.backend import to_device, to_host
+
+    for A in (matrices.convection_diffusion3d(6), _one_sided_lower(rng)[0]):
+        M = to_device(A) if device == "gpu" else A
+        f = precond.factor(M, n=2)
+        g = precond.factor(M, n=2, symmetric=False)
+        np.testing.assert_array_equal(to_host(f.neighbors), to_host(g.neighbors))
+        np.testing.assert_array_equal(to_host(f.weights), to_host(g.weights))
+    A = _random_sym(rng, N=50).tocsr()
+    A.data[3] = np.nan
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        precond.factor(to_device(A) if device == "gpu" else A, n=2)

@@ -8,10 +8,12 @@
 // this list only (`listed`): a saturated row stays saturated and nobody proposes to it, so
 // its stale proposals are never read. open_rounds runs those rounds in one cooperative
 // launch.
-// sym_check: flags an off-diagonal |a_ij| != |a_ji| (binary search in sorted rows).
+// sym_check: flags non-finite entries and an off-diagonal |a_ij| != |a_ji| (binary search
+//            in sorted rows).
 // mirror_sum: the weights |a_ij| + |a_ji| of the weight graph A' + A'^T on A's own pattern.
 // propose_warp: the same proposal with one warp per row (lanes scan strided entries, then a
 //               butterfly merge of the sorted top-n lists; identical result: strict total order).
+// The first proposal can also check the matrix (check_entry), replacing sym_check's pass.
 // templates: propose<V,I>, propose_warp<V,I>, confirm<V,I>, open_rows<V,I>, open_rounds<V,I>, sym_check<V,I>
 // templates: mirror_sum<V,I>
 #include <cooperative_groups.h>
@@ -26,22 +28,80 @@ __device__ __forceinline__ bool better(V w1, I j1, V w2, I j2) {
     return w1 > w2 || (w1 == w2 && j1 < j2);
 }
 
+// Position of column i in the sorted row j (binary search), or -1.
+template <typename I>
+__device__ __forceinline__ I mirror_position(const I* __restrict__ indptr, const I* __restrict__ indices, I j, I i) {
+    I lo = indptr[j], hi = indptr[j + 1];
+    const I end = hi;
+    while (lo < hi) {
+        const I mid = lo + (hi - lo) / 2;
+        if (indices[mid] < i) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < end && indices[lo] == i ? lo : (I)-1;
+}
+
+// The matrix check fused into the first proposal (`check` non-null), the tests of
+// sym_check without a pass of their own: for every entry of row v, check[0] = 1 when a_vj
+// is not finite, check[1] = 1 when an upper off-diagonal |a_vj| (j > v) has no equal
+// mirror |a_jv|; `balance` counts the nonzero upper minus lower off-diagonal entries
+// (summed into check[2] by add_balance). A flag is stored only while it reads 0: racing
+// stores of the same value are benign, but every row storing to one address serializes
+// (H100, a 7-point convection-diffusion matrix whose every row is unsymmetric: first
+// proposal 0.59 ms with unconditional stores).
+__device__ __forceinline__ void raise_flag(unsigned long long* flag) {
+    if (*(volatile unsigned long long*)flag == 0ull) *flag = 1ull;
+}
+
+template <typename V, typename I>
+__device__ __forceinline__ void check_entry(const I v, const I j, const V a, const I* __restrict__ indptr,
+                                            const I* __restrict__ indices, const V* __restrict__ data,
+                                            unsigned long long* check, long long& balance) {
+    if (!isfinite(a)) raise_flag(check);
+    const V w = (V)fabs(a);
+    if (j == v || w == V(0)) return;
+    if (j < v) {
+        --balance;
+        return;
+    }
+    ++balance;
+    const I m = mirror_position(indptr, indices, j, v);
+    if (m < 0 || (V)fabs(data[m]) != w) raise_flag(check + 1);
+}
+
+// A failed check (non-finite entries or unsymmetric |A| - diag(A)) voids the speculative
+// factor: confirm and open_rows then return at once, so the host need not wait for the
+// check before it queues them (open_rounds finds no open rows).
+__device__ __forceinline__ bool check_failed(const unsigned long long* __restrict__ check) {
+    return check && (check[0] | check[1] | check[2]);
+}
+
+// Sums the threads' balances into check[2] (every lane of the warp must call it).
+__device__ __forceinline__ void add_balance(unsigned long long* check, long long balance) {
+    if (!check) return;
+    for (int off = 16; off > 0; off >>= 1) balance += __shfl_down_sync(0xffffffffu, balance, off);
+    if ((threadIdx.x & 31) == 0 && balance != 0) atomicAdd(check + 2, (unsigned long long)balance);
+}
+
 // Entries lo, lo + stride, ... < hi of row v: keeps the `room` best admissible (weight,
 // -column) pairs (not v, not saturated, not yet a partner, other charge when charging,
 // nonzero) sorted in acc; returns how many it holds.
 template <typename V, typename I>
 __device__ __forceinline__ int scan_row(const I v, const I lo, const I hi, const int stride,
-                                        const I* __restrict__ indices, const V* __restrict__ data,
+                                        const I* __restrict__ indptr, const I* __restrict__ indices,
+                                        const V* __restrict__ data,
                                         const I* partners, const int* count, const int n,
                                         const int c, const int room, const unsigned int k, const unsigned int seed,
                                         const int charging, const unsigned long long threshold, const int absval,
-                                        const int first, V* acc_w, I* acc_j) {
+                                        const int first, V* acc_w, I* acc_j, unsigned long long* check,
+                                        long long& balance) {
     const bool qv = (unsigned long long)hash32((unsigned int)v, k, seed) < threshold;
     I mine[MAX_N];
     for (int s = 0; s < MAX_N; ++s) mine[s] = s < c ? partners[(size_t)v * n + s] : (I)-1;
     int filled = 0;
     for (I e = lo; e < hi; e += stride) {
         const I j = indices[e];
+        if (check) check_entry(v, j, data[e], indptr, indices, data, check, balance);
         if (j == v || (!first && count[j] >= n)) continue;
         if (charging && (((unsigned long long)hash32((unsigned int)j, k, seed) < threshold) == qv)) continue;
         bool already = false;
@@ -80,7 +140,8 @@ __device__ __forceinline__ void propose_rows(const I r0, const I step, const I n
                                              const unsigned int k, const unsigned int seed, const int charging,
                                              const unsigned long long threshold, const int absval, const int first,
                                              const int listed, const I* __restrict__ rows,
-                                             const unsigned int* __restrict__ n_open) {
+                                             const unsigned int* __restrict__ n_open, unsigned long long* check,
+                                             long long& balance) {
     const I total = listed ? (I)*n_open : n_rows;
     for (I r = r0; r < total; r += step) {
         const I v = listed ? rows[r] : r;
@@ -88,8 +149,9 @@ __device__ __forceinline__ void propose_rows(const I r0, const I step, const I n
         const int room = n - c;
         V acc_w[MAX_N];
         I acc_j[MAX_N];
-        const int filled = room > 0 ? scan_row(v, indptr[v], indptr[v + 1], 1, indices, data, partners, count, n, c,
-                                               room, k, seed, charging, threshold, absval, first, acc_w, acc_j)
+        const int filled = room > 0 ? scan_row(v, indptr[v], indptr[v + 1], 1, indptr, indices, data, partners, count,
+                                               n, c, room, k, seed, charging, threshold, absval, first, acc_w, acc_j,
+                                               check, balance)
                                     : 0;
         for (int s = 0; s < n; ++s) {  // confirm reads a weight only where a proposal is
             prop[(size_t)v * n + s] = s < filled ? acc_j[s] : (I)-1;
@@ -104,10 +166,13 @@ __global__ void propose(const I n_rows, const I* __restrict__ indptr, const I* _
                         const int* __restrict__ count, I* __restrict__ prop, V* __restrict__ prop_w,
                         const int n, const unsigned int k, const unsigned int seed, const int charging,
                         const unsigned long long threshold, const int absval, const int first, const int listed,
-                        const I* __restrict__ rows, const unsigned int* __restrict__ n_open) {
+                        const I* __restrict__ rows, const unsigned int* __restrict__ n_open,
+                        unsigned long long* __restrict__ check) {
+    long long balance = 0;
     propose_rows<V, I>(blockIdx.x * (I)blockDim.x + threadIdx.x, (I)gridDim.x * blockDim.x, n_rows, indptr, indices,
                        data, partners, count, prop, prop_w, n, k, seed, charging, threshold, absval, first, listed,
-                       rows, n_open);
+                       rows, n_open, check, balance);
+    add_balance(check, balance);
 }
 
 // Keeps the mutual proposals of the rows r = r0, r0 + step, ...
@@ -152,7 +217,8 @@ __global__ void confirm(const I n_rows, const I* __restrict__ prop, const V* __r
                         I* __restrict__ partners, V* __restrict__ weights, int* __restrict__ count,
                         const int n, unsigned long long* __restrict__ proposed, const int count_proposals,
                         const int first, const int listed, const I* __restrict__ rows,
-                        const unsigned int* __restrict__ n_open) {
+                        const unsigned int* __restrict__ n_open, const unsigned long long* __restrict__ check) {
+    if (check_failed(check)) return;
     confirm_rows<V, I>(blockIdx.x * (I)blockDim.x + threadIdx.x, (I)gridDim.x * blockDim.x, n_rows, prop, prop_w,
                        partners, weights, count, n, proposed, count_proposals, first, listed, rows, n_open);
 }
@@ -160,7 +226,8 @@ __global__ void confirm(const I n_rows, const I* __restrict__ prop, const V* __r
 // Appends the rows with count < n to rows[] (the loop is block-uniform for block_append).
 template <typename V, typename I>
 __global__ void open_rows(const I n_rows, const int* __restrict__ count, const int n, I* __restrict__ rows,
-                          unsigned int* __restrict__ n_open) {
+                          unsigned int* __restrict__ n_open, const unsigned long long* __restrict__ check) {
+    if (check_failed(check)) return;
     for (I v0 = blockIdx.x * (I)blockDim.x; v0 < n_rows; v0 += (I)gridDim.x * blockDim.x) {
         const I v = v0 + threadIdx.x;
         const bool open = v < n_rows && count[v] < n;
@@ -169,45 +236,18 @@ __global__ void open_rows(const I n_rows, const int* __restrict__ count, const i
     }
 }
 
-// Position of column i in the sorted row j (binary search), or -1.
-template <typename I>
-__device__ __forceinline__ I mirror_position(const I* __restrict__ indptr, const I* __restrict__ indices, I j, I i) {
-    I lo = indptr[j], hi = indptr[j + 1];
-    const I end = hi;
-    while (lo < hi) {
-        const I mid = lo + (hi - lo) / 2;
-        if (indices[mid] < i) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo < end && indices[lo] == i ? lo : (I)-1;
-}
 
-// Only the upper entries (j > i) search their mirror; the nonzero off-diagonal entries
-// above and below the diagonal are counted (balance += upper - lower): every upper entry
-// mirrored with the same |value| and equal counts make the pattern a bijection.
+// The tests of check_entry in a pass of their own (weights_symmetric; the factor fuses
+// them into its first proposal). Every upper entry mirrored with the same |value| and
+// equal nonzero counts above and below the diagonal make the pattern a bijection.
 template <typename V, typename I>
 __global__ void sym_check(const I n_rows, const I* __restrict__ indptr, const I* __restrict__ indices,
-                          const V* __restrict__ data, int* __restrict__ bad, long long* __restrict__ balance) {
-    long long diff = 0;
-    for (I i = blockIdx.x * (I)blockDim.x + threadIdx.x; i < n_rows; i += (I)gridDim.x * blockDim.x) {
-        for (I e = indptr[i]; e < indptr[i + 1]; ++e) {
-            const I j = indices[e];
-            const V w = (V)fabs(data[e]);
-            if (j == i || w == V(0)) continue;
-            if (j < i) {
-                --diff;
-                continue;
-            }
-            ++diff;
-            const I m = mirror_position(indptr, indices, j, i);
-            if (m < 0 || (V)fabs(data[m]) != w) {
-                *bad = 1;
-                break;
-            }
-        }
-    }
-    for (int off = 16; off > 0; off >>= 1) diff += __shfl_down_sync(0xffffffffu, diff, off);
-    if ((threadIdx.x & 31) == 0 && diff != 0) atomicAdd((unsigned long long*)balance, (unsigned long long)diff);
+                          const V* __restrict__ data, unsigned long long* __restrict__ check) {
+    long long balance = 0;
+    for (I i = blockIdx.x * (I)blockDim.x + threadIdx.x; i < n_rows; i += (I)gridDim.x * blockDim.x)
+        for (I e = indptr[i]; e < indptr[i + 1]; ++e) check_entry(i, indices[e], data[e], indptr, indices, data, check,
+                                                                  balance);
+    add_balance(check, balance);
 }
 
 // Weight graph A' + A'^T on the pattern of A, for structurally symmetric A (convection-
@@ -245,7 +285,8 @@ __device__ __forceinline__ void propose_rows_warp(const I w0, const I n_warps, c
                                                   const unsigned int seed, const int charging,
                                                   const unsigned long long threshold, const int absval,
                                                   const int first, const int listed, const I* __restrict__ rows,
-                                                  const unsigned int* __restrict__ n_open) {
+                                                  const unsigned int* __restrict__ n_open, unsigned long long* check,
+                                                  long long& balance) {
     const unsigned FULL = 0xffffffffu;
     const I total = listed ? (I)*n_open : n_rows;
     for (I r = w0; r < total; r += n_warps) {  // warp-uniform loop
@@ -260,8 +301,8 @@ __device__ __forceinline__ void propose_rows_warp(const I w0, const I n_warps, c
         }
         int filled = 0;
         if (room > 0) {  // warp-uniform branch
-            filled = scan_row(v, indptr[v] + lane, indptr[v + 1], 32, indices, data, partners, count, n, c, room, k,
-                              seed, charging, threshold, absval, first, acc_w, acc_j);
+            filled = scan_row(v, indptr[v] + lane, indptr[v + 1], 32, indptr, indices, data, partners, count, n, c,
+                              room, k, seed, charging, threshold, absval, first, acc_w, acc_j, check, balance);
             for (int off = 16; off > 0; off >>= 1) {
                 V ow[MAX_N];
                 I oj[MAX_N];
@@ -311,10 +352,13 @@ __global__ void propose_warp(const I n_rows, const I* __restrict__ indptr, const
                              const int* __restrict__ count, I* __restrict__ prop, V* __restrict__ prop_w,
                              const int n, const unsigned int k, const unsigned int seed, const int charging,
                              const unsigned long long threshold, const int absval, const int first,
-                             const int listed, const I* __restrict__ rows, const unsigned int* __restrict__ n_open) {
+                             const int listed, const I* __restrict__ rows, const unsigned int* __restrict__ n_open,
+                             unsigned long long* __restrict__ check) {
+    long long balance = 0;
     propose_rows_warp<V, I>((blockIdx.x * (I)blockDim.x + threadIdx.x) >> 5, ((I)gridDim.x * blockDim.x) >> 5,
                       (int)(threadIdx.x & 31), n_rows, indptr, indices, data, partners, count, prop, prop_w, n, k,
-                      seed, charging, threshold, absval, first, listed, rows, n_open);
+                      seed, charging, threshold, absval, first, listed, rows, n_open, check, balance);
+    add_balance(check, balance);
 }
 
 // Rounds 1 .. iterations - 1 over the open rows in one cooperative launch (grid-wide
@@ -330,15 +374,17 @@ __global__ void open_rounds(const I n_rows, const I* __restrict__ indptr, const 
                             unsigned long long* proposed) {
     cooperative_groups::grid_group grid = cooperative_groups::this_grid();
     const I tid = blockIdx.x * (I)blockDim.x + threadIdx.x, step = (I)gridDim.x * blockDim.x;
+    long long no_balance = 0;  // the later rounds check nothing
     for (int k = 1; k < iterations; ++k) {
         const int charging = (k % m) != k_m;
         if (warp)
             propose_rows_warp<V, I>(tid >> 5, step >> 5, (int)(threadIdx.x & 31), n_rows, indptr, indices, data,
                                     partners, count, prop, prop_w, n, (unsigned int)k, seed, charging, threshold,
-                                    absval, 0, 1, rows, n_open);
+                                    absval, 0, 1, rows, n_open, nullptr, no_balance);
         else
             propose_rows<V, I>(tid, step, n_rows, indptr, indices, data, partners, count, prop, prop_w, n,
-                               (unsigned int)k, seed, charging, threshold, absval, 0, 1, rows, n_open);
+                               (unsigned int)k, seed, charging, threshold, absval, 0, 1, rows, n_open, nullptr,
+                               no_balance);
         grid.sync();
         confirm_rows<V, I>(tid, step, n_rows, prop, prop_w, partners, weights, count, n, proposed + k, !charging, 0, 1,
                            rows, n_open);

@@ -484,8 +484,12 @@ __global__ void ruler_finish(const I N, const I* __restrict__ P, const V* __rest
 // ORDER_TILE vertices: per-tile sums, a scan of the tile sums in one block, then every tile
 // scans itself and places offsets[v] (the path's first new position, at path ids),
 // path_start (in path id order) and the removed edges (in order of their lower ends).
-// Blocks of 256 threads, item j of thread t at tile base + j * 256 + t.
+// Blocks of 256 threads, item j of thread t at tile base + j * 256 + t. order_place writes
+// what `what` asks: the offsets (PLACE_OFFSETS, for the permutation) and/or the path starts
+// and removed edges (PLACE_PATHS, sized by the counts: placed once the host has read them).
 #define ORDER_ITEMS 4
+#define PLACE_OFFSETS 1
+#define PLACE_PATHS 2
 
 template <typename I>
 struct Count3 {
@@ -589,8 +593,8 @@ __global__ void order_scan_tiles(const I n_tiles, I* __restrict__ sums, I* __res
 
 template <typename V, typename I>
 __global__ void order_place(const I N, const I* __restrict__ length, const I* __restrict__ removed_lo,
-                            const I* __restrict__ tile_offsets, I* __restrict__ offsets, I* __restrict__ path_start,
-                            long long* __restrict__ removed) {
+                            const I* __restrict__ tile_offsets, const int what, I* __restrict__ offsets,
+                            I* __restrict__ path_start, long long* __restrict__ removed) {
     const I base = (I)blockIdx.x * blockDim.x * ORDER_ITEMS;
     Count3<I> run = {tile_offsets[3 * (size_t)blockIdx.x], tile_offsets[3 * (size_t)blockIdx.x + 1],
                      tile_offsets[3 * (size_t)blockIdx.x + 2]};
@@ -599,11 +603,9 @@ __global__ void order_place(const I N, const I* __restrict__ length, const I* __
         const Count3<I> c = order_counts<I>(length, removed_lo, N, v);
         Count3<I> total;
         const Count3<I> at = block_exclusive_scan(c, total);
-        if (c.paths) {
-            offsets[v] = run.len + at.len;
-            path_start[run.paths + at.paths] = run.len + at.len;
-        }
-        if (c.removed) {
+        if (c.paths && (what & PLACE_OFFSETS)) offsets[v] = run.len + at.len;
+        if (c.paths && (what & PLACE_PATHS)) path_start[run.paths + at.paths] = run.len + at.len;
+        if (c.removed && (what & PLACE_PATHS)) {
             const size_t i = (size_t)(run.removed + at.removed);
             removed[2 * i] = v;
             removed[2 * i + 1] = removed_lo[v];
