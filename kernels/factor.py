@@ -207,36 +207,37 @@ def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kern
         checked = MatrixCheck(_gpu_sym_check(W)) if check else None
         return (cupy.full((N, n), -1, dtype=itype), cupy.zeros((N, n), dtype=vtype), cupy.zeros(0, dtype=np.uint64),
                 checked)
-    partners = cupy.empty((N, n), dtype=itype)  # written in full by the first confirm
-    weights = cupy.empty((N, n), dtype=vtype)
-    count = cupy.empty(N, dtype=np.int32)
-    prop = cupy.empty((N, n), dtype=itype)
-    prop_w = cupy.empty((N, n), dtype=vtype)
-    rows = cupy.empty(N if iterations > 1 else 1, dtype=itype)
-    proposed = cupy.zeros(iterations, dtype=np.uint64)  # per round: whether any row proposed
     if kernel == "auto":
         kernel = "warp" if W.nnz >= WARP_ROW_LENGTH * N else "thread"
     if kernel not in ("thread", "warp"):
         raise ValueError(f"kernel must be 'auto', 'thread' or 'warp', got {kernel!r}")
-    propose = get_kernel("factor", "propose_warp" if kernel == "warp" else "propose", vtype, itype)
-    confirm = get_kernel("factor", "confirm", vtype, itype)
     threads = 128
     warp = kernel == "warp"
     lanes = 32 if warp else 1
     n32, N_ = np.int32(n), itype.type(N)
-    n_open = cupy.zeros(1, dtype=np.uint32)
-    # Round 0 covers all rows (one launch per step) and lists the rows it leaves open.
-    pblocks = min((32 * N + threads - 1) // threads, 1 << 20) if warp else row_grid(N, threads)
-    first = (np.int32(0), rows, n_open)  # not listed
+    # Round 0 covers all rows (one launch per step) and lists the rows it leaves open. Its
+    # proposal reads no partners and no list, so it is queued before the other arrays exist.
+    prop = cupy.empty((N, n), dtype=itype)
+    prop_w = cupy.empty((N, n), dtype=vtype)
     flags = cupy.zeros(3, dtype=np.uint64) if check else None  # the fused matrix check (factor.cu)
-    propose((pblocks,), (threads,), (N_, W.indptr, W.indices, W.data, partners, count, prop, prop_w, n32, np.uint32(0),
-                                     np.uint32(seed), np.int32(k_m != 0), np.uint64(threshold), np.int32(absval),
-                                     np.int32(1), *first, flags))
+    first = (np.int32(0), None, None)  # not listed
+    pblocks = min((32 * N + threads - 1) // threads, 1 << 20) if warp else row_grid(N, threads)
+    get_kernel("factor", "propose_warp" if warp else "propose", vtype, itype)(
+        (pblocks,), (threads,), (N_, W.indptr, W.indices, W.data, None, None, prop, prop_w, n32, np.uint32(0),
+                                 np.uint32(seed), np.int32(k_m != 0), np.uint64(threshold), np.int32(absval),
+                                 np.int32(1), *first, flags))
     # readable once this proposal has run; a failed check stops the later rounds on the device
     checked = MatrixCheck(EarlyRead(flags)) if check else None
-    confirm(((N + threads - 1) // threads,), (threads,), (N_, prop, prop_w, partners, weights, count, n32, proposed,
-                                                        np.int32(k_m == 0), np.int32(1), *first, flags))
+    partners = cupy.empty((N, n), dtype=itype)  # written in full by the first confirm
+    weights = cupy.empty((N, n), dtype=vtype)
+    count = cupy.empty(N, dtype=np.int32)
+    proposed = cupy.zeros(iterations, dtype=np.uint64)  # per round: whether any row proposed
+    get_kernel("factor", "confirm", vtype, itype)(
+        ((N + threads - 1) // threads,), (threads,), (N_, prop, prop_w, partners, weights, count, n32, proposed,
+                                                      np.int32(k_m == 0), np.int32(1), *first, flags))
     if iterations > 1:
+        rows = cupy.empty(N, dtype=itype)
+        n_open = cupy.zeros(1, dtype=np.uint32)
         get_kernel("factor", "open_rows", vtype, itype)((row_grid(N, 256),), (256,), (N_, count, n32, rows, n_open, flags))
         # The later rounds run over the open rows in one cooperative launch; an uncharged
         # round without proposals proves the factor maximal and ends it (M_max from the flags).
