@@ -168,10 +168,7 @@ def _confirm(prop, prop_w, partners, weights, count, n_max, rows):
 def _cpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, check=False):
     indptr, indices, data = W.indptr, W.indices, W.data
     N = W.shape[0]
-    checked = None
-    if check:  # the GPU fuses these tests into the first proposal
-        bad, balance = _sym_check(indptr, indices, data)
-        checked = MatrixCheck(np.array([not np.isfinite(data).all(), bad.any(), balance.sum()], dtype=np.int64))
+    checked = MatrixCheck(_check_flags(W)) if check else None  # the GPU fuses it into the first proposal
     partners = -np.ones((N, n), dtype=np.int64)
     weights = np.zeros((N, n), dtype=data.dtype)
     count = np.zeros(N, dtype=np.int64)
@@ -204,7 +201,7 @@ def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kern
     itype = W.indices.dtype
     vtype = W.data.dtype
     if iterations == 0:
-        checked = MatrixCheck(_gpu_sym_check(W)) if check else None
+        checked = MatrixCheck(_check_flags(W)) if check else None
         return (cupy.full((N, n), -1, dtype=itype), cupy.zeros((N, n), dtype=vtype), cupy.zeros(0, dtype=np.uint64),
                 checked)
     if kernel == "auto":
@@ -304,16 +301,13 @@ def parallel_factor(W, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, from_matrix
 class MatrixCheck:
     """Whether a matrix has only finite entries and a symmetric ``|A| - diag(A)``, from
     the flags ``[non-finite, unmirrored, upper - lower count]`` (an
-    :class:`kernels.backend.EarlyRead` or an array), read on first access."""
+    :class:`kernels.backend.EarlyRead`), read on first access."""
 
     def __init__(self, flags):
         self._flags = flags
 
     def _read(self):
-        if isinstance(self._flags, EarlyRead):
-            self._flags = self._flags.get()
-        flags = np.asarray(self._flags)
-        return flags.view(np.int64) if flags.dtype == np.uint64 else flags  # the count is signed
+        return self._flags.get().view(np.int64)  # the count is signed
 
     @property
     def finite(self) -> bool:
@@ -387,15 +381,16 @@ def weights_symmetric(A) -> bool:
     many (then the mirroring is a bijection).
     """
     _check_canonical(A, "weights_symmetric")
-    if is_device_array(A):
-        return MatrixCheck(_gpu_sym_check(A).get()).symmetric
-    bad, balance = _sym_check(A.indptr, A.indices, A.data)
-    return not bool(bad.any()) and int(balance.sum()) == 0
+    return MatrixCheck(_check_flags(A)).symmetric
 
 
-def _gpu_sym_check(A):
-    """The flags of :class:`MatrixCheck` from the ``sym_check`` kernel, as an
+def _check_flags(A):
+    """The flags of :class:`MatrixCheck` in a pass of their own (the ``sym_check`` kernel
+    on the GPU, its Numba twin and a finiteness test on the CPU), as an
     :class:`kernels.backend.EarlyRead`."""
+    if not is_device_array(A):
+        bad, balance = _sym_check(A.indptr, A.indices, A.data)
+        return EarlyRead(np.array([not np.isfinite(A.data).all(), bad.any(), balance.sum()], dtype=np.int64))
     import cupy
 
     from .cuda import get_kernel, row_grid

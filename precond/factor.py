@@ -237,19 +237,18 @@ def _factor(A, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, symmetric=None, val
     seed = _check_int("seed", seed, 0)
     clock = PhaseClock(is_device_array(A))
     rounds = (n, iterations, m, k_m, p, seed)
-    if symmetric is None and np.dtype(A.dtype) in (np.float32, np.float64):
+    speculate = symmetric is None and np.dtype(A.dtype) in (np.float32, np.float64)
+    G, from_matrix = A, False
+    if speculate:  # the factor of A, valid if the check of its first round passes
         G = _canonical_csr(A)
         partners, weights, flags, check = factor_rounds(G, *rounds, from_matrix=True, check=True)
-        if not check.finite:
-            raise ValueError("matrix has NaN or infinite entries")
-        from_matrix = True
-        if not check.symmetric:
-            G, from_matrix = weight_source(G, symmetric=False)
-            partners, weights, flags = factor_rounds(G, *rounds, from_matrix=from_matrix)
+        finite, from_matrix = check.finite, check.symmetric
     else:
-        if not validated and A.nnz and not all_finite(A.data):
-            raise ValueError("matrix has NaN or infinite entries")
-        G, from_matrix = weight_source(A, symmetric)
+        finite = validated or not A.nnz or all_finite(A.data)
+    if not finite:
+        raise ValueError("matrix has NaN or infinite entries")
+    if not from_matrix:
+        G, from_matrix = weight_source(G, False if speculate else symmetric)
         partners, weights, flags = factor_rounds(G, *rounds, from_matrix=from_matrix)
     clock.mark("factor")
     graph = (lambda: abs_graph(G, symmetric=True)) if from_matrix else G
