@@ -66,7 +66,8 @@ def gpu_case(A, dtype):
     blocks = (N + threads - 1) // threads
     args = (W.indices.dtype.type(N), W.indptr, W.indices, W.data, partners, count, prop, prop_w, np.int32(2),
             np.uint32(1), np.uint32(0), np.int32(1), np.uint64(charge_threshold(0.5)), np.int32(fm), np.int32(0),
-            np.int32(0), cupy.empty(1, dtype=W.indices.dtype), cupy.zeros(1, dtype=np.uint32))  # all rows (the paper's kernel)
+            np.int32(0), cupy.empty(1, dtype=W.indices.dtype), cupy.zeros(1, dtype=np.uint32),
+            None, None)  # all rows (the paper's kernel), no check, read weights
     out["propose_k1"] = gpu_time(lambda: propose((blocks,), (threads,), args))
     propose_warp = get_kernel("factor", "propose_warp", W.data.dtype, W.indices.dtype)
     wblocks = min((32 * N + threads - 1) // threads, 1 << 20)

@@ -20,8 +20,8 @@ from numba import njit, prange
 from .backend import EarlyRead, is_device_array, to_host
 from .hashing import hash32
 
-__all__ = ["greedy_factor", "parallel_factor", "factor_rounds", "rounds_used", "charge_threshold", "is_maximal",
-           "weights_symmetric", "MatrixCheck"]
+__all__ = ["greedy_factor", "parallel_factor", "factor_rounds", "mirror_factor_rounds", "rounds_used",
+           "charge_threshold", "is_maximal", "weights_symmetric", "mirror_weights", "MatrixCheck"]
 
 MAX_N = 4
 
@@ -180,10 +180,9 @@ def _cpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, chec
         charging = (k % m) != k_m
         _propose(indptr, indices, data, partners, count, prop, prop_w, n, k, seed, charging, threshold, absval, rows)
         proposed[k] = _confirm(prop, prop_w, partners, weights, count, n, rows)
-        if k == 0:
-            # later rounds visit the rows left open: saturated rows stay saturated and
-            # nobody proposes to them, so their stale proposals are never read
-            rows = np.flatnonzero(count < n)
+        # later rounds visit the rows left open: saturated rows stay saturated and nobody
+        # proposes to them, so their stale proposals are never read
+        rows = np.flatnonzero(count < n) if k == 0 else rows[count[rows] < n]
         if proposed[k] == 0 and not charging:
             break
     return partners, weights, proposed, checked
@@ -192,7 +191,9 @@ def _cpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, chec
 WARP_ROW_LENGTH = 16  # mean row length from which the GPU proposals use one warp per row
 
 
-def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kernel="auto", check=False):
+def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kernel="auto", check=False, mirror=False):
+    """The GPU rounds; ``mirror``: on the weight graph ``A' + A'^T`` of ``W``'s pattern,
+    whose weights the first proposal computes and stores (returned last)."""
     import cupy
 
     from .cuda import get_kernel, launch_cooperative, row_grid
@@ -216,15 +217,18 @@ def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kern
     # proposal reads no partners and no list, so it is queued before the other arrays exist.
     prop = cupy.empty((N, n), dtype=itype)
     prop_w = cupy.empty((N, n), dtype=vtype)
-    flags = cupy.zeros(3, dtype=np.uint64) if check else None  # the fused matrix check (factor.cu)
+    # the fused matrix check, or the flag of a pattern without some mirror (factor.cu)
+    flags = cupy.zeros(3, dtype=np.uint64) if check or mirror else None
+    mirror_w = cupy.empty_like(W.data) if mirror else None
     first = (np.int32(0), None, None)  # not listed
     pblocks = min((32 * N + threads - 1) // threads, 1 << 20) if warp else row_grid(N, threads)
     get_kernel("factor", "propose_warp" if warp else "propose", vtype, itype)(
         (pblocks,), (threads,), (N_, W.indptr, W.indices, W.data, None, None, prop, prop_w, n32, np.uint32(0),
                                  np.uint32(seed), np.int32(k_m != 0), np.uint64(threshold), np.int32(absval),
-                                 np.int32(1), *first, flags))
+                                 np.int32(1), *first, flags, mirror_w))
     # readable once this proposal has run; a failed check stops the later rounds on the device
-    checked = MatrixCheck(EarlyRead(flags)) if check else None
+    checked = MatrixCheck(EarlyRead(flags)) if flags is not None else None
+    data = mirror_w if mirror else W.data  # what the later rounds read
     partners = cupy.empty((N, n), dtype=itype)  # written in full by the first confirm
     weights = cupy.empty((N, n), dtype=vtype)
     count = cupy.empty(N, dtype=np.int32)
@@ -233,16 +237,18 @@ def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kern
         ((N + threads - 1) // threads,), (threads,), (N_, prop, prop_w, partners, weights, count, n32, proposed,
                                                       np.int32(k_m == 0), np.int32(1), *first, flags))
     if iterations > 1:
-        rows = cupy.empty(N, dtype=itype)
-        n_open = cupy.zeros(1, dtype=np.uint32)
-        get_kernel("factor", "open_rows", vtype, itype)((row_grid(N, 256),), (256,), (N_, count, n32, rows, n_open, flags))
-        # The later rounds run over the open rows in one cooperative launch; an uncharged
-        # round without proposals proves the factor maximal and ends it (M_max from the flags).
+        rows = cupy.empty(2 * N, dtype=itype)  # the lists of open rows of odd and even rounds
+        n_open = cupy.zeros(iterations, dtype=np.uint32)  # their lengths, per round
+        get_kernel("factor", "open_rows", vtype, itype)((row_grid(N, 256),), (256,),
+                                                        (N_, count, prop, n32, rows, n_open, flags))
+        # The later rounds run over the open rows in one cooperative launch, each over the
+        # rows the round before left open; an uncharged round without proposals proves the
+        # factor maximal and ends it (M_max from the flags).
         launch_cooperative(get_kernel("factor", "open_rounds", vtype, itype), lanes * N, threads,
-                           (N_, W.indptr, W.indices, W.data, partners, weights, count, prop, prop_w, n32,
+                           (N_, W.indptr, W.indices, data, partners, weights, count, prop, prop_w, n32,
                             np.int32(iterations), np.int32(m), np.int32(k_m), np.uint32(seed), np.uint64(threshold),
                             np.int32(absval), np.int32(warp), rows, n_open, proposed))
-    return partners, weights, proposed, checked
+    return (partners, weights, proposed, checked) + ((mirror_w,) if mirror else ())
 
 
 def rounds_used(flags, m, k_m):
@@ -278,6 +284,33 @@ def factor_rounds(W, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, from_matrix=F
     return out if check else out[:3]
 
 
+def mirror_factor_rounds(A, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, kernel="auto"):
+    """:func:`factor_rounds` on the weight graph ``A' + A'^T`` (``A' = |A| - diag(A)``) built
+    on ``A``'s own pattern, for a matrix whose values are not symmetric but whose pattern
+    is (as in most PDE matrices): see :func:`mirror_weights`.
+
+    ``A``: a canonical float32/float64 CSR matrix whose index arrays share one dtype.
+    Returns ``(partners, weights, flags, graph)``, where ``graph()`` builds the weight
+    graph as a CSR matrix on ``A``'s pattern (explicit zeros kept), or None when some nonzero entry of ``A`` has no mirror (the
+    pattern does not hold ``A' + A'^T``). On the GPU the first proposal computes the
+    weights while it reads the rows (``mirror_sum`` fused, no pass of its own) and the
+    host waits for that kernel only; a void factor stops the later rounds on the device.
+    """
+    _check_canonical(A, "mirror_factor_rounds")
+    if not is_device_array(A) or iterations == 0:
+        W = mirror_weights(A)
+        if W is None:
+            return None
+        return (*factor_rounds(W, n, iterations, m, k_m, p, seed, from_matrix=True, kernel=kernel), lambda: W)
+    import cupyx.scipy.sparse as csp
+
+    partners, weights, flags, check, w = _gpu_parallel_factor(A, n, iterations, m, k_m, seed, charge_threshold(p),
+                                                              True, kernel, mirror=True)
+    if not check.mirrored:
+        return None
+    return partners, weights, flags, lambda: csp.csr_matrix((w, A.indices, A.indptr), shape=A.shape)
+
+
 def parallel_factor(W, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, from_matrix=False, kernel="auto"):
     """Algorithm 2 on a symmetric weight graph ``W`` (SciPy or cupyx CSR).
 
@@ -301,7 +334,9 @@ def parallel_factor(W, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, from_matrix
 class MatrixCheck:
     """Whether a matrix has only finite entries and a symmetric ``|A| - diag(A)``, from
     the flags ``[non-finite, unmirrored, upper - lower count]`` (an
-    :class:`kernels.backend.EarlyRead`), read on first access."""
+    :class:`kernels.backend.EarlyRead`), read on first access. Unmirrored: an upper
+    ``|a_ij|`` without an equal ``|a_ji|`` (the check of :func:`factor_rounds`), or a
+    nonzero entry without a mirror entry (:func:`mirror_factor_rounds`)."""
 
     def __init__(self, flags):
         self._flags = flags
@@ -314,9 +349,12 @@ class MatrixCheck:
         return not self._read()[0]
 
     @property
+    def mirrored(self) -> bool:
+        return not self._read()[1]
+
+    @property
     def symmetric(self) -> bool:
-        flags = self._read()
-        return not flags[1] and flags[2] == 0
+        return self.mirrored and self._read()[2] == 0
 
 
 @njit(cache=True, inline="always")

@@ -6,13 +6,14 @@ follows the backend of ``A``: SciPy in, NumPy results; cupyx in, CuPy results.
 """
 from __future__ import annotations
 
+import functools
 import numbers
 
 import numpy as np
 
 from kernels.backend import all_finite, get_array_module, is_device_array, sparse_module, to_device, to_host
 from kernels.factor import greedy_factor as _greedy
-from kernels.factor import factor_rounds, is_maximal, mirror_weights, rounds_used, weights_symmetric
+from kernels.factor import factor_rounds, is_maximal, mirror_factor_rounds, mirror_weights, rounds_used, weights_symmetric
 from kernels.forest import linear_forest_arrays
 from kernels.graph import abs_graph, offdiag_abs, transpose_sum
 from kernels.timing import PhaseClock
@@ -156,7 +157,7 @@ def _canonical_csr(A):
     return C
 
 
-def weight_source(A, symmetric=None):
+def weight_source(A, symmetric=None, *, mirror=True):
     """The CSR the proposals of :func:`factor` read, and whether it is read as a matrix.
 
     ``A`` itself when ``|A| - diag(A)`` is symmetric (``symmetric``; tested when None): no
@@ -164,6 +165,7 @@ def weight_source(A, symmetric=None):
     the weight graph ``A' + A'^T``: on ``A``'s own pattern when that pattern is symmetric
     (:func:`kernels.factor.mirror_weights`, one pass), else by a transpose and a sum
     (:func:`kernels.graph.transpose_sum`); other dtypes through :func:`kernels.graph.abs_graph`.
+    ``mirror=False`` skips the attempt on ``A``'s own pattern (known to fail).
     Returns ``(matrix, from_matrix)``. ``A`` is not scanned for NaN or infinite entries
     (:func:`factor` does that once).
     """
@@ -174,7 +176,7 @@ def weight_source(A, symmetric=None):
             symmetric = weights_symmetric(C)
         if symmetric:
             return C, True
-        W = mirror_weights(C)
+        W = mirror_weights(C) if mirror else None
         if W is not None:
             return W, True
         return transpose_sum(offdiag_abs(C)), False  # the pattern is not symmetric either
@@ -202,8 +204,9 @@ def factor(A, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, *, symmetric=None) -
         first proposal round tests it, and the finiteness of the entries, while it reads
         the rows (binary searches for the mirrors, no pass of its own). When it is, the
         proposals read ``A`` directly; otherwise they use the weight graph ``A' + A'^T``,
-        built on ``A``'s own pattern when that pattern is symmetric (one pass, no
-        transpose), else by a transpose and a sparse sum.
+        built on ``A``'s own pattern when that pattern is symmetric (by the first
+        proposal round while it reads the rows, no pass of its own), else by a transpose
+        and a sparse sum.
 
     Returns
     -------
@@ -226,8 +229,9 @@ def _factor(A, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, symmetric=None, val
     and infinity unless ``validated``; with ``symmetric=None`` and a float32/float64
     matrix the first proposal round makes that test and the symmetry test together (see
     :func:`kernels.factor.factor_rounds`): the factor is computed on ``A`` speculatively
-    and recomputed on the weight graph ``A' + A'^T`` when ``A'`` turns out unsymmetric.
-    The host waits for the first proposal only."""
+    and recomputed on the weight graph ``A' + A'^T`` when ``A'`` turns out unsymmetric
+    (on ``A``'s pattern by :func:`kernels.factor.mirror_factor_rounds` when it holds the
+    graph). The host waits for the first proposal of each only."""
     n = _check_int("n", n, 1, 4)
     iterations = _check_int("iterations", iterations, 0)
     m = _check_int("m", m, 1)
@@ -237,21 +241,30 @@ def _factor(A, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, symmetric=None, val
     seed = _check_int("seed", seed, 0)
     clock = PhaseClock(is_device_array(A))
     rounds = (n, iterations, m, k_m, p, seed)
-    speculate = symmetric is None and np.dtype(A.dtype) in (np.float32, np.float64)
-    G, from_matrix = A, False
-    if speculate:  # the factor of A, valid if the check of its first round passes
+    real = np.dtype(A.dtype) in (np.float32, np.float64)
+    G, graph = A, None  # graph: the weight graph of the factor, or a function building it
+    if symmetric is None and real:  # the factor of A, valid if the check of its first round passes
         G = _canonical_csr(A)
         partners, weights, flags, check = factor_rounds(G, *rounds, from_matrix=True, check=True)
-        finite, from_matrix = check.finite, check.symmetric
+        finite = check.finite
+        if finite and check.symmetric:
+            graph = functools.partial(abs_graph, G, symmetric=True)
     else:
         finite = validated or not A.nnz or all_finite(A.data)
     if not finite:
         raise ValueError("matrix has NaN or infinite entries")
-    if not from_matrix:
-        G, from_matrix = weight_source(G, False if speculate else symmetric)
+    mirror = graph is None and real and symmetric is not True  # unsymmetric values
+    if mirror:  # A' + A'^T on A's own pattern, if it holds it
+        G = _canonical_csr(G)
+        mirrored = mirror_factor_rounds(G, *rounds)
+        if mirrored is not None:
+            partners, weights, flags, weight_graph = mirrored
+            graph = lambda: abs_graph(weight_graph(), symmetric=True)  # noqa: E731 - explicit zeros dropped
+    if graph is None:
+        G, from_matrix = weight_source(G, False if mirror else symmetric, mirror=not mirror)
         partners, weights, flags = factor_rounds(G, *rounds, from_matrix=from_matrix)
+        graph = functools.partial(abs_graph, G, symmetric=True) if from_matrix else G
     clock.mark("factor")
-    graph = (lambda: abs_graph(G, symmetric=True)) if from_matrix else G
     return Factor(partners, weights, n, lambda: rounds_used(flags, m, k_m), None, clock, graph=graph,
                   max_iterations=iterations)
 

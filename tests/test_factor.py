@@ -247,6 +247,30 @@ def test_weight_passes_reject_bad_input():
         weight_source(A[:, :-1])
 
 
+@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
+@pytest.mark.parametrize("kernel", ["thread", "warp"])
+def test_mirror_factor_rounds_equal_the_rounds_on_mirror_weights(rng, device, kernel):
+    """mirror_factor_rounds (on the GPU: the weights computed by the first proposal) gives
+    the factor of the weight graph of mirror_weights, and None where that graph is None."""
+    from kernels.backend import to_device, to_host
+    from kernels.factor import factor_rounds, mirror_factor_rounds, mirror_weights, rounds_used
+
+    for A in _mirror_cases(rng):
+        A.sum_duplicates()
+        M = to_device(A) if device == "gpu" else A
+        out = mirror_factor_rounds(M, 2, 7, 3, 0, 0.5, 4, kernel=kernel)
+        W = mirror_weights(A)
+        assert (out is None) == (W is None)
+        if W is None:
+            continue
+        p, w, flags, graph = out
+        p0, w0, flags0 = factor_rounds(W, 2, 7, 3, 0, 0.5, 4, from_matrix=True)
+        np.testing.assert_array_equal(to_host(p), p0)
+        np.testing.assert_array_equal(to_host(w), w0)
+        assert rounds_used(flags, 3, 0) == rounds_used(flags0, 3, 0)
+        np.testing.assert_array_equal(to_host(graph().data), W.data)
+
+
 @pytest.mark.gpu
 def test_mirror_weights_gpu(rng):
     from kernels.backend import to_device
@@ -307,7 +331,9 @@ def test_gpu_proposal_kernels_equal_cpu(rng, kernel, n):
     hub = sp.random(3000, 3000, density=0.002, random_state=5, format="lil")
     hub[0, :] = np.round(rng.random(3000) * 4) + 1  # a dense row with ties
     hub = sp.csr_matrix(hub)
-    cases = [_random_sym(rng, N=1500, density=0.05, ties=True), (hub + hub.T).tocsr(), matrices.aniso2(50)]
+    # random_diffusion2d: most rows stay open after the first round and many die later
+    cases = [_random_sym(rng, N=1500, density=0.05, ties=True), (hub + hub.T).tocsr(), matrices.aniso2(50),
+             matrices.random_diffusion2d(60)]
     for A in cases:
         W = abs_graph(A, symmetric=None)
         for m, k_m in ((5, 0), (1, 0), (5, 1)):

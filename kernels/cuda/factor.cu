@@ -4,16 +4,20 @@
 // confirm: keep mutual proposals; on uncharged steps flag whether any row proposed.
 // `first` (iteration 0): no vertex has partners yet, so propose reads neither `count` nor
 // `partners` and confirm writes every slot (the factor arrays need no initialization).
-// open_rows: after the first round, the rows with room left; the later rounds run over
-// this list only (`listed`): a saturated row stays saturated and nobody proposes to it, so
-// its stale proposals are never read. open_rounds runs those rounds in one cooperative
-// launch.
+// open_rows: after the first round, the rows with room left that can still propose; the
+// later rounds run over this list only (`listed`), and each round keeps for the next the
+// listed rows still open and alive. A saturated row stays saturated and nobody proposes to
+// it; a dead row (every neighbour saturated, a partner already or of weight 0, so that it
+// proposes nothing in any later round) marks its first proposal slot DEAD, and nobody
+// proposes to it either (its neighbours are all closed to it): stale proposals of unlisted
+// rows are never read. open_rounds runs those rounds in one cooperative launch.
 // sym_check: flags non-finite entries and an off-diagonal |a_ij| != |a_ji| (binary search
 //            in sorted rows).
 // mirror_sum: the weights |a_ij| + |a_ji| of the weight graph A' + A'^T on A's own pattern.
 // propose_warp: the same proposal with one warp per row (lanes scan strided entries, then a
 //               butterfly merge of the sorted top-n lists; identical result: strict total order).
-// The first proposal can also check the matrix (check_entry), replacing sym_check's pass.
+// The first proposal can also check the matrix (check_entry), replacing sym_check's pass,
+// or compute mirror_sum's weights (mirror_entry) and propose on them, replacing its pass.
 // templates: propose<V,I>, propose_warp<V,I>, confirm<V,I>, open_rows<V,I>, open_rounds<V,I>, sym_check<V,I>
 // templates: mirror_sum<V,I>
 #include <cooperative_groups.h>
@@ -22,6 +26,7 @@
 #include "hashing.cuh"
 
 #define MAX_N 4
+#define DEAD (-2)  // prop[v * n] of a row that will never propose again
 
 template <typename V, typename I>
 __device__ __forceinline__ bool better(V w1, I j1, V w2, I j2) {
@@ -69,6 +74,25 @@ __device__ __forceinline__ void check_entry(const I v, const I j, const V a, con
     if (m < 0 || (V)fabs(data[m]) != w) raise_flag(check + 1);
 }
 
+// The first proposal on the weight graph A' + A'^T of a matrix with unsymmetric values
+// (`mirror_w` non-null): mirror_sum's weight of the entry e = (v, j), stored for the later
+// rounds; check[1] = 1 when a nonzero entry has no mirror (A's pattern does not hold the
+// weight graph, whose factor is then void).
+template <typename V, typename I>
+__device__ __forceinline__ V mirror_entry(const I v, const I j, const I e, const I* __restrict__ indptr,
+                                          const I* __restrict__ indices, const V* __restrict__ data, V* mirror_w,
+                                          unsigned long long* check) {
+    V w = V(0);
+    if (j != v) {
+        w = (V)fabs(data[e]);
+        const I m = mirror_position(indptr, indices, j, v);
+        if (m >= 0) w = w + (V)fabs(data[m]);
+        else if (w != V(0)) raise_flag(check + 1);
+    }
+    mirror_w[e] = w;
+    return w;
+}
+
 // A failed check (non-finite entries or unsymmetric |A| - diag(A)) voids the speculative
 // factor: confirm and open_rows then return at once, so the host need not wait for the
 // check before it queues them (open_rounds finds no open rows).
@@ -84,8 +108,9 @@ __device__ __forceinline__ void add_balance(unsigned long long* check, long long
 }
 
 // Entries lo, lo + stride, ... < hi of row v: keeps the `room` best admissible (weight,
-// -column) pairs (not v, not saturated, not yet a partner, other charge when charging,
-// nonzero) sorted in acc; returns how many it holds.
+// -column) pairs (not v, not saturated, not yet a partner, nonzero, other charge when
+// charging) sorted in acc; returns how many it holds. `alive` is set when an entry passes
+// every test but the charge one (the row may propose in a later round).
 template <typename V, typename I>
 __device__ __forceinline__ int scan_row(const I v, const I lo, const I hi, const int stride,
                                         const I* __restrict__ indptr, const I* __restrict__ indices,
@@ -94,21 +119,24 @@ __device__ __forceinline__ int scan_row(const I v, const I lo, const I hi, const
                                         const int c, const int room, const unsigned int k, const unsigned int seed,
                                         const int charging, const unsigned long long threshold, const int absval,
                                         const int first, V* acc_w, I* acc_j, unsigned long long* check,
-                                        long long& balance) {
+                                        long long& balance, bool& alive, V* mirror_w) {
     const bool qv = (unsigned long long)hash32((unsigned int)v, k, seed) < threshold;
     I mine[MAX_N];
     for (int s = 0; s < MAX_N; ++s) mine[s] = s < c ? partners[(size_t)v * n + s] : (I)-1;
     int filled = 0;
     for (I e = lo; e < hi; e += stride) {
         const I j = indices[e];
-        if (check) check_entry(v, j, data[e], indptr, indices, data, check, balance);
+        V mirrored = V(0);
+        if (mirror_w) mirrored = mirror_entry(v, j, e, indptr, indices, data, mirror_w, check);
+        else if (check) check_entry(v, j, data[e], indptr, indices, data, check, balance);
         if (j == v || (!first && count[j] >= n)) continue;
-        if (charging && (((unsigned long long)hash32((unsigned int)j, k, seed) < threshold) == qv)) continue;
         bool already = false;
         for (int s = 0; s < MAX_N; ++s) already |= (mine[s] == j);
         if (already) continue;
-        const V w = absval ? (V)fabs(data[e]) : data[e];
+        const V w = mirror_w ? mirrored : absval ? (V)fabs(data[e]) : data[e];
         if (w == V(0)) continue;
+        alive = true;
+        if (charging && (((unsigned long long)hash32((unsigned int)j, k, seed) < threshold) == qv)) continue;
         int pos;
         if (filled < room) {
             pos = filled++;
@@ -128,6 +156,16 @@ __device__ __forceinline__ int scan_row(const I v, const I lo, const I hi, const
     return filled;
 }
 
+// Row v's proposals; confirm reads a weight only where a proposal is.
+template <typename V, typename I>
+__device__ __forceinline__ void store_proposals(const I v, const int n, const int filled, const bool alive,
+                                                const V* acc_w, const I* acc_j, I* prop, V* prop_w) {
+    for (int s = 0; s < n; ++s) {
+        prop[(size_t)v * n + s] = s < filled ? acc_j[s] : (s == 0 && !alive ? (I)DEAD : (I)-1);
+        if (s < filled) prop_w[(size_t)v * n + s] = acc_w[s];
+    }
+}
+
 // The row loops below are shared by the one-step kernels and by open_rounds, which runs
 // the later rounds in one cooperative launch; arrays written by a round (partners, count,
 // prop, prop_w) are plain pointers there, so no load of them goes through the
@@ -139,9 +177,9 @@ __device__ __forceinline__ void propose_rows(const I r0, const I step, const I n
                                              const I* partners, const int* count, I* prop, V* prop_w, const int n,
                                              const unsigned int k, const unsigned int seed, const int charging,
                                              const unsigned long long threshold, const int absval, const int first,
-                                             const int listed, const I* __restrict__ rows,
-                                             const unsigned int* __restrict__ n_open, unsigned long long* check,
-                                             long long& balance) {
+                                             const int listed, const I* rows,
+                                             const unsigned int* n_open, unsigned long long* check,
+                                             long long& balance, V* mirror_w) {
     const I total = listed ? (I)*n_open : n_rows;
     for (I r = r0; r < total; r += step) {
         const I v = listed ? rows[r] : r;
@@ -149,14 +187,12 @@ __device__ __forceinline__ void propose_rows(const I r0, const I step, const I n
         const int room = n - c;
         V acc_w[MAX_N];
         I acc_j[MAX_N];
+        bool alive = false;
         const int filled = room > 0 ? scan_row(v, indptr[v], indptr[v + 1], 1, indptr, indices, data, partners, count,
                                                n, c, room, k, seed, charging, threshold, absval, first, acc_w, acc_j,
-                                               check, balance)
+                                               check, balance, alive, mirror_w)
                                     : 0;
-        for (int s = 0; s < n; ++s) {  // confirm reads a weight only where a proposal is
-            prop[(size_t)v * n + s] = s < filled ? acc_j[s] : (I)-1;
-            if (s < filled) prop_w[(size_t)v * n + s] = acc_w[s];
-        }
+        store_proposals(v, n, filled, alive, acc_w, acc_j, prop, prop_w);
     }
 }
 
@@ -167,48 +203,60 @@ __global__ void propose(const I n_rows, const I* __restrict__ indptr, const I* _
                         const int n, const unsigned int k, const unsigned int seed, const int charging,
                         const unsigned long long threshold, const int absval, const int first, const int listed,
                         const I* __restrict__ rows, const unsigned int* __restrict__ n_open,
-                        unsigned long long* __restrict__ check) {
+                        unsigned long long* __restrict__ check, V* __restrict__ mirror_w) {
     long long balance = 0;
     propose_rows<V, I>(blockIdx.x * (I)blockDim.x + threadIdx.x, (I)gridDim.x * blockDim.x, n_rows, indptr, indices,
                        data, partners, count, prop, prop_w, n, k, seed, charging, threshold, absval, first, listed,
-                       rows, n_open, check, balance);
+                       rows, n_open, check, balance, mirror_w);
     add_balance(check, balance);
 }
 
-// Keeps the mutual proposals of the rows r = r0, r0 + step, ...
+// Keeps the mutual proposals of the rows r = r0, r0 + step, ... (r0: the thread's index in
+// the grid; the loop is block-uniform). With `next`, the rows still open and alive are
+// appended to the list next[0 .. *n_next).
 template <typename V, typename I>
 __device__ __forceinline__ void confirm_rows(const I r0, const I step, const I n_rows, const I* prop, const V* prop_w,
                                              I* partners, V* weights, int* count, const int n,
                                              unsigned long long* proposed, const int count_proposals,
-                                             const int first, const int listed, const I* __restrict__ rows,
-                                             const unsigned int* __restrict__ n_open) {
+                                             const int first, const int listed, const I* rows,
+                                             const unsigned int* n_open, I* next = nullptr,
+                                             unsigned int* n_next = nullptr) {
     const I total = listed ? (I)*n_open : n_rows;
-    for (I r = r0; r < total; r += step) {
-        const I v = listed ? rows[r] : r;
-        int c = first ? 0 : count[v];
-        int made = 0;
-        for (int s = 0; s < n; ++s) {
-            const I w = prop[(size_t)v * n + s];
-            if (w < 0) continue;
-            ++made;
-            bool mutual = false;
-            for (int t = 0; t < n; ++t) mutual |= (prop[(size_t)w * n + t] == v);
-            if (mutual) {
-                partners[(size_t)v * n + c] = w;
-                weights[(size_t)v * n + c] = prop_w[(size_t)v * n + s];
-                ++c;
+    for (I b = r0 - threadIdx.x; b < total; b += step) {
+        const I r = b + threadIdx.x;
+        const I v = r < total ? (listed ? rows[r] : r) : (I)-1;
+        bool keep = false;
+        if (v >= 0) {
+            int c = first ? 0 : count[v];
+            int made = 0;
+            for (int s = 0; s < n; ++s) {
+                const I w = prop[(size_t)v * n + s];
+                if (w < 0) continue;
+                ++made;
+                bool mutual = false;
+                for (int t = 0; t < n; ++t) mutual |= (prop[(size_t)w * n + t] == v);
+                if (mutual) {
+                    partners[(size_t)v * n + c] = w;
+                    weights[(size_t)v * n + c] = prop_w[(size_t)v * n + s];
+                    ++c;
+                }
             }
-        }
-        if (first) {
-            for (int s = c; s < n; ++s) {
-                partners[(size_t)v * n + s] = (I)-1;
-                weights[(size_t)v * n + s] = V(0);
+            if (first) {
+                for (int s = c; s < n; ++s) {
+                    partners[(size_t)v * n + s] = (I)-1;
+                    weights[(size_t)v * n + s] = V(0);
+                }
             }
+            count[v] = c;
+            // a flag, not a count: one atomic per proposing row (millions on one address) cost
+            // 4.8 ms on the H100 for ANISO2; racing plain stores of the same value are benign
+            if (count_proposals && made && *(volatile unsigned long long*)proposed == 0ull) *proposed = 1ull;
+            keep = c < n && prop[(size_t)v * n] != (I)DEAD;
         }
-        count[v] = c;
-        // a flag, not a count: one atomic per proposing row (millions on one address) cost
-        // 4.8 ms on the H100 for ANISO2; racing plain stores of the same value are benign
-        if (count_proposals && made && *(volatile unsigned long long*)proposed == 0ull) *proposed = 1ull;
+        if (next) {  // one call site: every lane of a warp must reach the same ballot
+            const unsigned int slot = block_append(keep, n_next);
+            if (keep) next[slot] = v;
+        }
     }
 }
 
@@ -223,14 +271,16 @@ __global__ void confirm(const I n_rows, const I* __restrict__ prop, const V* __r
                        partners, weights, count, n, proposed, count_proposals, first, listed, rows, n_open);
 }
 
-// Appends the rows with count < n to rows[] (the loop is block-uniform for block_append).
+// Appends the rows with count < n that are not dead to rows[] (the loop is block-uniform
+// for block_append).
 template <typename V, typename I>
-__global__ void open_rows(const I n_rows, const int* __restrict__ count, const int n, I* __restrict__ rows,
-                          unsigned int* __restrict__ n_open, const unsigned long long* __restrict__ check) {
+__global__ void open_rows(const I n_rows, const int* __restrict__ count, const I* __restrict__ prop, const int n,
+                          I* __restrict__ rows, unsigned int* __restrict__ n_open,
+                          const unsigned long long* __restrict__ check) {
     if (check_failed(check)) return;
     for (I v0 = blockIdx.x * (I)blockDim.x; v0 < n_rows; v0 += (I)gridDim.x * blockDim.x) {
         const I v = v0 + threadIdx.x;
-        const bool open = v < n_rows && count[v] < n;
+        const bool open = v < n_rows && count[v] < n && prop[(size_t)v * n] != (I)DEAD;
         const unsigned int k = block_append(open, n_open);
         if (open) rows[k] = v;
     }
@@ -284,9 +334,9 @@ __device__ __forceinline__ void propose_rows_warp(const I w0, const I n_warps, c
                                                   I* prop, V* prop_w, const int n, const unsigned int k,
                                                   const unsigned int seed, const int charging,
                                                   const unsigned long long threshold, const int absval,
-                                                  const int first, const int listed, const I* __restrict__ rows,
-                                                  const unsigned int* __restrict__ n_open, unsigned long long* check,
-                                                  long long& balance) {
+                                                  const int first, const int listed, const I* rows,
+                                                  const unsigned int* n_open, unsigned long long* check,
+                                                  long long& balance, V* mirror_w) {
     const unsigned FULL = 0xffffffffu;
     const I total = listed ? (I)*n_open : n_rows;
     for (I r = w0; r < total; r += n_warps) {  // warp-uniform loop
@@ -300,9 +350,12 @@ __device__ __forceinline__ void propose_rows_warp(const I w0, const I n_warps, c
             acc_j[s] = (I)-1;
         }
         int filled = 0;
+        bool alive = false;
         if (room > 0) {  // warp-uniform branch
             filled = scan_row(v, indptr[v] + lane, indptr[v + 1], 32, indptr, indices, data, partners, count, n, c,
-                              room, k, seed, charging, threshold, absval, first, acc_w, acc_j, check, balance);
+                              room, k, seed, charging, threshold, absval, first, acc_w, acc_j, check, balance, alive,
+                              mirror_w);
+            alive = __any_sync(FULL, alive);
             for (int off = 16; off > 0; off >>= 1) {
                 V ow[MAX_N];
                 I oj[MAX_N];
@@ -337,12 +390,7 @@ __device__ __forceinline__ void propose_rows_warp(const I w0, const I n_warps, c
                 }
             }
         }
-        if (lane == 0) {
-            for (int s = 0; s < n; ++s) {
-                prop[(size_t)v * n + s] = s < filled ? acc_j[s] : (I)-1;
-                if (s < filled) prop_w[(size_t)v * n + s] = acc_w[s];
-            }
-        }
+        if (lane == 0) store_proposals(v, n, filled, alive, acc_w, acc_j, prop, prop_w);
     }
 }
 
@@ -353,41 +401,44 @@ __global__ void propose_warp(const I n_rows, const I* __restrict__ indptr, const
                              const int n, const unsigned int k, const unsigned int seed, const int charging,
                              const unsigned long long threshold, const int absval, const int first,
                              const int listed, const I* __restrict__ rows, const unsigned int* __restrict__ n_open,
-                             unsigned long long* __restrict__ check) {
+                             unsigned long long* __restrict__ check, V* __restrict__ mirror_w) {
     long long balance = 0;
     propose_rows_warp<V, I>((blockIdx.x * (I)blockDim.x + threadIdx.x) >> 5, ((I)gridDim.x * blockDim.x) >> 5,
                       (int)(threadIdx.x & 31), n_rows, indptr, indices, data, partners, count, prop, prop_w, n, k,
-                      seed, charging, threshold, absval, first, listed, rows, n_open, check, balance);
+                      seed, charging, threshold, absval, first, listed, rows, n_open, check, balance, mirror_w);
     add_balance(check, balance);
 }
 
 // Rounds 1 .. iterations - 1 over the open rows in one cooperative launch (grid-wide
 // barriers between proposals and confirmations): launched one kernel per step, the short
-// rounds cost more host time than device time. Stops after an uncharged round without
-// proposals, as the host loop does.
+// rounds cost more host time than device time. Round k reads the list rows[(k - 1) % 2]
+// of n_open[k - 1] rows and appends those still open and alive to rows[k % 2], counted by
+// n_open[k] (rows: 2 x n_rows; n_open zeroed; H100, a 2D diffusion matrix with random
+// coefficients, 2.9M rows, 61% open after round 0: the lists shrink to 50%, 24% and 13%
+// of the first). Stops after an uncharged round without proposals, as the host loop does.
 template <typename V, typename I>
 __global__ void open_rounds(const I n_rows, const I* __restrict__ indptr, const I* __restrict__ indices,
                             const V* __restrict__ data, I* partners, V* weights, int* count, I* prop, V* prop_w,
                             const int n, const int iterations, const int m, const int k_m, const unsigned int seed,
                             const unsigned long long threshold, const int absval, const int warp,
-                            const I* __restrict__ rows, const unsigned int* __restrict__ n_open,
-                            unsigned long long* proposed) {
+                            I* rows, unsigned int* n_open, unsigned long long* proposed) {
     cooperative_groups::grid_group grid = cooperative_groups::this_grid();
     const I tid = blockIdx.x * (I)blockDim.x + threadIdx.x, step = (I)gridDim.x * blockDim.x;
     long long no_balance = 0;  // the later rounds check nothing
     for (int k = 1; k < iterations; ++k) {
         const int charging = (k % m) != k_m;
+        const I* listed = rows + (size_t)((k - 1) & 1) * n_rows;
         if (warp)
             propose_rows_warp<V, I>(tid >> 5, step >> 5, (int)(threadIdx.x & 31), n_rows, indptr, indices, data,
                                     partners, count, prop, prop_w, n, (unsigned int)k, seed, charging, threshold,
-                                    absval, 0, 1, rows, n_open, nullptr, no_balance);
+                                    absval, 0, 1, listed, n_open + k - 1, nullptr, no_balance, (V*)nullptr);
         else
             propose_rows<V, I>(tid, step, n_rows, indptr, indices, data, partners, count, prop, prop_w, n,
-                               (unsigned int)k, seed, charging, threshold, absval, 0, 1, rows, n_open, nullptr,
-                               no_balance);
+                               (unsigned int)k, seed, charging, threshold, absval, 0, 1, listed, n_open + k - 1,
+                               nullptr, no_balance, (V*)nullptr);
         grid.sync();
         confirm_rows<V, I>(tid, step, n_rows, prop, prop_w, partners, weights, count, n, proposed + k, !charging, 0, 1,
-                           rows, n_open);
+                           listed, n_open + k - 1, rows + (size_t)(k & 1) * n_rows, n_open + k);
         grid.sync();
         if (!charging && *(volatile unsigned long long*)(proposed + k) == 0ull) break;
     }
