@@ -123,12 +123,12 @@ def _function(stem: str, name: str, types: tuple, device_id: int):
 ROW_KERNEL_THREADS_PER_SM = 1024
 
 
-def row_grid(n_rows: int, threads: int) -> int:
-    """Blocks for a grid-stride thread-per-row kernel: enough for the rows, at most
-    ``ROW_KERNEL_THREADS_PER_SM`` threads per SM."""
+def row_grid(n_rows: int, threads: int, per_sm: int = ROW_KERNEL_THREADS_PER_SM) -> int:
+    """Blocks for a grid-stride kernel of ``n_rows`` threads' work: enough for it, at most
+    ``per_sm`` threads per SM (``ROW_KERNEL_THREADS_PER_SM`` for thread-per-row kernels)."""
     from .backend import device_attributes
 
-    cap = device_attributes()["MultiProcessorCount"] * max(ROW_KERNEL_THREADS_PER_SM // threads, 1)
+    cap = device_attributes()["MultiProcessorCount"] * max(per_sm // threads, 1)
     return max(1, min((n_rows + threads - 1) // threads, cap))
 
 

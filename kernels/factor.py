@@ -188,7 +188,14 @@ def _cpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, chec
     return partners, weights, proposed, checked
 
 
-WARP_ROW_LENGTH = 16  # mean row length from which the GPU proposals use one warp per row
+#: Mean row length from which the GPU proposals use one warp per row. H100, float32, the
+#: five rounds with the fused check on random symmetric matrices (thread / warp, us): mean
+#: 17: 414 / 2161, 33: 760 / 2373, 65: 886 / 1390, 129: 1310 / 867, 256: 2156 / 608; a
+#: 27-point stencil of 1M rows: 2274 / 18236 (BENCHMARKS.md, eighth session).
+WARP_ROW_LENGTH = 96
+#: Resident threads per SM of the warp-per-row first proposal (grid-stride over the rows):
+#: one block per 128 rows would make the fused check's per-warp atomics millions.
+WARP_KERNEL_THREADS_PER_SM = 2048
 
 
 def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kernel="auto", check=False, mirror=False):
@@ -221,7 +228,7 @@ def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kern
     flags = cupy.zeros(3, dtype=np.uint64) if check or mirror else None
     mirror_w = cupy.empty_like(W.data) if mirror else None
     first = (np.int32(0), None, None)  # not listed
-    pblocks = min((32 * N + threads - 1) // threads, 1 << 20) if warp else row_grid(N, threads)
+    pblocks = row_grid(32 * N, threads, WARP_KERNEL_THREADS_PER_SM) if warp else row_grid(N, threads)
     get_kernel("factor", "propose_warp" if warp else "propose", vtype, itype)(
         (pblocks,), (threads,), (N_, W.indptr, W.indices, W.data, None, None, prop, prop_w, n32, np.uint32(0),
                                  np.uint32(seed), np.int32(k_m != 0), np.uint64(threshold), np.int32(absval),
