@@ -361,7 +361,7 @@ class MatrixCheck:
 
     @property
     def symmetric(self) -> bool:
-        return self.mirrored and self._read()[2] == 0
+        return self.mirrored and bool(self._read()[2] == 0)
 
 
 @njit(cache=True, inline="always")
