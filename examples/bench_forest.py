@@ -26,7 +26,7 @@ import numpy as np
 import matrices
 import precond
 from kernels.backend import gpu_available, to_device
-from kernels.factor import charge_threshold, parallel_factor, weights_symmetric
+from kernels.factor import WARP_KERNEL_THREADS_PER_SM, charge_threshold, parallel_factor, weights_symmetric
 from kernels.forest import linear_forest_cpu, linear_forest_gpu
 from kernels.graph import abs_graph
 from kernels.timing import cpu_time, gpu_time
@@ -41,7 +41,7 @@ QUICK = [("aniso2", 300), ("random_diffusion2d", 200)]
 def gpu_case(A, dtype):
     import cupy
 
-    from kernels.cuda import get_kernel
+    from kernels.cuda import get_kernel, row_grid
 
     Ad = to_device(A.astype(dtype))
     Ad.sum_duplicates()  # canonical CSR (sorted rows) for the symmetry test
@@ -70,7 +70,7 @@ def gpu_case(A, dtype):
             None, None)  # all rows (the paper's kernel), no check, read weights
     out["propose_k1"] = gpu_time(lambda: propose((blocks,), (threads,), args))
     propose_warp = get_kernel("factor", "propose_warp", W.data.dtype, W.indices.dtype)
-    wblocks = min((32 * N + threads - 1) // threads, 1 << 20)
+    wblocks = row_grid(32 * N, threads, WARP_KERNEL_THREADS_PER_SM)  # the factor's own grid
     out["propose_warp_k1"] = gpu_time(lambda: propose_warp((wblocks,), (threads,), args))
     out["factor_M5"] = gpu_time(lambda: parallel_factor(W, 2, 5, 5, 0, 0.5, 0, from_matrix=fm))
     partners, weights, _ = parallel_factor(W, 2, 5, 5, 0, 0.5, 0, from_matrix=fm)

@@ -298,13 +298,13 @@ def mirror_factor_rounds(A, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, kernel
 
     ``A``: a canonical float32/float64 CSR matrix whose index arrays share one dtype.
     Returns ``(partners, weights, flags, graph)``, where ``graph()`` builds the weight
-    graph as a CSR matrix on ``A``'s pattern (explicit zeros kept), or None when some nonzero entry of ``A`` has no mirror (the
-    pattern does not hold ``A' + A'^T``). On the GPU the first proposal computes the
+    graph as a CSR matrix on ``A``'s pattern (explicit zeros kept), or None when some
+    nonzero entry of ``A`` has no mirror (the pattern does not hold ``A' + A'^T``). On the GPU the first proposal computes the
     weights while it reads the rows (``mirror_sum`` fused, no pass of its own) and the
     host waits for that kernel only; a void factor stops the later rounds on the device.
     """
     _check_canonical(A, "mirror_factor_rounds")
-    if not is_device_array(A) or iterations == 0:
+    if not is_device_array(A) or iterations == 0:  # the CPU, or no proposal to compute the weights in
         W = mirror_weights(A)
         if W is None:
             return None

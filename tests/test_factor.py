@@ -228,11 +228,11 @@ def test_mirror_weights_equal_weight_graph(rng):
 
 
 def test_weight_passes_reject_bad_input():
-    from kernels.factor import mirror_weights, weights_symmetric
+    from kernels.factor import mirror_factor_rounds, mirror_weights, weights_symmetric
 
     A = matrices.convection_diffusion3d(4).tocsr()
     dup = sp.csr_matrix((np.ones(3), np.array([0, 0, 1]), np.array([0, 2, 3])), shape=(2, 2))  # duplicate entry
-    for f in (mirror_weights, weights_symmetric):
+    for f in (mirror_weights, weights_symmetric, mirror_factor_rounds):
         with pytest.raises(ValueError, match="square CSR"):
             f(A[:, :-1])
         with pytest.raises(ValueError, match="square CSR"):
