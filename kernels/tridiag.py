@@ -34,12 +34,13 @@ def _eps(dtype):
 
 @njit(cache=True)
 def _thomas_factor(dl, d, du, eps):
-    """Thomas factorization; a pivot is tiny when |den| <= eps * (|dl| + |d| + |du|) of its row."""
+    """Thomas factorization; a pivot is tiny when |den| <= eps * (|dl| + |d| + |du|) of its row.
+    Also counts the boosted pivots, the pivots and diagonal entries of negative (real part)."""
     n = len(d)
     inv_den = np.empty_like(d)
     cp = np.empty_like(d)
     prev = d[0] * 0
-    boosted = 0
+    boosted = negative = negative_diag = 0
     for i in range(n):
         a = dl[i] if i > 0 else d[0] * 0
         den = d[i] - a * prev
@@ -48,10 +49,12 @@ def _thomas_factor(dl, d, du, eps):
         if abs(den) <= tiny:
             boosted += 1
             den = -tiny if den.real < 0 else tiny
+        negative += den.real < 0
+        negative_diag += d[i].real < 0
         inv_den[i] = 1 / den
         prev = (du[i] * inv_den[i]) if i < n - 1 else 0 * prev
         cp[i] = prev
-    return inv_den, cp, boosted
+    return inv_den, cp, (boosted, negative, negative_diag)
 
 
 @njit(cache=True)
@@ -83,47 +86,21 @@ def _warn_boosted(count, n):
         )
 
 
-class _GpuLevel:
-    """One level of the partitioned GPU solver (chunk factorizations and spikes)."""
+def _partition_plan(n, chunk, upper_chunk, bottom):
+    """Levels ``(N, C, P)`` of the partitioned GPU method for ``n`` rows, the bottom's size
+    and the workspace length: the host twin of ``level_at`` / ``bottom_at`` in
+    ``kernels/cuda/tridiag.cu`` (each array starts on a multiple of 32 elements)."""
+    def align(k):
+        return -(-k // 32) * 32
 
-    def __init__(self, dl, d, du, chunk, boosted, kernels):
-        import cupy
-
-        self.N = N = len(d)
-        self.C = C = chunk
-        self.P = P = (N + C - 1) // C
-        vt = d.dtype
-        # the kernels read the unpadded coefficients in place (padding rows are (0, 1, 0))
-        n_int = (C - 1) * P
-        self.inv_den, self.cp, self.ldl = (cupy.empty(n_int, vt) for _ in range(3))
-        self.v, self.w = cupy.empty(n_int, vt), cupy.empty(n_int, vt)
-        self.y = cupy.empty(n_int, vt)
-        self.sep_b, self.g, self.L = cupy.empty(P, vt), cupy.empty(P, vt), cupy.empty(P, vt)
-        self.sep_lo, self.sep_hi = cupy.empty(P, vt), cupy.empty(P, vt)
-        self.k = kernels
-        self.threads = 128
-        self.blocks = (P + self.threads - 1) // self.threads
-        itype = np.int64 if P * C > np.iinfo(np.int32).max else np.int32
-        self.itype = itype
-        args = (itype(P), np.int32(C), itype(N))
-        kernels["chunk_factor"]((self.blocks,), (self.threads,),
-                                (*args, dl, d, du, self.inv_den, self.cp, self.ldl, self.v, self.w, boosted))
-        ra, rb, rc = cupy.empty(P, vt), cupy.empty(P, vt), cupy.empty(P, vt)
-        kernels["reduced_coeffs"]((self.blocks,), (self.threads,),
-                                  (*args, dl, d, du, self.v, self.w, ra, rb, rc, self.sep_lo, self.sep_hi))
-        self.reduced = (ra, rb, rc)
-
-    def forward(self, x, gather):
-        args = (self.itype(self.P), np.int32(self.C), self.itype(self.N))
-        self.k["chunk_forward"]((self.blocks,), (self.threads,),
-                                (*args, x, gather, self.inv_den, self.cp, self.ldl, self.y, self.sep_b))
-        self.k["reduced_rhs"]((self.blocks,), (self.threads,),
-                              (self.itype(self.P), np.int32(self.C), self.sep_lo, self.sep_hi, self.y, self.sep_b, self.g))
-        return self.g
-
-    def back(self, L, scatter, out):
-        args = (self.itype(self.P), np.int32(self.C), self.itype(self.N))
-        self.k["chunk_back"]((self.blocks,), (self.threads,), (*args, self.y, self.v, self.w, L, scatter, out))
+    levels, size, N = [], 0, n
+    while N > bottom:
+        C = upper_chunk if levels else chunk
+        P = -(-N // C)
+        levels.append((N, C, P))
+        size += 6 * align((C - 1) * P) + 8 * align(P)
+        N = P
+    return levels, N, size + 3 * align(N)
 
 
 class TridiagonalSolver:
@@ -141,12 +118,24 @@ class TridiagonalSolver:
         dependent chains (H100, 6.25M rows: apply 21% faster on average over ten matrix /
         precision pairs at 8 / 16 than at 32 / 32; see BENCHMARKS.md).
 
+    Attributes
+    ----------
+    boosted : int
+        Zero or tiny pivots replaced by a small value of the same sign (with a warning).
+    negative_pivots, negative_diagonal : int
+        Pivots, and diagonal entries, with a negative real part. For a symmetric system
+        ``negative_pivots`` is its number of negative eigenvalues (Sylvester's law of
+        inertia; on the GPU summed over the partitioned method's Schur complements), so a
+        symmetric system whose diagonal is positive is definite exactly when it is 0.
+
     Examples
     --------
     >>> import numpy as np
     >>> s = TridiagonalSolver(np.full(4, -1.0), np.full(4, 4.0), np.full(4, -1.0))
     >>> np.round(s.solve(np.ones(4)), 4)
     array([0.3636, 0.4545, 0.4545, 0.3636])
+    >>> s.negative_pivots
+    0
     """
 
     bottom_size = 64
@@ -162,81 +151,73 @@ class TridiagonalSolver:
         if min(chunk, upper_chunk) < 2:
             raise ValueError("chunk and upper_chunk must be >= 2")
         self.dtype = np.dtype(d.dtype)
-        self.boosted = 0
         if xp is np:
             self.perm = np.ascontiguousarray(perm, dtype=np.int64) if perm is not None else np.zeros(0, np.int64)
             self.dl = np.ascontiguousarray(dl, dtype=self.dtype)
-            self.inv_den, self.cp, self.boosted = _thomas_factor(
+            self.inv_den, self.cp, counts = _thomas_factor(
                 self.dl, np.ascontiguousarray(d, dtype=self.dtype), np.ascontiguousarray(du, dtype=self.dtype),
                 _eps(self.dtype))
         else:
-            self._setup_gpu(dl, d, du, perm, chunk, upper_chunk)
+            counts = self._setup_gpu(dl, d, du, perm, chunk, upper_chunk)
+        self.boosted, self.negative_pivots, self.negative_diagonal = (int(c) for c in counts)
         _warn_boosted(self.boosted, n)
 
     # -------------------------------------------------------------- GPU setup
     def _setup_gpu(self, dl, d, du, perm, chunk, upper_chunk):
+        """All levels factorized by one cooperative launch into one workspace; returns the
+        counts (the set-up's one host synchronization)."""
         import cupy
 
-        from .cuda import get_kernel
+        from .cuda import get_kernel, launch_cooperative
 
         vt = self.dtype
         if vt.kind == "c":
             raise TypeError("complex tridiagonal systems are supported on the CPU only")
+        self.levels, bottom, size = _partition_plan(self.n, chunk, upper_chunk, self.bottom_size)
         itype = np.int32 if self.n < np.iinfo(np.int32).max // 2 else np.int64
-        names = ("chunk_factor", "reduced_coeffs", "chunk_forward", "reduced_rhs", "chunk_back",
-                 "thomas_factor", "thomas_solve")
-        kernels = {k: get_kernel("tridiag", k, vt, itype) for k in names}
-        boosted = cupy.zeros(1, dtype=np.int32)
-        self.levels = []
-        cur = tuple(cupy.ascontiguousarray(a, dtype=vt) for a in (dl, d, du))  # no copy when already so
-        while len(cur[1]) > self.bottom_size:
-            level = _GpuLevel(*cur, upper_chunk if self.levels else chunk, boosted, kernels)
-            self.levels.append(level)
-            cur = level.reduced
-        m = len(cur[1])
-        # dl is kept for the solves: copied, since without levels it is the caller's array
-        self.bottom = (cur[0].copy(), cupy.empty(m, vt), cupy.empty(m, vt), cupy.empty(m, vt), m)
-        kernels["thomas_factor"]((1,), (1,), (itype(m), cur[0], cur[1], cur[2], self.bottom[1], self.bottom[2], boosted))
-        self.kernels = kernels
-        self.itype = itype
-        # gather/scatter in the interleaved layout of level 0
-        if perm is not None and self.levels:
-            lv = self.levels[0]
-            self.perm_t = cupy.empty(lv.P * lv.C, dtype=lv.itype)
-            threads = 256
-            get_kernel("tridiag", "interleave_index", lv.itype)(
-                (min((lv.P * lv.C + threads - 1) // threads, 1 << 20),), (threads,),
-                (lv.itype(lv.P), np.int32(lv.C), lv.itype(self.n), cupy.ascontiguousarray(perm, dtype=lv.itype),
-                 self.perm_t))
-        elif perm is not None:
-            self.perm_t = perm.astype(itype)
-        else:
-            self.perm_t = None
-        self.boosted = int(boosted[0])  # setup only: one host synchronization
+        self.kernels = {k: get_kernel("tridiag", k, vt, itype)
+                        for k in ("chunk_forward", "reduced_rhs", "chunk_back", "thomas_solve")}
+        self.plan = (itype(self.n), np.int32(chunk), np.int32(upper_chunk))
+        self.bottom = bottom
+        self.work = cupy.empty(size, vt)
+        stats = cupy.zeros(3, dtype=np.uint64)
+        self.perm_t = None
+        if perm is not None:
+            perm = cupy.ascontiguousarray(perm, dtype=itype)
+            # with levels: the level-0 gather/scatter index in the interleaved layout
+            self.perm_t = cupy.empty(self.levels[0][2] * chunk, itype) if self.levels else perm
+        dl, d, du = (cupy.ascontiguousarray(a, dtype=vt) for a in (dl, d, du))  # no copy when already so
+        launch_cooperative(get_kernel("tridiag", "partitioned_factor", vt, itype),
+                           self.levels[0][2] if self.levels else 1, 128,
+                           (*self.plan, np.int32(len(self.levels)), dl, d, du, self.work,
+                            perm if self.levels else None, self.perm_t if self.levels else None, stats))
+        return stats.get()
 
     def _solve_gpu(self, x):
         import cupy
 
         out = cupy.empty(self.n, dtype=self.dtype)
-        rhs = x
-        for depth, level in enumerate(self.levels):
-            rhs = level.forward(rhs, self.perm_t if depth == 0 else None)
-        dlb, inv_den, cp, xb, m = self.bottom
-        if self.levels:
-            self.kernels["thomas_solve"]((1,), (1,), (self.itype(m), dlb, inv_den, cp, rhs, xb))
-            L = xb  # separators of the deepest level
-            for depth in range(len(self.levels) - 1, 0, -1):
-                target = self.levels[depth - 1].L
-                self.levels[depth].back(L, None, target)
-                L = target
-            self.levels[0].back(L, self.perm_t, out)
-        else:  # small system: Thomas directly, with the permutation applied around it
+        k, plan, threads = self.kernels, self.plan, 128
+        n_levels = np.int32(len(self.levels))
+        if not self.levels:  # small system: Thomas directly, with the permutation applied around it
             b = x[self.perm_t] if self.perm_t is not None else x
-            self.kernels["thomas_solve"]((1,), (1,), (self.itype(m), dlb, inv_den, cp, b, xb))
+            xb = cupy.empty(self.n, dtype=self.dtype)
+            k["thomas_solve"]((1,), (1,), (*plan, n_levels, self.work, b, xb))
             if self.perm_t is not None:
                 out[self.perm_t] = xb
             else:
                 out[...] = xb
+            return out
+        grids = [((P + threads - 1) // threads,) for _, _, P in self.levels]
+        for level, grid in enumerate(grids):
+            first = level == 0
+            k["chunk_forward"](grid, (threads,), (*plan, np.int32(level), x if first else None,
+                                                  self.perm_t if first else None, self.work))
+            k["reduced_rhs"](grid, (threads,), (*plan, np.int32(level), self.work))
+        k["thomas_solve"]((1,), (1,), (*plan, n_levels, self.work, None, None))
+        for level in range(len(grids) - 1, -1, -1):
+            k["chunk_back"](grids[level], (threads,), (*plan, np.int32(level), self.work,
+                                                        self.perm_t if level == 0 else None, out))
         return out
 
     # ------------------------------------------------------------------ solve
@@ -288,12 +269,24 @@ def tridiagonal_solve(dl, d, du, b, *, chunk=8, upper_chunk=16):
 
 
 @njit(cache=True)
+def _negative_eigenvalues(a00, a01, a10, a11):
+    """Eigenvalues of a real 2x2 block with a negative real part (twin of ``m2_negative``)."""
+    det, tr = a00 * a11 - a01 * a10, a00 + a11
+    if det < 0:
+        return 1
+    if tr >= 0:
+        return 0
+    return 2 if det > 0 else 1
+
+
+@njit(cache=True)
 def _block_factor(L, D, U, eps_scale):
-    """Block Thomas for 2x2 blocks (L, D, U of shape (m, 2, 2)): inverse pivots and C'."""
+    """Block Thomas for 2x2 blocks (L, D, U of shape (m, 2, 2)): inverse pivots and C', and
+    the counts of :class:`TridiagonalSolver` (eigenvalues of the pivot and diagonal blocks)."""
     m = D.shape[0]
     inv = np.empty_like(D)
     cp = np.zeros_like(D)
-    boosted = 0
+    boosted = negative = negative_diag = 0
     p00 = p01 = p10 = p11 = D[0, 0, 0] * 0
     for i in range(m):
         a00, a01, a10, a11 = D[i, 0, 0], D[i, 0, 1], D[i, 1, 0], D[i, 1, 1]
@@ -312,6 +305,8 @@ def _block_factor(L, D, U, eps_scale):
             if abs(det) <= eps_scale * eps_scale:
                 a01 = a10 = a00 * 0
                 det = a00 * a11
+        negative += _negative_eigenvalues(a00.real, a01.real, a10.real, a11.real)
+        negative_diag += _negative_eigenvalues(D[i, 0, 0].real, D[i, 0, 1].real, D[i, 1, 0].real, D[i, 1, 1].real)
         i00, i01, i10, i11 = a11 / det, -a01 / det, -a10 / det, a00 / det
         inv[i, 0, 0], inv[i, 0, 1], inv[i, 1, 0], inv[i, 1, 1] = i00, i01, i10, i11
         if i < m - 1:
@@ -319,7 +314,7 @@ def _block_factor(L, D, U, eps_scale):
             p00, p01 = i00 * u00 + i01 * u10, i00 * u01 + i01 * u11
             p10, p11 = i10 * u00 + i11 * u10, i10 * u01 + i11 * u11
             cp[i, 0, 0], cp[i, 0, 1], cp[i, 1, 0], cp[i, 1, 1] = p00, p01, p10, p11
-    return inv, cp, boosted
+    return inv, cp, (boosted, negative, negative_diag)
 
 
 @njit(cache=True)
@@ -351,7 +346,7 @@ class _GpuBlockLevel:
     ``L, D, U`` are ``(m, 4)`` device arrays (row-major 2x2 blocks) in block-row order.
     """
 
-    def __init__(self, L, D, U, chunk, boosted, kernels, xp):
+    def __init__(self, L, D, U, chunk, stats, kernels, xp, level0):
         self.N = N = L.shape[0]
         self.C = C = chunk
         self.P = P = (N + C - 1) // C
@@ -378,10 +373,11 @@ class _GpuBlockLevel:
         self.itype = np.int64 if 2 * P * C > np.iinfo(np.int32).max else np.int32
         args = (self.itype(P), np.int32(C))
         kernels["block_chunk_factor"]((self.blocks,), (self.threads,),
-                                      (*args, L, D, U, self.inv, self.cp, self.lint, self.v, self.w, boosted))
+                                      (*args, L, D, U, self.inv, self.cp, self.lint, self.v, self.w,
+                                       np.int32(level0), stats))
         ra, rb, rc = (xp.empty((P, 4), vt) for _ in range(3))
         kernels["block_reduced_coeffs"]((self.blocks,), (self.threads,),
-                                        (*args, L, D, U, self.v, self.w, ra, rb, rc))
+                                        (*args, L, D, U, self.v, self.w, ra, rb, rc, np.int32(level0), stats))
         self.reduced = (ra, rb, rc)
 
     def forward(self, x, gather):
@@ -407,6 +403,9 @@ class BlockTridiagonalSolver:
     partitioned (SPIKE-like) method of :class:`TridiagonalSolver` with 2x2 blocks and
     spikes, recursive on the separator system; gather and scatter through ``index``
     happen inside the first and last kernels, so a solve does not synchronize with the host.
+    ``boosted``, ``negative_pivots`` and ``negative_diagonal`` are counted as in
+    :class:`TridiagonalSolver`, over the eigenvalues of the 2x2 pivot and diagonal blocks
+    (for a symmetric system, ``negative_pivots`` is its number of negative eigenvalues).
 
     Examples
     --------
@@ -439,11 +438,12 @@ class BlockTridiagonalSolver:
             self.index = np.ascontiguousarray(index, dtype=np.int64)
             self.n = int((self.index >= 0).sum())
             scale = float(np.abs(D).max()) or 1.0
-            self.inv, self.cp, self.boosted = _block_factor(
+            self.inv, self.cp, counts = _block_factor(
                 self.L, np.ascontiguousarray(D), np.ascontiguousarray(U),
                 self.dtype.type(_eps(self.dtype) * scale).real)
         else:
-            self._setup_gpu(L, D, U, index, chunk)
+            counts = self._setup_gpu(L, D, U, index, chunk)
+        self.boosted, self.negative_pivots, self.negative_diagonal = (int(c) for c in counts)
         _warn_boosted(self.boosted, self.m)
 
     def _setup_gpu(self, L, D, U, index, chunk, kernels=None):
@@ -463,11 +463,11 @@ class BlockTridiagonalSolver:
         self.itype = itype
         index = xp.asarray(index)
         self.n = int((index >= 0).sum())  # setup only
-        boosted = xp.zeros(1, dtype=np.int32)
+        stats = xp.zeros(3, dtype=np.uint64)
         self.levels = []
         cur = tuple(xp.ascontiguousarray(a.reshape(m, 4), dtype=vt) for a in (L, D, U))
         while cur[0].shape[0] > self.bottom_size:
-            level = _GpuBlockLevel(*cur, chunk, boosted, kernels, xp)
+            level = _GpuBlockLevel(*cur, chunk, stats, kernels, xp, not self.levels)
             self.levels.append(level)
             cur = level.reduced
         mb = cur[0].shape[0]
@@ -475,7 +475,7 @@ class BlockTridiagonalSolver:
         Lb[0] = 0
         self.bottom = (Lb, xp.empty(4 * mb, vt), xp.empty(4 * mb, vt), xp.empty(2 * mb, vt), mb)
         kernels["block_thomas_factor"]((1,), (1,), (itype(mb), Lb, cur[1], cur[2], self.bottom[1], self.bottom[2],
-                                                    boosted))
+                                                    np.int32(not self.levels), stats))
         if self.levels:
             lv = self.levels[0]
             full = xp.full(2 * lv.P * lv.C, -1, dtype=lv.itype)
@@ -486,7 +486,7 @@ class BlockTridiagonalSolver:
             self.gather = flat
             self.valid_pos = xp.flatnonzero(flat >= 0).astype(itype)
             self.valid_idx = flat[self.valid_pos]
-        self.boosted = int(boosted[0])  # setup only: one host synchronization
+        return stats.get()  # setup only: one host synchronization
 
     def _solve_gpu(self, x):
         xp = self.xp

@@ -99,6 +99,35 @@ class Preconditioner:
                 f"{', ' + extra if extra else ''}, setup {self.total_setup_time * 1e3:.1f} ms>")
 
 
+class _FactorizedPrecond(Preconditioner):
+    """A preconditioner applied through a factorized (block) tridiagonal ``self.solver``."""
+
+    def matvec(self, x):
+        self._check_vector(x)
+        return self.solver.solve(x)
+
+    @property
+    def negative_pivots(self) -> int:
+        """Pivots of the factorization with a negative real part (for a symmetric system:
+        its negative eigenvalues); see :class:`kernels.tridiag.TridiagonalSolver`."""
+        return self.solver.negative_pivots
+
+    def _warn_indefinite(self, name):
+        """Warn when the factorized system's pivots and diagonal differ in sign count: for
+        an SPD matrix, a tridiagonal part that is not definite (paper 001 assumes it is), on
+        which BiCGStab may stall (bcsstk25: 289 negative pivots in the forest's order)."""
+        neg, diag = self.solver.negative_pivots, self.solver.negative_diagonal
+        if neg != diag:
+            warnings.warn(
+                f"{name}: the factorized system has {neg} negative pivot(s) where its diagonal has {diag} "
+                f"negative entr{'y' if diag == 1 else 'ies'}: it is indefinite where its diagonal is not (for a "
+                f"symmetric matrix: {neg} negative eigenvalue(s)), and the Krylov solver may stall with this "
+                f"preconditioner; jacobi(A) keeps the signs of the diagonal",
+                RuntimeWarning,
+                stacklevel=4,
+            )
+
+
 def _safe_inverse_diagonal(d, xp, what="diagonal"):
     """1/d with zero (or non-finite) entries replaced by 1, warning when that happens."""
     bad = (d == 0) | ~xp.isfinite(d)
@@ -138,7 +167,7 @@ def jacobi(A) -> JacobiPrecond:
     return JacobiPrecond(A)
 
 
-class TridiagonalPrecond(Preconditioner):
+class TridiagonalPrecond(_FactorizedPrecond):
     """TriScalPrecond: the tridiagonal part of ``A`` in its original ordering, factorized once."""
 
     def __init__(self, A):
@@ -151,12 +180,9 @@ class TridiagonalPrecond(Preconditioner):
         self._clock.mark("extract")
         self.solver = TridiagonalSolver(dl, d, du)
         self._clock.mark("factorize")
+        self._warn_indefinite("TriScal")
         self.weight_coverage = identity_coverage(A)
         self.n_paths = 1
-
-    def matvec(self, x):
-        self._check_vector(x)
-        return self.solver.solve(x)
 
     def _describe(self):
         return f"coverage {self.weight_coverage:.2f}"
@@ -177,7 +203,7 @@ def _best_factor(A, n, m, **kw):
     return best[0], best[1]
 
 
-class AlgebraicTridiagonalPrecond(Preconditioner):
+class AlgebraicTridiagonalPrecond(_FactorizedPrecond):
     """AlgTriScalPrecond: [0,2]-factor -> linear forest -> permutation -> tridiagonal
     coefficients from ``A`` (one pass) -> factorized once; apply = permute, solve, unpermute."""
 
@@ -196,6 +222,7 @@ class AlgebraicTridiagonalPrecond(Preconditioner):
         clock.mark("extract")
         self.solver = TridiagonalSolver(dl, d, du, forest.permutation)
         clock.mark("factorize")
+        self._warn_indefinite("AlgTriScal")
         self.forest = forest
         self._A = A
 
@@ -212,15 +239,11 @@ class AlgebraicTridiagonalPrecond(Preconditioner):
 
         return weight_coverage(self._A, self.forest)
 
-    def matvec(self, x):
-        self._check_vector(x)
-        return self.solver.solve(x)
-
     def _describe(self):
         return f"{self.n_paths} paths, coverage {self.weight_coverage:.2f}"
 
 
-class AlgebraicBlockTridiagonalPrecond(Preconditioner):
+class AlgebraicBlockTridiagonalPrecond(_FactorizedPrecond):
     """AlgTriBlockPrecond: [0,1]-factor (matching) -> matched pairs coarsened to one vertex
     -> [0,2]-factor and linear forest of the coarse graph -> 2x2 block tridiagonal system
     on the fine graph (unmatched vertices padded with an uncoupled ghost equation, diagonal
@@ -257,10 +280,7 @@ class AlgebraicBlockTridiagonalPrecond(Preconditioner):
         clock.mark("extract")
         self.solver = BlockTridiagonalSolver(L, D, U, index)
         clock.mark("factorize")
-
-    def matvec(self, x):
-        self._check_vector(x)
-        return self.solver.solve(x)
+        self._warn_indefinite("AlgTriBlock")
 
     def _describe(self):
         return f"{self.n_blocks} blocks ({self.n_ghosts} ghosts), {self.n_paths} paths, coverage {self.weight_coverage:.2f}"

@@ -1,4 +1,6 @@
 """Preconditioner objects in BiCGStab: residuals, the paper's ANISO argument, dtypes, GPU."""
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -196,3 +198,48 @@ def test_gpu_block_setup_on_device_equals_cpu(gen):
     x = np.random.default_rng(4).standard_normal(A.shape[0])
     np.testing.assert_allclose(Mg.matvec(cupy.asarray(x)).get(), Mc.matvec(x), rtol=1e-10, atol=1e-10)
 
+
+
+def spd_triangles(k, dtype=np.float64):
+    """k uncoupled copies of the SPD matrix [[1, .9, .9], [.9, 1, .9], [.9, .9, 1]]
+    (eigenvalues 2.8, 0.1, 0.1): its tridiagonal part, a path through the triangle, has the
+    eigenvalue 1 - 0.9 sqrt(2) < 0 in every copy."""
+    tri = np.full((3, 3), 0.9) + 0.1 * np.eye(3)
+    return sp.kron(sp.eye(k), sp.csr_matrix(tri), format="csr").astype(dtype)
+
+
+@pytest.mark.parametrize("on_gpu", [False, pytest.param(True, marks=pytest.mark.gpu)], ids=["cpu", "gpu"])
+def test_indefinite_tridiagonal_part_of_spd_matrix_warns(on_gpu):
+    from kernels.backend import to_device
+
+    A = spd_triangles(40)
+    A = to_device(A) if on_gpu else A
+    for make in (precond.tridiagonal, precond.algebraic_tridiagonal):
+        with pytest.warns(RuntimeWarning, match="40 negative pivot.*diagonal has 0 negative entries"):
+            M = make(A)
+        assert M.negative_pivots == 40
+    with warnings.catch_warnings():  # its 2x2 blocks and ghosts hold each whole triangle: definite
+        warnings.simplefilter("error")
+        assert precond.algebraic_block_tridiagonal(A).negative_pivots == 0
+
+
+@pytest.mark.parametrize("make", ALL[1:], ids=lambda f: f.__name__)
+def test_definite_matrices_do_not_warn(make):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for A in (matrices.aniso2(20), -matrices.poisson2d(20)):  # positive and negative definite
+            M = make(A)
+            assert M.negative_pivots == (0 if A.diagonal()[0] > 0 else A.shape[0])
+
+
+def test_bcsstk25_tridiagonal_part_is_indefinite(shared_data):
+    """The SPD stiffness matrix on which the tridiagonal preconditioners stall (BENCHMARKS.md)."""
+    from matrices.mmio import read_matrix
+
+    path = shared_data / "matrices" / "bcsstk25.mtx"
+    if not path.exists():
+        pytest.skip("bcsstk25.mtx is not in the shared data")
+    A = read_matrix(path).tocsr()
+    with pytest.warns(RuntimeWarning, match="negative pivot"):
+        M = precond.algebraic_tridiagonal(A)
+    assert M.negative_pivots > 0

@@ -81,6 +81,51 @@ def test_complex_cpu(rng):
     np.testing.assert_allclose(_dense(dl, d, du) @ x, b, atol=1e-12)
 
 
+def _symmetric_indefinite(rng, n, dtype=np.float64):
+    """Symmetric tridiagonal system with a positive diagonal and some negative eigenvalues,
+    its pivots well away from zero (couplings of size 1.2 between entries of size 1 to 2)."""
+    d = (1 + rng.random(n)).astype(dtype)
+    off = np.where(rng.random(n) < 0.3, 1.2, 0.3).astype(dtype)
+    off[rng.random(n) < 0.05] = 0  # independent sub-systems
+    dl = np.concatenate([[0], off[:-1]]).astype(dtype)
+    du = np.concatenate([off[:-1], [0]]).astype(dtype)
+    return dl, d, du
+
+
+def _negative_eigenvalues(dl, d, du):
+    return int((np.linalg.eigvalsh(_dense(dl, d, du).astype(np.float64)) < 0).sum())
+
+
+@pytest.mark.parametrize("n", [1, 9, 300])
+def test_negative_pivots_count_negative_eigenvalues(rng, n):
+    dl, d, du = _symmetric_indefinite(rng, n)
+    s = TridiagonalSolver(dl, d, du, rng.permutation(n))
+    assert s.negative_pivots == _negative_eigenvalues(dl, d, du)
+    assert s.negative_diagonal == 0
+    neg = TridiagonalSolver(-dl, -d, -du)  # negative definite or not, every sign flips
+    assert neg.negative_pivots == n - s.negative_pivots and neg.negative_diagonal == n
+    definite = TridiagonalSolver(*_system(rng, n))
+    assert definite.negative_pivots == definite.negative_diagonal == 0
+
+
+def test_block_negative_pivots_count_negative_eigenvalues(rng):
+    m = 40
+    D = rng.standard_normal((m, 2, 2))
+    D = D + D.transpose(0, 2, 1) + 2.5 * np.eye(2)
+    L = rng.standard_normal((m, 2, 2)) * 0.9
+    L[0] = 0
+    U = np.concatenate([L[1:].transpose(0, 2, 1), np.zeros((1, 2, 2))])  # symmetric system
+    dense = np.zeros((2 * m, 2 * m))
+    for i in range(m):
+        dense[2 * i:2 * i + 2, 2 * i:2 * i + 2] = D[i]
+        if i:
+            dense[2 * i:2 * i + 2, 2 * i - 2:2 * i] = L[i]
+            dense[2 * i - 2:2 * i, 2 * i:2 * i + 2] = U[i - 1]
+    s = BlockTridiagonalSolver(L, D, U, np.arange(2 * m).reshape(m, 2))
+    assert s.negative_pivots == int((np.linalg.eigvalsh(dense) < 0).sum()) > 0
+    assert s.negative_diagonal == sum(int((np.linalg.eigvalsh(b) < 0).sum()) for b in D)
+
+
 def test_block_solver_exact_on_block_tridiagonal(rng):
     m = 30
     L, D, U = rng.standard_normal((m, 2, 2)), rng.standard_normal((m, 2, 2)) + 6 * np.eye(2), rng.standard_normal((m, 2, 2))
@@ -222,6 +267,41 @@ def test_gpu_block_solver_matches_cpu(rng, dtype, m):
     assert bool((bd == cupy.asarray(b)).all())  # input untouched
     tol = 2e-4 if dtype == np.float32 else 1e-11
     np.testing.assert_allclose(got.get(), cpu.solve(b), rtol=tol, atol=tol)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [50, 1000, 40_000])
+def test_gpu_negative_pivots_match_cpu(rng, dtype, n):
+    """The partitioned method's pivots over all levels have the inertia of the system."""
+    import cupy
+
+    dl, d, du = _symmetric_indefinite(rng, n, dtype)
+    cpu = TridiagonalSolver(dl, d, du)
+    gpu = TridiagonalSolver(*(cupy.asarray(a) for a in (dl, d, du)), cupy.asarray(rng.permutation(n)))
+    assert gpu.negative_pivots == cpu.negative_pivots > 0
+    assert gpu.negative_diagonal == cpu.negative_diagonal == 0
+    neg = TridiagonalSolver(*(cupy.asarray(-a) for a in (dl, d, du)))
+    assert (neg.negative_pivots, neg.negative_diagonal) == (n - cpu.negative_pivots, n)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("m", [40, 5000])
+def test_gpu_block_negative_pivots_match_cpu(rng, m):
+    import cupy
+
+    L, D, U, index = _block_system(rng, m, np.float64)
+    # symmetric (pivot signs of an unsymmetric system depend on the elimination order), with
+    # no coupling to a ghost unknown, and a fifth of the real blocks negated
+    ghost = index[:, 1] < 0
+    D = (D + D.transpose(0, 2, 1)) / 2
+    L[1:][ghost[:-1], :, 1] = 0
+    U = np.concatenate([L[1:].transpose(0, 2, 1), np.zeros((1, 2, 2))])
+    D[(rng.random(m) < 0.2) & ~ghost] *= -1
+    cpu = BlockTridiagonalSolver(L, D, U, index)
+    gpu = BlockTridiagonalSolver(*(cupy.asarray(a) for a in (L, D, U, index)))
+    assert (gpu.negative_pivots, gpu.negative_diagonal) == (cpu.negative_pivots, cpu.negative_diagonal)
+    assert cpu.negative_diagonal > 0
 
 
 def test_extract_block_tridiagonal_matches_dense():

@@ -1,51 +1,149 @@
 // Tridiagonal solves on the GPU by a partitioned (SPIKE-like) method.
 //
-// The N rows (padded to P*C with rows (0, 1, 0), read in place) are cut into P chunks of C rows. Rows 0..C-2 of a chunk are
+// Level l has N_l rows (padded to P_l * C_l with rows (0, 1, 0), read in place), cut into
+// P_l chunks of C_l rows (C_0 = chunk, C_l = upper_chunk above). Rows 0..C-2 of a chunk are
 // its interior, row C-1 its separator. Each thread factorizes one chunk interior (Thomas,
 // no pivoting; tiny pivots are boosted and counted) and computes the two spikes v, w
 // (interior responses to the separators on the left and right). The separators form a
-// tridiagonal system of size P (the next level, solved the same way, recursively); then
-// each thread recovers its interior. Per-chunk arrays are stored interleaved (index
-// i * P + j) so that neighbouring threads access neighbouring addresses.
-// templates: chunk_factor<V,I>, reduced_coeffs<V,I>, chunk_forward<V,I>, reduced_rhs<V,I>, interleave_index<I>, chunk_back<V,I>, thomas_factor<V,I>, thomas_solve<V,I>, extract_tridiagonal<V,I>
+// tridiagonal system of size P_l, the Schur complement of the interiors: the next level.
+// Levels stop at `bottom` rows or fewer, solved by plain Thomas. At apply time each thread
+// solves its chunk interior forward, the separators are solved level by level, and each
+// thread recovers its interior. Per-chunk arrays are stored interleaved (index i * P + j)
+// so that neighbouring threads access neighbouring addresses.
+//
+// Every array of every level lives in one workspace, at the offsets of level_at: the
+// factorization of all levels is one cooperative launch (launched level by level, the
+// short upper levels cost more host time than device time), and the apply kernels find
+// their arrays from the level number. The host twin of the sizes is
+// kernels.tridiag._partition_plan.
+//
+// The factorization counts (stats): [0] boosted pivots, [1] negative pivots, [2] negative
+// diagonal entries of the level-0 system. For a symmetric system [1] is its number of
+// negative eigenvalues (Sylvester's law of inertia, and Haynsworth's additivity of inertia
+// over each level's Schur complement).
+// templates: partitioned_factor<V,I>, chunk_forward<V,I>, reduced_rhs<V,I>, chunk_back<V,I>, thomas_solve<V,I>, extract_tridiagonal<V,I>
+#include <cooperative_groups.h>
 
 // A pivot is tiny when |den| <= eps * (|dl| + |d| + |du|) of its own row (1 for a zero row).
 template <typename V>
-__device__ __forceinline__ V boost(V den, V local, int* boosted) {
+__device__ __forceinline__ V boost(V den, V local, unsigned long long& boosted) {
     const V eps = sizeof(V) == 4 ? V(1e-6) : V(1e-13);
     const V scale = local > V(0) ? local : V(1);
     if (fabs(den) <= eps * scale) {
-        atomicAdd(boosted, 1);
+        ++boosted;
         return den < V(0) ? -eps * scale : eps * scale;
     }
     return den;
 }
 
+// Adds the threads' counts into stats[0..2] (every lane of the warp must call it).
+__device__ __forceinline__ void add_counts(unsigned long long* stats, unsigned long long c0, unsigned long long c1,
+                                           unsigned long long c2) {
+    for (int off = 16; off > 0; off >>= 1) {
+        c0 += __shfl_down_sync(0xffffffffu, c0, off);
+        c1 += __shfl_down_sync(0xffffffffu, c1, off);
+        c2 += __shfl_down_sync(0xffffffffu, c2, off);
+    }
+    if ((threadIdx.x & 31) == 0) {
+        if (c0) atomicAdd(stats, c0);
+        if (c1) atomicAdd(stats + 1, c1);
+        if (c2) atomicAdd(stats + 2, c2);
+    }
+}
+
 // Coefficient of row r of a level with N rows, read in place: rows beyond N are padding
 // (0, 1, 0), and nothing couples into row 0 or out of row N - 1.
-template <typename V, typename I>
-__device__ __forceinline__ V lower_at(const V* dl, size_t r, I N) { return r > 0 && r < (size_t)N ? dl[r] : V(0); }
-template <typename V, typename I>
-__device__ __forceinline__ V diag_at(const V* d, size_t r, I N) { return r < (size_t)N ? d[r] : V(1); }
-template <typename V, typename I>
-__device__ __forceinline__ V upper_at(const V* du, size_t r, I N) { return r + 1 < (size_t)N ? du[r] : V(0); }
+template <typename V>
+__device__ __forceinline__ V lower_at(const V* dl, size_t r, long long N) { return r > 0 && r < (size_t)N ? dl[r] : V(0); }
+template <typename V>
+__device__ __forceinline__ V diag_at(const V* d, size_t r, long long N) { return r < (size_t)N ? d[r] : V(1); }
+template <typename V>
+__device__ __forceinline__ V upper_at(const V* du, size_t r, long long N) { return r + 1 < (size_t)N ? du[r] : V(0); }
 
-// dl, d, du: level coefficients in natural (row) order, length N <= P*C.
-template <typename V, typename I>
-__global__ void chunk_factor(const I P, const int C, const I N, const V* __restrict__ dl, const V* __restrict__ d,
-                             const V* __restrict__ du, V* __restrict__ inv_den, V* __restrict__ cp,
-                             V* __restrict__ ldl, V* __restrict__ v, V* __restrict__ w,
-                             int* __restrict__ boosted) {
-    const I j = blockIdx.x * (I)blockDim.x + threadIdx.x;
-    if (j >= P) return;
-    const size_t base = (size_t)j * C;
-    const int n = C - 1;
+// Workspace layout. Each array starts on a multiple of 32 elements.
+__host__ __device__ __forceinline__ size_t ws_align(size_t n) { return (n + 31) / 32 * 32; }
+
+struct Level {
+    long long N, P;                           // rows, chunks (= rows of the next level)
+    int C;                                    // rows per chunk
+    size_t inv_den, cp, ldl, v, w, y;         // (C - 1) * P each, interleaved
+    size_t sep_b, g, L, sep_lo, sep_hi;       // P each
+    size_t ra, rb, rc;                        // P each: the next level's dl, d, du
+    size_t end;                               // start of the next level (or of the bottom)
+};
+
+// Level l of a system of N0 rows; l = number of levels gives the bottom: its rows in N, its
+// dl, inv_den, cp at offsets inv_den, cp, ldl (the rest unused).
+__device__ __forceinline__ Level level_at(const int l, const long long N0, const int C0, const int C1) {
+    Level lv;
+    size_t base = 0;
+    long long N = N0;
+    for (int k = 0;; ++k) {
+        const int C = k == 0 ? C0 : C1;
+        const long long P = (N + C - 1) / C;
+        const size_t a_int = ws_align((size_t)(C - 1) * P), a_sep = ws_align((size_t)P);
+        if (k == l) {
+            lv.N = N;
+            lv.P = P;
+            lv.C = C;
+            lv.inv_den = base;
+            lv.cp = base + a_int;
+            lv.ldl = base + 2 * a_int;
+            lv.v = base + 3 * a_int;
+            lv.w = base + 4 * a_int;
+            lv.y = base + 5 * a_int;
+            const size_t s = base + 6 * a_int;
+            lv.sep_b = s;
+            lv.g = s + a_sep;
+            lv.L = s + 2 * a_sep;
+            lv.sep_lo = s + 3 * a_sep;
+            lv.sep_hi = s + 4 * a_sep;
+            lv.ra = s + 5 * a_sep;
+            lv.rb = s + 6 * a_sep;
+            lv.rc = s + 7 * a_sep;
+            lv.end = s + 8 * a_sep;
+            return lv;
+        }
+        base += 6 * a_int + 8 * a_sep;
+        N = P;
+    }
+}
+
+__device__ __forceinline__ Level bottom_at(const int n_levels, const long long N0, const int C0, const int C1) {
+    Level b;
+    if (n_levels == 0) {
+        b.N = N0;
+        b.inv_den = 0;
+    } else {
+        const Level top = level_at(n_levels - 1, N0, C0, C1);
+        b.N = top.P;
+        b.inv_den = top.end;
+    }
+    const size_t a = ws_align((size_t)b.N);
+    b.cp = b.inv_den + a;
+    b.ldl = b.inv_den + 2 * a;
+    return b;
+}
+
+// Chunk j of a level: interior factorization and spikes. Plain pointers: the coefficients
+// of the upper levels are written by the same launch (no read-only cache).
+template <typename V>
+__device__ __forceinline__ void factor_chunk(const size_t j, const Level& lv, const V* dl, const V* d, const V* du,
+                                             V* work, const bool level0, unsigned long long& boosted,
+                                             unsigned long long& negative, unsigned long long& negative_diag) {
+    const size_t P = (size_t)lv.P;
+    const long long N = lv.N;
+    V *inv_den = work + lv.inv_den, *cp = work + lv.cp, *ldl = work + lv.ldl, *v = work + lv.v, *w = work + lv.w;
+    const size_t base = j * lv.C;
+    const int n = lv.C - 1;
     V prev_cp = 0, zv = 0, zw = 0;
     for (int i = 0; i < n; ++i) {
         const size_t t = (size_t)i * P + j;
         const V di = diag_at(d, base + i, N), ui = upper_at(du, base + i, N);
         const V a = i > 0 ? lower_at(dl, base + i, N) : V(0);
         const V den = boost(di - a * prev_cp, fabs(di) + fabs(a) + fabs(ui), boosted);
+        negative += den < V(0);
+        if (level0) negative_diag += di < V(0);  // padding rows have diagonal 1
         const V inv = V(1) / den;
         prev_cp = ui * inv;
         if (i == n - 1) prev_cp = 0;  // the last interior row couples to the separator (spike w)
@@ -68,19 +166,20 @@ __global__ void chunk_factor(const I P, const int C, const I N, const V* __restr
     }
 }
 
-// Separator system: a_j L_{j-1} + b_j L_j + c_j L_{j+1} = g_j. The separator rows' own
-// off-diagonal coefficients are kept (sep_lo, sep_hi) for the right-hand side at apply time.
-template <typename V, typename I>
-__global__ void reduced_coeffs(const I P, const int C, const I N, const V* __restrict__ dl, const V* __restrict__ d,
-                               const V* __restrict__ du, const V* __restrict__ v, const V* __restrict__ w,
-                               V* __restrict__ ra, V* __restrict__ rb, V* __restrict__ rc,
-                               V* __restrict__ sep_lo, V* __restrict__ sep_hi) {
-    const I j = blockIdx.x * (I)blockDim.x + threadIdx.x;
-    if (j >= P) return;
-    const size_t s = (size_t)j * C + C - 1;
-    const int n = C - 1;
+// Separator j of a level: a_j L_{j-1} + b_j L_j + c_j L_{j+1} = g_j, the next level's row j.
+// The separator rows' own off-diagonal coefficients are kept (sep_lo, sep_hi) for the
+// right-hand side at apply time.
+template <typename V>
+__device__ __forceinline__ void separator_row(const size_t j, const Level& lv, const V* dl, const V* d, const V* du,
+                                              V* work, const bool level0, unsigned long long& negative_diag) {
+    const size_t P = (size_t)lv.P;
+    const long long N = lv.N;
+    const V *v = work + lv.v, *w = work + lv.w;
+    const size_t s = j * lv.C + lv.C - 1;
+    const int n = lv.C - 1;
     const V lo = n > 0 ? lower_at(dl, s, N) : V(0), hi = upper_at(du, s, N);
     V a = 0, b = diag_at(d, s, N), c = 0;
+    if (level0) negative_diag += b < V(0);
     if (n > 0) {
         a = -lo * v[(size_t)(n - 1) * P + j];
         b -= lo * w[(size_t)(n - 1) * P + j];
@@ -95,34 +194,89 @@ __global__ void reduced_coeffs(const I P, const int C, const I N, const V* __res
             c = hi;
         }
     }
-    ra[j] = j > 0 ? a : V(0);
-    rb[j] = b;
-    rc[j] = c;
-    sep_lo[j] = lo;
-    sep_hi[j] = hi;
+    work[lv.ra + j] = j > 0 ? a : V(0);
+    work[lv.rb + j] = b;
+    work[lv.rc + j] = c;
+    work[lv.sep_lo + j] = lo;
+    work[lv.sep_hi + j] = hi;
 }
 
-// Forward/backward sweep of each chunk interior: y = T_int^{-1} b. With `gather`, the
-// right-hand side of row r is x[gather[r]] (gather < 0: padding, zero).
+// The whole factorization in one cooperative launch: every level (grid-wide barriers
+// between the chunks and their separators, and between levels), then the bottom Thomas
+// (one thread). dl0, d0, du0: the level-0 coefficients in row order (read in place; the
+// bottom's dl is copied into the workspace, the solves read it). With `perm` (new -> old,
+// N0 entries) and levels, perm_t gets the level-0 gather/scatter index in the interleaved
+// layout: perm_t[i * P + j] = perm[j * C + i] (-1 for padding rows).
 template <typename V, typename I>
-__global__ void chunk_forward(const I P, const int C, const I N, const V* __restrict__ x, const I* __restrict__ gather,
-                              const V* __restrict__ inv_den, const V* __restrict__ cp, const V* __restrict__ ldl,
-                              V* __restrict__ y, V* __restrict__ sep_b) {
-    const I j = blockIdx.x * (I)blockDim.x + threadIdx.x;
+__global__ void partitioned_factor(const I N0, const int C0, const int C1, const int n_levels, const V* dl0,
+                                   const V* d0, const V* du0, V* work, const I* __restrict__ perm,
+                                   I* __restrict__ perm_t, unsigned long long* __restrict__ stats) {
+    cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+    const size_t tid = blockIdx.x * (size_t)blockDim.x + threadIdx.x, step = (size_t)gridDim.x * blockDim.x;
+    unsigned long long boosted = 0, negative = 0, negative_diag = 0;
+    if (perm && n_levels > 0) {
+        const size_t P = ((size_t)N0 + C0 - 1) / C0, total = P * C0;
+        for (size_t t = tid; t < total; t += step) {
+            const size_t r = (t % P) * C0 + t / P;
+            perm_t[t] = r < (size_t)N0 ? perm[r] : (I)-1;
+        }
+    }
+    const V *dl = dl0, *d = d0, *du = du0;
+    for (int l = 0; l < n_levels; ++l) {
+        const Level lv = level_at(l, N0, C0, C1);
+        for (size_t j = tid; j < (size_t)lv.P; j += step)
+            factor_chunk(j, lv, dl, d, du, work, l == 0, boosted, negative, negative_diag);
+        grid.sync();
+        for (size_t j = tid; j < (size_t)lv.P; j += step) separator_row(j, lv, dl, d, du, work, l == 0, negative_diag);
+        grid.sync();
+        dl = work + lv.ra;
+        d = work + lv.rb;
+        du = work + lv.rc;
+    }
+    if (tid == 0) {
+        const Level b = bottom_at(n_levels, N0, C0, C1);
+        V *inv_den = work + b.inv_den, *cp = work + b.cp, *dlb = work + b.ldl;
+        V prev = 0;
+        for (long long i = 0; i < b.N; ++i) {
+            const V a = i > 0 ? dl[i] : V(0), di = d[i], ui = i + 1 < b.N ? du[i] : V(0);
+            const V den = boost(di - a * prev, fabs(di) + fabs(a) + fabs(ui), boosted);
+            negative += den < V(0);
+            if (n_levels == 0) negative_diag += di < V(0);
+            inv_den[i] = V(1) / den;
+            prev = ui * inv_den[i];
+            cp[i] = prev;
+            dlb[i] = a;
+        }
+    }
+    add_counts(stats, boosted, negative, negative_diag);
+}
+
+// Forward/backward sweep of each chunk interior of level l: y = T_int^{-1} b. Level 0
+// reads x0 (through `gather` when given: row r is x0[gather[r]], gather < 0 padding, zero);
+// level l > 0 reads the separator right-hand side g of level l - 1.
+template <typename V, typename I>
+__global__ void chunk_forward(const I N0, const int C0, const int C1, const int l, const V* __restrict__ x0,
+                              const I* __restrict__ gather, V* __restrict__ work) {
+    const Level lv = level_at(l, N0, C0, C1);
+    const size_t j = blockIdx.x * (size_t)blockDim.x + threadIdx.x, P = (size_t)lv.P;
     if (j >= P) return;
-    const int n = C - 1;
+    const V* __restrict__ x = l == 0 ? x0 : work + level_at(l - 1, N0, C0, C1).g;
+    const V *__restrict__ inv_den = work + lv.inv_den, *__restrict__ cp = work + lv.cp,
+            *__restrict__ ldl = work + lv.ldl;
+    V* __restrict__ y = work + lv.y;
+    const int C = lv.C, n = C - 1;
     V z = 0;
     for (int i = 0; i < C; ++i) {
-        const size_t r = (size_t)j * C + i;
+        const size_t r = j * C + i;
         V b = 0;
         if (gather) {
             const I g = gather[(size_t)i * P + j];
             b = g >= 0 ? x[g] : V(0);
-        } else if (r < (size_t)N) {
+        } else if (r < (size_t)lv.N) {
             b = x[r];
         }
         if (i == n) {
-            sep_b[j] = b;
+            work[lv.sep_b + j] = b;
             break;
         }
         const size_t t = (size_t)i * P + j;
@@ -137,39 +291,35 @@ __global__ void chunk_forward(const I P, const int C, const I N, const V* __rest
     }
 }
 
+// The separators' right-hand side g of level l.
 template <typename V, typename I>
-__global__ void reduced_rhs(const I P, const int C, const V* __restrict__ sep_lo, const V* __restrict__ sep_hi,
-                            const V* __restrict__ y, const V* __restrict__ sep_b, V* __restrict__ g) {
-    const I j = blockIdx.x * (I)blockDim.x + threadIdx.x;
+__global__ void reduced_rhs(const I N0, const int C0, const int C1, const int l, V* __restrict__ work) {
+    const Level lv = level_at(l, N0, C0, C1);
+    const size_t j = blockIdx.x * (size_t)blockDim.x + threadIdx.x, P = (size_t)lv.P;
     if (j >= P) return;
-    const int n = C - 1;
-    V val = sep_b[j];
-    if (n > 0) val -= sep_lo[j] * y[(size_t)(n - 1) * P + j];
-    if (n > 0 && j + 1 < P) val -= sep_hi[j] * y[j + 1];
-    g[j] = val;
+    const V* __restrict__ y = work + lv.y;
+    const int n = lv.C - 1;
+    V val = work[lv.sep_b + j];
+    if (n > 0) val -= work[lv.sep_lo + j] * y[(size_t)(n - 1) * P + j];
+    if (n > 0 && j + 1 < P) val -= work[lv.sep_hi + j] * y[j + 1];
+    work[lv.g + j] = val;
 }
 
-// Level-0 gather/scatter index in the interleaved layout: out[i * P + j] = perm[j * C + i]
-// (-1 for padding rows).
-template <typename I>
-__global__ void interleave_index(const I P, const int C, const I N, const I* __restrict__ perm, I* __restrict__ out) {
-    const size_t total = (size_t)P * C;
-    for (size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x; t < total; t += (size_t)gridDim.x * blockDim.x) {
-        const size_t r = (t % P) * C + t / P;
-        out[t] = r < (size_t)N ? perm[r] : (I)-1;
-    }
-}
-
-// x_interior = y - L_{j-1} v - L_j w; separators are L. With `scatter`, row r goes to
-// out[scatter[r]] (scatter < 0: padding, dropped), else to out[r] for r < N.
+// x_interior = y - L_{j-1} v - L_j w, separators L (level l's). Level 0 writes out0 (row r
+// to out0[scatter[r]] with `scatter`, < 0 dropped; else out0[r] for r < N); level l > 0
+// writes the separators L of level l - 1.
 template <typename V, typename I>
-__global__ void chunk_back(const I P, const int C, const I N, const V* __restrict__ y, const V* __restrict__ v,
-                           const V* __restrict__ w, const V* __restrict__ L, const I* __restrict__ scatter,
-                           V* __restrict__ out) {
-    const I j = blockIdx.x * (I)blockDim.x + threadIdx.x;
+__global__ void chunk_back(const I N0, const int C0, const int C1, const int l, V* __restrict__ work,
+                           const I* __restrict__ scatter, V* __restrict__ out0) {
+    const Level lv = level_at(l, N0, C0, C1);
+    const size_t j = blockIdx.x * (size_t)blockDim.x + threadIdx.x, P = (size_t)lv.P;
     if (j >= P) return;
+    V* __restrict__ out = l == 0 ? out0 : work + level_at(l - 1, N0, C0, C1).L;
+    const V *__restrict__ y = work + lv.y, *__restrict__ v = work + lv.v, *__restrict__ w = work + lv.w,
+            *__restrict__ L = work + lv.L;
     const V left = j > 0 ? L[j - 1] : V(0);
     const V right = L[j];
+    const int C = lv.C;
     for (int i = 0; i < C; ++i) {
         const size_t t = (size_t)i * P + j;
         const V val = i == C - 1 ? right : y[t] - left * v[t] - right * w[t];
@@ -177,38 +327,36 @@ __global__ void chunk_back(const I P, const int C, const I N, const V* __restric
             const I s = scatter[t];
             if (s >= 0) out[s] = val;
         } else {
-            const size_t r = (size_t)j * C + i;
-            if (r < (size_t)N) out[r] = val;
+            const size_t r = j * C + i;
+            if (r < (size_t)lv.N) out[r] = val;
         }
     }
 }
 
-// Plain Thomas for the small bottom level (one thread).
+// The bottom Thomas solve (one thread): with levels, from the deepest level's g into its
+// separators L; without, from b0 into x0.
 template <typename V, typename I>
-__global__ void thomas_factor(const I n, const V* __restrict__ dl, const V* __restrict__ d, const V* __restrict__ du,
-                              V* __restrict__ inv_den, V* __restrict__ cp, int* __restrict__ boosted) {
+__global__ void thomas_solve(const I N0, const int C0, const int C1, const int n_levels, V* __restrict__ work,
+                             const V* __restrict__ b0, V* __restrict__ x0) {
     if (blockIdx.x * blockDim.x + threadIdx.x != 0) return;
-    V prev = 0;
-    for (I i = 0; i < n; ++i) {
-        const V a = i > 0 ? dl[i] : V(0);
-        const V den = boost(d[i] - a * prev, fabs(d[i]) + fabs(a) + fabs(du[i]), boosted);
-        inv_den[i] = V(1) / den;
-        prev = du[i] * inv_den[i];
-        cp[i] = prev;
+    const Level bt = bottom_at(n_levels, N0, C0, C1);
+    const V *__restrict__ inv_den = work + bt.inv_den, *__restrict__ cp = work + bt.cp,
+            *__restrict__ dl = work + bt.ldl;
+    const V* __restrict__ b = b0;
+    V* __restrict__ x = x0;
+    if (n_levels > 0) {
+        const Level top = level_at(n_levels - 1, N0, C0, C1);
+        b = work + top.g;
+        x = work + top.L;
     }
-}
-
-template <typename V, typename I>
-__global__ void thomas_solve(const I n, const V* __restrict__ dl, const V* __restrict__ inv_den, const V* __restrict__ cp,
-                             const V* __restrict__ b, V* __restrict__ x) {
-    if (blockIdx.x * blockDim.x + threadIdx.x != 0) return;
+    const long long n = bt.N;
     V z = 0;
-    for (I i = 0; i < n; ++i) {
-        z = (b[i] - (i > 0 ? dl[i] : V(0)) * z) * inv_den[i];
+    for (long long i = 0; i < n; ++i) {
+        z = (b[i] - dl[i] * z) * inv_den[i];
         x[i] = z;
     }
     V next = 0;
-    for (I i = n - 1; i >= 0; --i) {
+    for (long long i = n - 1; i >= 0; --i) {
         next = x[i] - cp[i] * next;
         x[i] = next;
     }
@@ -305,15 +453,25 @@ __device__ __forceinline__ V m2_abs(const M2<V>& p) {
     return fabs(p.a) + fabs(p.b) + fabs(p.c) + fabs(p.d);
 }
 
+// Eigenvalues of a 2x2 block with a negative real part: one when det < 0 (real, of
+// opposite signs), else both or none by the sign of the trace (det == 0: one is 0).
+template <typename V>
+__device__ __forceinline__ int m2_negative(const M2<V>& p) {
+    const V det = p.a * p.d - p.b * p.c, tr = p.a + p.d;
+    if (det < V(0)) return 1;
+    if (tr >= V(0)) return 0;
+    return det > V(0) ? 2 : 1;
+}
+
 // Inverse of a pivot block; a (near-)singular block is boosted on its diagonal by
 // eps * |row block| (then its off-diagonal dropped if still singular) and counted.
 template <typename V>
-__device__ __forceinline__ M2<V> m2_inverse_boosted(M2<V> p, V local, int* boosted) {
+__device__ __forceinline__ M2<V> m2_inverse_boosted(M2<V> p, V local, unsigned long long& boosted) {
     const V eps = sizeof(V) == 4 ? V(1e-6) : V(1e-13);
     const V scale = local > V(0) ? local : V(1);
     V det = p.a * p.d - p.b * p.c;
     if (fabs(det) <= eps * scale * scale) {
-        atomicAdd(boosted, 1);
+        ++boosted;
         p.a += eps * scale;
         p.d += eps * scale;
         det = p.a * p.d - p.b * p.c;
@@ -330,13 +488,15 @@ __device__ __forceinline__ M2<V> m2_inverse_boosted(M2<V> p, V local, int* boost
 // L, D, U: (P*C) x 4 level coefficients in block-row order (padded; L[0] = 0, U beyond the
 // last row = 0). Outputs per interior block t = i * P + j: Inv (pivot inverses), Cp
 // (Inv U), Lint (the interior coupling), V and W (spikes for the left/right separators).
+// stats as for the scalar solver, counting eigenvalues of the pivot blocks (and, at level
+// 0, of the diagonal blocks) with a negative real part.
 template <typename V, typename I>
-__global__ void block_chunk_factor(const I P, const int C, const V* __restrict__ L, const V* __restrict__ D,
-                                   const V* __restrict__ U, V* __restrict__ inv, V* __restrict__ cp,
-                                   V* __restrict__ lint, V* __restrict__ v, V* __restrict__ w,
-                                   int* __restrict__ boosted) {
-    const I j = blockIdx.x * (I)blockDim.x + threadIdx.x;
-    if (j >= P) return;
+__device__ __forceinline__ void block_factor_chunk(const I j, const I P, const int C, const V* __restrict__ L,
+                                                   const V* __restrict__ D, const V* __restrict__ U,
+                                                   V* __restrict__ inv, V* __restrict__ cp, V* __restrict__ lint,
+                                                   V* __restrict__ v, V* __restrict__ w, const int level0,
+                                                   unsigned long long& boosted, unsigned long long& negative,
+                                                   unsigned long long& negative_diag) {
     const size_t base = (size_t)j * C;
     const int n = C - 1;
     const M2<V> zero{0, 0, 0, 0};
@@ -348,6 +508,8 @@ __global__ void block_chunk_factor(const I P, const int C, const V* __restrict__
         const M2<V> u = m2_load(U, base + i);
         const M2<V> piv = m2_sub(d, m2_mul(a, prev_cp));
         const M2<V> iv = m2_inverse_boosted(piv, m2_abs(d) + m2_abs(a) + m2_abs(u), boosted);
+        negative += m2_negative(iv);  // the eigenvalues of the inverse have the pivot's signs
+        if (level0) negative_diag += m2_negative(d);  // padding blocks are the identity
         prev_cp = i == n - 1 ? zero : m2_mul(iv, u);  // the last interior row couples to the separator
         m2_store(inv, t, iv);
         m2_store(cp, t, prev_cp);
@@ -370,12 +532,26 @@ __global__ void block_chunk_factor(const I P, const int C, const V* __restrict__
     }
 }
 
-// Separator system: ra_j S_{j-1} + rb_j S_j + rc_j S_{j+1} = g_j (2x2 blocks).
+template <typename V, typename I>
+__global__ void block_chunk_factor(const I P, const int C, const V* __restrict__ L, const V* __restrict__ D,
+                                   const V* __restrict__ U, V* __restrict__ inv, V* __restrict__ cp,
+                                   V* __restrict__ lint, V* __restrict__ v, V* __restrict__ w, const int level0,
+                                   unsigned long long* __restrict__ stats) {
+    const I j = blockIdx.x * (I)blockDim.x + threadIdx.x;
+    unsigned long long boosted = 0, negative = 0, negative_diag = 0;
+    if (j < P) block_factor_chunk(j, P, C, L, D, U, inv, cp, lint, v, w, level0, boosted, negative, negative_diag);
+    add_counts(stats, boosted, negative, negative_diag);
+}
+
+// Separator system: ra_j S_{j-1} + rb_j S_j + rc_j S_{j+1} = g_j (2x2 blocks). At level 0
+// the separators' diagonal blocks are counted into stats[2].
 template <typename V, typename I>
 __global__ void block_reduced_coeffs(const I P, const int C, const V* __restrict__ L, const V* __restrict__ D,
                                     const V* __restrict__ U, const V* __restrict__ v, const V* __restrict__ w,
-                                    V* __restrict__ ra, V* __restrict__ rb, V* __restrict__ rc) {
+                                    V* __restrict__ ra, V* __restrict__ rb, V* __restrict__ rc, const int level0,
+                                    unsigned long long* __restrict__ stats) {
     const I j = blockIdx.x * (I)blockDim.x + threadIdx.x;
+    if (level0) add_counts(stats, 0, 0, j < P ? (unsigned long long)m2_negative(m2_load(D, (size_t)j * C + C - 1)) : 0);
     if (j >= P) return;
     const size_t s = (size_t)j * C + C - 1;
     const int n = C - 1;
@@ -469,12 +645,14 @@ __global__ void block_chunk_back(const I P, const int C, const I N, const V* __r
     }
 }
 
-// Block Thomas for the small bottom level (one thread).
+// Block Thomas for the small bottom level (one thread; level0: the system has no other
+// level, and its diagonal blocks are counted).
 template <typename V, typename I>
 __global__ void block_thomas_factor(const I n, const V* __restrict__ L, const V* __restrict__ D,
                                     const V* __restrict__ U, V* __restrict__ inv, V* __restrict__ cp,
-                                    int* __restrict__ boosted) {
+                                    const int level0, unsigned long long* __restrict__ stats) {
     if (blockIdx.x * blockDim.x + threadIdx.x != 0) return;
+    unsigned long long boosted = 0, negative = 0, negative_diag = 0;
     const M2<V> zero{0, 0, 0, 0};
     M2<V> prev = zero;
     for (I i = 0; i < n; ++i) {
@@ -482,10 +660,15 @@ __global__ void block_thomas_factor(const I n, const V* __restrict__ L, const V*
         const M2<V> d = m2_load(D, (size_t)i);
         const M2<V> u = i + 1 < n ? m2_load(U, (size_t)i) : zero;
         const M2<V> iv = m2_inverse_boosted(m2_sub(d, m2_mul(a, prev)), m2_abs(d) + m2_abs(a) + m2_abs(u), boosted);
+        negative += m2_negative(iv);
+        if (level0) negative_diag += m2_negative(d);
         prev = m2_mul(iv, u);
         m2_store(inv, (size_t)i, iv);
         m2_store(cp, (size_t)i, prev);
     }
+    atomicAdd(stats, boosted);
+    atomicAdd(stats + 1, negative);
+    atomicAdd(stats + 2, negative_diag);
 }
 
 template <typename V, typename I>
