@@ -86,21 +86,31 @@ def _warn_boosted(count, n):
         )
 
 
+_LEVEL_ARRAYS = ("inv_den", "cp", "ldl", "v", "w", "y")  # (C - 1) * P entries each
+_SEPARATOR_ARRAYS = ("sep_b", "g", "L", "sep_lo", "sep_hi", "ra", "rb", "rc")  # P entries each
+_BOTTOM_ARRAYS = ("inv_den", "cp", "dl")
+
+
 def _partition_plan(n, chunk, upper_chunk, bottom):
-    """Levels ``(N, C, P)`` of the partitioned GPU method for ``n`` rows, the bottom's size
-    and the workspace length: the host twin of ``level_at`` / ``bottom_at`` in
-    ``kernels/cuda/tridiag.cu`` (each array starts on a multiple of 32 elements)."""
+    """Layout of the partitioned GPU method's workspace for ``n`` rows: the host twin of
+    ``level_at`` / ``bottom_at`` in ``kernels/cuda/tridiag.cu`` (each array starts on a
+    multiple of 32 elements). Returns the levels as ``(N, C, P, offsets)``, the bottom as
+    ``(m, offsets)`` and the workspace length."""
     def align(k):
         return -(-k // 32) * 32
 
-    levels, size, N = [], 0, n
+    levels, base, N = [], 0, n
     while N > bottom:
         C = upper_chunk if levels else chunk
         P = -(-N // C)
-        levels.append((N, C, P))
-        size += 6 * align((C - 1) * P) + 8 * align(P)
+        a_int, a_sep = align((C - 1) * P), align(P)
+        at = {name: base + k * a_int for k, name in enumerate(_LEVEL_ARRAYS)}
+        at.update({name: base + 6 * a_int + k * a_sep for k, name in enumerate(_SEPARATOR_ARRAYS)})
+        levels.append((N, C, P, at))
+        base += 6 * a_int + 8 * a_sep
         N = P
-    return levels, N, size + 3 * align(N)
+    a = align(N)
+    return levels, (N, {name: base + k * a for k, name in enumerate(_BOTTOM_ARRAYS)}), base + 3 * a
 
 
 class TridiagonalSolver:
@@ -173,51 +183,61 @@ class TridiagonalSolver:
         vt = self.dtype
         if vt.kind == "c":
             raise TypeError("complex tridiagonal systems are supported on the CPU only")
-        self.levels, bottom, size = _partition_plan(self.n, chunk, upper_chunk, self.bottom_size)
+        levels, bottom, size = _partition_plan(self.n, chunk, upper_chunk, self.bottom_size)
         itype = np.int32 if self.n < np.iinfo(np.int32).max // 2 else np.int64
         self.kernels = {k: get_kernel("tridiag", k, vt, itype)
                         for k in ("chunk_forward", "reduced_rhs", "chunk_back", "thomas_solve")}
-        self.plan = (itype(self.n), np.int32(chunk), np.int32(upper_chunk))
-        self.bottom = bottom
-        self.work = cupy.empty(size, vt)
+        self.work = work = cupy.empty(size, vt)
         stats = cupy.zeros(3, dtype=np.uint64)
         self.perm_t = None
         if perm is not None:
             perm = cupy.ascontiguousarray(perm, dtype=itype)
             # with levels: the level-0 gather/scatter index in the interleaved layout
-            self.perm_t = cupy.empty(self.levels[0][2] * chunk, itype) if self.levels else perm
+            self.perm_t = cupy.empty(levels[0][2] * chunk, itype) if levels else perm
         dl, d, du = (cupy.ascontiguousarray(a, dtype=vt) for a in (dl, d, du))  # no copy when already so
-        launch_cooperative(get_kernel("tridiag", "partitioned_factor", vt, itype),
-                           self.levels[0][2] if self.levels else 1, 128,
-                           (*self.plan, np.int32(len(self.levels)), dl, d, du, self.work,
-                            perm if self.levels else None, self.perm_t if self.levels else None, stats))
+        launch_cooperative(get_kernel("tridiag", "partitioned_factor", vt, itype), levels[0][2] if levels else 1,
+                           128, (itype(self.n), np.int32(chunk), np.int32(upper_chunk), np.int32(len(levels)),
+                                 dl, d, du, work, perm if levels else None, self.perm_t if levels else None, stats))
+
+        def at(offset):
+            """Address of workspace entry ``offset``, passed where a kernel takes a pointer
+            (8 bytes either way): no CuPy view per array and level."""
+            return np.uint64(work.data.ptr + offset * work.itemsize)
+
+        # the apply's launches: (P, C, N, blocks, level arrays); level l > 0 reads the g of
+        # level l - 1 and writes its L
+        self._levels = [(itype(P), np.int32(C), itype(N), ((P + 127) // 128,), {k: at(o) for k, o in off.items()})
+                        for N, C, P, off in levels]
+        m, off = bottom
+        self._bottom = (itype(m), *(at(off[k]) for k in ("dl", "inv_den", "cp")))
         return stats.get()
 
     def _solve_gpu(self, x):
         import cupy
 
         out = cupy.empty(self.n, dtype=self.dtype)
-        k, plan, threads = self.kernels, self.plan, 128
-        n_levels = np.int32(len(self.levels))
-        if not self.levels:  # small system: Thomas directly, with the permutation applied around it
+        k, threads = self.kernels, (128,)
+        if not self._levels:  # small system: Thomas directly, with the permutation applied around it
             b = x[self.perm_t] if self.perm_t is not None else x
             xb = cupy.empty(self.n, dtype=self.dtype)
-            k["thomas_solve"]((1,), (1,), (*plan, n_levels, self.work, b, xb))
+            k["thomas_solve"]((1,), (1,), (*self._bottom, b, xb))
             if self.perm_t is not None:
                 out[self.perm_t] = xb
             else:
                 out[...] = xb
             return out
-        grids = [((P + threads - 1) // threads,) for _, _, P in self.levels]
-        for level, grid in enumerate(grids):
-            first = level == 0
-            k["chunk_forward"](grid, (threads,), (*plan, np.int32(level), x if first else None,
-                                                  self.perm_t if first else None, self.work))
-            k["reduced_rhs"](grid, (threads,), (*plan, np.int32(level), self.work))
-        k["thomas_solve"]((1,), (1,), (*plan, n_levels, self.work, None, None))
-        for level in range(len(grids) - 1, -1, -1):
-            k["chunk_back"](grids[level], (threads,), (*plan, np.int32(level), self.work,
-                                                        self.perm_t if level == 0 else None, out))
+        rhs, gather = x, self.perm_t
+        for P, C, N, blocks, a in self._levels:
+            k["chunk_forward"](blocks, threads, (P, C, N, rhs, gather, a["inv_den"], a["cp"], a["ldl"], a["y"],
+                                                 a["sep_b"]))
+            k["reduced_rhs"](blocks, threads, (P, C, a["sep_lo"], a["sep_hi"], a["y"], a["sep_b"], a["g"]))
+            rhs, gather = a["g"], None
+        deepest = self._levels[-1][4]
+        k["thomas_solve"]((1,), (1,), (*self._bottom, deepest["g"], deepest["L"]))
+        for depth in range(len(self._levels) - 1, -1, -1):
+            P, C, N, blocks, a = self._levels[depth]
+            target, scatter = (out, self.perm_t) if depth == 0 else (self._levels[depth - 1][4]["L"], None)
+            k["chunk_back"](blocks, threads, (P, C, N, a["y"], a["v"], a["w"], a["L"], scatter, target))
         return out
 
     # ------------------------------------------------------------------ solve
