@@ -104,11 +104,13 @@ __device__ __forceinline__ bool check_failed(const unsigned long long* __restric
 // Whether a flag of the check is raised, read from L2 (another SM may have raised it): the
 // first proposal stops taking rows once its factor is void (H100, a convection-diffusion
 // matrix whose every row is unsymmetric: the whole speculative round was 0.2-0.28 ms). Its
-// finiteness test is then incomplete: the host trusts it only when the check passed. The
-// flag read at a row is acted on before the next one, so that its latency hides behind
-// the row (waited for at once, it made the first proposal on ANISO1 0.3 ms slower).
-__device__ __forceinline__ bool check_raised(const unsigned long long* check) {
-    return (__ldcg(check) | __ldcg(check + 1)) != 0ull;
+// finiteness test is then incomplete: the host trusts it only when the check passed. A
+// thread reads the flags at every CHECK_EVERY-th row and acts on them after that row: read
+// at every row, every warp of the grid loading one address made the first proposal on
+// ANISO1 0.3 ms slower, waited for or not.
+#define CHECK_EVERY 16
+__device__ __forceinline__ bool check_raised(const unsigned long long* check, const int row_count) {
+    return check && row_count % CHECK_EVERY == 0 && (__ldcg(check) | __ldcg(check + 1)) != 0ull;
 }
 
 // Sums the threads' balances into check[2] (every lane of the warp must call it).
@@ -193,8 +195,9 @@ __device__ __forceinline__ void propose_rows(const I r0, const I step, const I n
                                              long long& balance, V* mirror_w) {
     const I total = listed ? (I)*n_open : n_rows;
     bool raised = false;
+    int row_count = 0;
     for (I r = r0; r < total && !raised; r += step) {
-        raised = check && check_raised(check);
+        raised = check_raised(check, row_count++);
         const I v = listed ? rows[r] : r;
         const int c = first ? 0 : count[v];
         const int room = n - c;
@@ -353,8 +356,9 @@ __device__ __forceinline__ void propose_rows_warp(const I w0, const I n_warps, c
     const unsigned FULL = 0xffffffffu;
     const I total = listed ? (I)*n_open : n_rows;
     bool raised = false;
+    int row_count = 0;
     for (I r = w0; r < total && !raised; r += n_warps) {  // warp-uniform loop
-        const bool seen = check && check_raised(check);
+        const bool seen = check_raised(check, row_count++);
         const I v = listed ? rows[r] : r;
         const int c = first ? 0 : count[v];
         const int room = n - c;
