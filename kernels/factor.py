@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .backend import EarlyRead, all_finite, is_device_array, to_host
+from .backend import EarlyRead, is_device_array, to_host
 from .hashing import hash32
 
 __all__ = ["greedy_factor", "parallel_factor", "factor_rounds", "mirror_factor_rounds", "rounds_used",
@@ -278,9 +278,7 @@ def factor_rounds(W, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, from_matrix=F
     its entries are finite and ``|A| - diag(A)`` is symmetric, the factor being valid
     only then. On the GPU the first proposal makes these tests while it reads the rows
     anyway (no pass of its own), and the check is readable as soon as that kernel has
-    run: the host need not wait for the later rounds. The GPU proposal stops taking rows
-    at the first fault it sees (the factor is void then), so a failed check's ``finite``
-    may miss entries that were not read: it is complete when the check passed."""
+    run: the host need not wait for the later rounds."""
     threshold = charge_threshold(p)
     if check:
         _check_canonical(W, "factor_rounds(check=True)")
@@ -304,13 +302,9 @@ def mirror_factor_rounds(A, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, kernel
     nonzero entry of ``A`` has no mirror (the pattern does not hold ``A' + A'^T``). On the GPU the first proposal computes the
     weights while it reads the rows (``mirror_sum`` fused, no pass of its own) and the
     host waits for that kernel only; a void factor stops the later rounds on the device.
-    Raises ``ValueError`` when ``A`` has NaN or infinite entries (tested while the weights
-    are computed, or, when some entry has no mirror, by a pass of its own).
     """
     _check_canonical(A, "mirror_factor_rounds")
     if not is_device_array(A) or iterations == 0:  # the CPU, or no proposal to compute the weights in
-        if not all_finite(A.data):
-            raise ValueError("matrix has NaN or infinite entries")
         W = mirror_weights(A)
         if W is None:
             return None
@@ -319,8 +313,6 @@ def mirror_factor_rounds(A, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, kernel
 
     partners, weights, flags, check, w = _gpu_parallel_factor(A, n, iterations, m, k_m, seed, charge_threshold(p),
                                                               True, kernel, mirror=True)
-    if not check.finite or not (check.mirrored or all_finite(A.data)):  # the proposal stops at the first fault
-        raise ValueError("matrix has NaN or infinite entries")
     if not check.mirrored:
         return None
     return partners, weights, flags, lambda: csp.csr_matrix((w, A.indices, A.indptr), shape=A.shape)

@@ -243,25 +243,23 @@ def _factor(A, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, symmetric=None, val
     rounds = (n, iterations, m, k_m, p, seed)
     real = np.dtype(A.dtype) in (np.float32, np.float64)
     G, graph = A, None  # graph: the weight graph of the factor, or a function building it
-    finite = validated or not A.nnz  # else tested by the first round that reads every entry, or by a pass
     if symmetric is None and real:  # the factor of A, valid if the check of its first round passes
         G = _canonical_csr(A)
         partners, weights, flags, check = factor_rounds(G, *rounds, from_matrix=True, check=True)
-        if not check.finite:
-            raise ValueError("matrix has NaN or infinite entries")
-        if check.symmetric:  # a passed check has read every entry
+        finite = check.finite
+        if finite and check.symmetric:
             graph = functools.partial(abs_graph, G, symmetric=True)
-            finite = True
+    else:
+        finite = validated or not A.nnz or all_finite(A.data)
+    if not finite:
+        raise ValueError("matrix has NaN or infinite entries")
     mirror = graph is None and real and symmetric is not True  # unsymmetric values
-    if mirror:  # A' + A'^T on A's own pattern, if it holds it (NaN or infinity raise there)
+    if mirror:  # A' + A'^T on A's own pattern, if it holds it
         G = _canonical_csr(G)
         mirrored = mirror_factor_rounds(G, *rounds)
-        finite = True
         if mirrored is not None:
             partners, weights, flags, weight_graph = mirrored
             graph = lambda: abs_graph(weight_graph(), symmetric=True)  # noqa: E731 - explicit zeros dropped
-    if not finite and not all_finite(A.data):
-        raise ValueError("matrix has NaN or infinite entries")
     if graph is None:
         G, from_matrix = weight_source(G, False if mirror else symmetric, mirror=not mirror)
         partners, weights, flags = factor_rounds(G, *rounds, from_matrix=from_matrix)

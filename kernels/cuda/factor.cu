@@ -83,7 +83,6 @@ __device__ __forceinline__ V mirror_entry(const I v, const I j, const I e, const
                                           const I* __restrict__ indices, const V* __restrict__ data, V* mirror_w,
                                           unsigned long long* check) {
     V w = V(0);
-    if (!isfinite(data[e])) raise_flag(check);
     if (j != v) {
         w = (V)fabs(data[e]);
         const I m = mirror_position(indptr, indices, j, v);
@@ -99,18 +98,6 @@ __device__ __forceinline__ V mirror_entry(const I v, const I j, const I e, const
 // check before it queues them (open_rounds finds no open rows).
 __device__ __forceinline__ bool check_failed(const unsigned long long* __restrict__ check) {
     return check && (check[0] | check[1] | check[2]);
-}
-
-// Whether a flag of the check is raised, read from L2 (another SM may have raised it): the
-// first proposal stops taking rows once its factor is void (H100, a convection-diffusion
-// matrix whose every row is unsymmetric: the whole speculative round was 0.2-0.28 ms). Its
-// finiteness test is then incomplete: the host trusts it only when the check passed. A
-// thread reads the flags at every CHECK_EVERY-th row and acts on them after that row: read
-// at every row, every warp of the grid loading one address made the first proposal on
-// ANISO1 0.3 ms slower, waited for or not.
-#define CHECK_EVERY 16
-__device__ __forceinline__ bool check_raised(const unsigned long long* check, const int row_count) {
-    return check && row_count % CHECK_EVERY == 0 && (__ldcg(check) | __ldcg(check + 1)) != 0ull;
 }
 
 // Sums the threads' balances into check[2] (every lane of the warp must call it).
@@ -194,10 +181,7 @@ __device__ __forceinline__ void propose_rows(const I r0, const I step, const I n
                                              const unsigned int* n_open, unsigned long long* check,
                                              long long& balance, V* mirror_w) {
     const I total = listed ? (I)*n_open : n_rows;
-    bool raised = false;
-    int row_count = 0;
-    for (I r = r0; r < total && !raised; r += step) {
-        raised = check_raised(check, row_count++);
+    for (I r = r0; r < total; r += step) {
         const I v = listed ? rows[r] : r;
         const int c = first ? 0 : count[v];
         const int room = n - c;
@@ -355,10 +339,7 @@ __device__ __forceinline__ void propose_rows_warp(const I w0, const I n_warps, c
                                                   long long& balance, V* mirror_w) {
     const unsigned FULL = 0xffffffffu;
     const I total = listed ? (I)*n_open : n_rows;
-    bool raised = false;
-    int row_count = 0;
-    for (I r = w0; r < total && !raised; r += n_warps) {  // warp-uniform loop
-        const bool seen = check_raised(check, row_count++);
+    for (I r = w0; r < total; r += n_warps) {  // warp-uniform loop
         const I v = listed ? rows[r] : r;
         const int c = first ? 0 : count[v];
         const int room = n - c;
@@ -410,7 +391,6 @@ __device__ __forceinline__ void propose_rows_warp(const I w0, const I n_warps, c
             }
         }
         if (lane == 0) store_proposals(v, n, filled, alive, acc_w, acc_j, prop, prop_w);
-        raised = __any_sync(FULL, seen);
     }
 }
 
