@@ -199,10 +199,10 @@ class TridiagonalSolver:
                            128, (itype(self.n), np.int32(chunk), np.int32(upper_chunk), np.int32(len(levels)),
                                  dl, d, du, work, perm if levels else None, self.perm_t if levels else None, stats))
 
-        # the apply's arrays, as views of the workspace (CuPy passes an array to a kernel
-        # faster than a raw address: H100, 250k rows, apply 0.100 -> 0.116 ms with
-        # addresses), made while the device runs the factorization: (P, C, N, blocks,
-        # arrays) per level; level l > 0 reads the g of level l - 1 and writes its L
+        # the apply's arrays, as views of the workspace made while the device factorizes
+        # (raw addresses as kernel arguments cost CuPy more host time per launch: H100, 250k
+        # rows, an apply 10-15% slower than with arrays): (P, C, N, blocks, arrays) per
+        # level; level l > 0 reads the g of level l - 1 and writes its L
         def views(offsets, length):
             return {name: work[o:o + length] for name, o in offsets.items()}
 

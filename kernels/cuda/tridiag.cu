@@ -72,8 +72,8 @@ struct Level {
     size_t end;                               // start of the next level (or of the bottom)
 };
 
-// Level l of a system of N0 rows; l = number of levels gives the bottom: its rows in N, its
-// dl, inv_den, cp at offsets inv_den, cp, ldl (the rest unused).
+// Level l of a system of N0 rows (l below the number of levels). Only the factorization
+// reads it; y, sep_b, g and L are the apply's, which the host places by the same layout.
 __device__ __forceinline__ Level level_at(const int l, const long long N0, const int C0, const int C1) {
     Level lv;
     size_t base = 0;
@@ -109,6 +109,8 @@ __device__ __forceinline__ Level level_at(const int l, const long long N0, const
     }
 }
 
+// The bottom (Thomas) level below n_levels levels: its rows in N, its inv_den, cp and dl
+// at the offsets inv_den, cp and ldl.
 __device__ __forceinline__ Level bottom_at(const int n_levels, const long long N0, const int C0, const int C1) {
     Level b;
     if (n_levels == 0) {
@@ -266,8 +268,8 @@ __global__ void partitioned_factor(const I N0, const int C0, const int C1, const
 // The apply kernels take their level's arrays as pointers into the workspace (placed by
 // the host twin of level_at): __restrict__ parameters let the compiler batch a chunk's loads
 // ahead of its stores. Pointers computed inside the kernel from the one workspace pointer
-// may alias for all it knows (H100, ANISO1 float32: apply 0.24 -> 0.30 ms, and 0.11 -> 0.17
-// ms at 250,000 rows, where the bottom Thomas solve's dependent loads dominate).
+// may alias for all it knows (H100, ANISO1 float32: apply 0.24 -> 0.30 ms, and 0.11 -> 0.16
+// ms at 250,000 rows).
 
 // Forward/backward sweep of each chunk interior: y = T_int^{-1} b. With `gather`, the
 // right-hand side of row r is x[gather[r]] (gather < 0: padding, zero).
