@@ -86,6 +86,11 @@ def _warn_boosted(count, n):
         )
 
 
+def _align(k):
+    """Workspace arrays start on a multiple of 32 values (``ws_align`` in tridiag.cu)."""
+    return -(-k // 32) * 32
+
+
 _LEVEL_ARRAYS = ("inv_den", "cp", "ldl", "v", "w", "y")  # (C - 1) * P entries each
 _SEPARATOR_ARRAYS = ("sep_b", "g", "L", "sep_lo", "sep_hi", "ra", "rb", "rc")  # P entries each
 _BOTTOM_ARRAYS = ("inv_den", "cp", "dl")
@@ -96,9 +101,7 @@ def _partition_plan(n, chunk, upper_chunk, bottom):
     ``level_at`` / ``bottom_at`` in ``kernels/cuda/tridiag.cu`` (each array starts on a
     multiple of 32 elements). Returns the levels as ``(N, C, P, offsets)``, the bottom as
     ``(m, offsets)`` and the workspace length."""
-    def align(k):
-        return -(-k // 32) * 32
-
+    align = _align
     levels, base, N = [], 0, n
     while N > bottom:
         C = upper_chunk if levels else chunk
@@ -111,6 +114,35 @@ def _partition_plan(n, chunk, upper_chunk, bottom):
         N = P
     a = align(N)
     return levels, (N, {name: base + k * a for k, name in enumerate(_BOTTOM_ARRAYS)}), base + 3 * a
+
+
+_BLOCK_ARRAYS = (("inv", 4), ("cp", 4), ("lint", 4), ("v", 4), ("w", 4), ("y", 2))  # x (C - 1) P values
+_BLOCK_SEPARATOR_ARRAYS = (("sep_b", 2), ("g", 2), ("S", 2), ("sep_lo", 4), ("sep_hi", 4), ("ra", 4), ("rb", 4),
+                           ("rc", 4))  # x P values
+_BLOCK_BOTTOM_ARRAYS = (("L", 4), ("inv", 4), ("cp", 4), ("x", 2))  # x m values
+
+
+def _block_partition_plan(m, chunk, bottom):
+    """Layout of the 2x2 block solver's workspace for ``m`` block rows: the host twin of
+    ``block_level_at`` in ``kernels/cuda/tridiag.cu``. Returns the levels as ``(N, P,
+    arrays)`` and the bottom as ``(m, arrays)``, ``arrays`` mapping a name to its ``(offset,
+    length)`` in values, and the workspace length."""
+    def place(names, count, base):
+        arrays = {}
+        for name, per in names:
+            arrays[name] = (base, per * count)
+            base += _align(per * count)
+        return arrays, base
+
+    levels, base, N = [], 0, m
+    while N > bottom:
+        P = -(-N // chunk)
+        arrays, base = place(_BLOCK_ARRAYS, (chunk - 1) * P, base)
+        separators, base = place(_BLOCK_SEPARATOR_ARRAYS, P, base)
+        levels.append((N, P, {**arrays, **separators}))
+        N = P
+    arrays, base = place(_BLOCK_BOTTOM_ARRAYS, N, base)
+    return levels, (N, arrays), base
 
 
 class TridiagonalSolver:
@@ -364,59 +396,6 @@ def _block_solve(L, inv, cp, idx, x, out):
             out[idx[i, 1]] = n1
 
 
-class _GpuBlockLevel:
-    """One level of the partitioned GPU solver for 2x2 block tridiagonal systems.
-
-    ``L, D, U`` are ``(m, 4)`` device arrays (row-major 2x2 blocks) in block-row order.
-    """
-
-    def __init__(self, L, D, U, chunk, stats, kernels, xp, level0):
-        self.N = N = L.shape[0]
-        self.C = C = chunk
-        self.P = P = (N + C - 1) // C
-        pad = P * C - N
-        vt = D.dtype
-        if pad:
-            eye = xp.zeros((pad, 4), vt)
-            eye[:, 0] = 1
-            eye[:, 3] = 1
-            L = xp.concatenate([L, xp.zeros((pad, 4), vt)])
-            U = xp.concatenate([U, xp.zeros((pad, 4), vt)])
-            D = xp.concatenate([D, eye])
-        L, U = L.copy(), U.copy()
-        L[0] = 0
-        U[N - 1:] = 0  # nothing couples beyond the system (or into the padding)
-        self.L, self.U = L, U
-        n_int = (C - 1) * P
-        self.inv, self.cp, self.lint, self.v, self.w = (xp.empty(4 * n_int, vt) for _ in range(5))
-        self.y = xp.empty(2 * n_int, vt)
-        self.sep_b, self.g, self.S = (xp.empty(2 * P, vt) for _ in range(3))
-        self.k = kernels
-        self.threads = 128
-        self.blocks = (P + self.threads - 1) // self.threads
-        self.itype = np.int64 if 2 * P * C > np.iinfo(np.int32).max else np.int32
-        args = (self.itype(P), np.int32(C))
-        kernels["block_chunk_factor"]((self.blocks,), (self.threads,),
-                                      (*args, L, D, U, self.inv, self.cp, self.lint, self.v, self.w,
-                                       np.int32(level0), stats))
-        ra, rb, rc = (xp.empty((P, 4), vt) for _ in range(3))
-        kernels["block_reduced_coeffs"]((self.blocks,), (self.threads,),
-                                        (*args, L, D, U, self.v, self.w, ra, rb, rc, np.int32(level0), stats))
-        self.reduced = (ra, rb, rc)
-
-    def forward(self, x, gather):
-        args = (self.itype(self.P), np.int32(self.C), self.itype(self.N))
-        self.k["block_chunk_forward"]((self.blocks,), (self.threads,),
-                                      (*args, x, gather, self.inv, self.cp, self.lint, self.y, self.sep_b))
-        self.k["block_reduced_rhs"]((self.blocks,), (self.threads,),
-                                    (self.itype(self.P), np.int32(self.C), self.L, self.U, self.y, self.sep_b, self.g))
-        return self.g
-
-    def back(self, S, scatter, out):
-        args = (self.itype(self.P), np.int32(self.C), self.itype(self.N))
-        self.k["block_chunk_back"]((self.blocks,), (self.threads,), (*args, self.y, self.v, self.w, S, scatter, out))
-
-
 class BlockTridiagonalSolver:
     """2x2 block tridiagonal system, factorized once for repeated solves.
 
@@ -470,68 +449,67 @@ class BlockTridiagonalSolver:
         self.boosted, self.negative_pivots, self.negative_diagonal = (int(c) for c in counts)
         _warn_boosted(self.boosted, self.m)
 
-    def _setup_gpu(self, L, D, U, index, chunk, kernels=None):
+    def _setup_gpu(self, L, D, U, index, chunk):
+        """All levels factorized by one cooperative launch into one workspace (as for
+        :class:`TridiagonalSolver`); returns the counts, read at the end."""
+        from .cuda import get_kernel, launch_cooperative
+
         xp = self.xp
         vt = self.dtype
         if vt.kind == "c":
             raise TypeError("complex block tridiagonal systems are supported on the CPU only")
         m = self.m
         itype = np.int32 if 2 * m < np.iinfo(np.int32).max // 2 else np.int64
-        if kernels is None:
-            from .cuda import get_kernel
+        levels, bottom, size = _block_partition_plan(m, chunk, self.bottom_size)
+        self.kernels = {k: get_kernel("tridiag", k, vt, itype)
+                        for k in ("block_chunk_forward", "block_reduced_rhs", "block_chunk_back", "block_thomas_solve")}
+        self.work = work = xp.empty(size, vt)
+        stats = xp.zeros(4, dtype=np.uint64)
+        flat = xp.ascontiguousarray(index, dtype=itype).ravel()
+        self.gather = xp.empty(2 * levels[0][1] * chunk, itype) if levels else flat
+        L, D, U = (xp.ascontiguousarray(a.reshape(m, 4), dtype=vt) for a in (L, D, U))
+        launch_cooperative(get_kernel("tridiag", "block_partitioned_factor", vt, itype),
+                           levels[0][1] if levels else 1, 128,
+                           (itype(m), np.int32(chunk), np.int32(len(levels)), L, D, U, work, flat,
+                            self.gather if levels else None, stats))
 
-            names = ("block_chunk_factor", "block_reduced_coeffs", "block_chunk_forward", "block_reduced_rhs",
-                     "block_chunk_back", "block_thomas_factor", "block_thomas_solve")
-            kernels = {k: get_kernel("tridiag", k, vt, itype) for k in names}
-        self.kernels = kernels
-        self.itype = itype
-        index = xp.asarray(index)
-        self.n = int((index >= 0).sum())  # setup only
-        stats = xp.zeros(3, dtype=np.uint64)
-        self.levels = []
-        cur = tuple(xp.ascontiguousarray(a.reshape(m, 4), dtype=vt) for a in (L, D, U))
-        while cur[0].shape[0] > self.bottom_size:
-            level = _GpuBlockLevel(*cur, chunk, stats, kernels, xp, not self.levels)
-            self.levels.append(level)
-            cur = level.reduced
-        mb = cur[0].shape[0]
-        Lb = cur[0].copy()
-        Lb[0] = 0
-        self.bottom = (Lb, xp.empty(4 * mb, vt), xp.empty(4 * mb, vt), xp.empty(2 * mb, vt), mb)
-        kernels["block_thomas_factor"]((1,), (1,), (itype(mb), Lb, cur[1], cur[2], self.bottom[1], self.bottom[2],
-                                                    np.int32(not self.levels), stats))
-        if self.levels:
-            lv = self.levels[0]
-            full = xp.full(2 * lv.P * lv.C, -1, dtype=lv.itype)
-            full[: 2 * m] = index.astype(lv.itype).ravel()
-            self.gather = full
-        else:  # small system: gather/scatter around a single block Thomas
-            flat = index.astype(itype).ravel()
-            self.gather = flat
+        def views(arrays):
+            return {name: work[o:o + length] for name, (o, length) in arrays.items()}
+
+        # the apply's arrays, made while the device factorizes: (P, C, N, blocks, arrays)
+        self._levels = [(itype(P), np.int32(chunk), itype(N), ((P + 127) // 128,), views(arrays))
+                        for N, P, arrays in levels]
+        mb, arrays = bottom
+        self._bottom = (itype(mb), views(arrays))
+        if not levels:  # small system: gather/scatter around a single block Thomas
             self.valid_pos = xp.flatnonzero(flat >= 0).astype(itype)
             self.valid_idx = flat[self.valid_pos]
-        return stats.get()  # setup only: one host synchronization
+        boosted, negative, negative_diag, self.n = (int(c) for c in stats.get())  # the one synchronization
+        return boosted, negative, negative_diag
 
     def _solve_gpu(self, x):
         xp = self.xp
+        k, threads = self.kernels, (128,)
         out = xp.empty(self.n, dtype=self.dtype)
-        Lb, inv, cp, xb, mb = self.bottom
-        if self.levels:
-            rhs = x
-            for depth, level in enumerate(self.levels):
-                rhs = level.forward(rhs, self.gather if depth == 0 else None)
-            self.kernels["block_thomas_solve"]((1,), (1,), (self.itype(mb), Lb, inv, cp, rhs, xb))
-            S = xb
-            for depth in range(len(self.levels) - 1, 0, -1):
-                target = self.levels[depth - 1].S
-                self.levels[depth].back(S, None, target)
-                S = target
-            self.levels[0].back(S, self.gather, out)
-        else:
-            b = xp.ones(2 * mb, dtype=self.dtype)
+        mb, bottom = self._bottom
+        if not self._levels:
+            b = xp.ones(2 * int(mb), dtype=self.dtype)
             b[self.valid_pos] = x[self.valid_idx]
-            self.kernels["block_thomas_solve"]((1,), (1,), (self.itype(mb), Lb, inv, cp, b, xb))
-            out[self.valid_idx] = xb[self.valid_pos]
+            k["block_thomas_solve"]((1,), (1,), (mb, bottom["L"], bottom["inv"], bottom["cp"], b, bottom["x"]))
+            out[self.valid_idx] = bottom["x"][self.valid_pos]
+            return out
+        rhs, gather = x, self.gather
+        for P, C, N, blocks, a in self._levels:
+            k["block_chunk_forward"](blocks, threads, (P, C, N, rhs, gather, a["inv"], a["cp"], a["lint"], a["y"],
+                                                       a["sep_b"]))
+            k["block_reduced_rhs"](blocks, threads, (P, C, a["sep_lo"], a["sep_hi"], a["y"], a["sep_b"], a["g"]))
+            rhs, gather = a["g"], None
+        deepest = self._levels[-1][4]
+        k["block_thomas_solve"]((1,), (1,), (mb, bottom["L"], bottom["inv"], bottom["cp"], deepest["g"], deepest["S"]))
+        for depth in range(len(self._levels) - 1, -1, -1):
+            P, C, N, blocks, a = self._levels[depth]
+            target, scatter = (out, self.gather) if depth == 0 else (self._levels[depth - 1][4]["S"], None)
+            k["block_chunk_back"](blocks, threads, (P, C, N, a["y"], a["v"], a["w"], a["S"], scatter, target))
         return out
 
     def solve(self, x):

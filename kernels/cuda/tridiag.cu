@@ -397,7 +397,7 @@ __global__ void extract_tridiagonal(const I N, const I* __restrict__ indptr, con
 // (block index t = i * P + j). The level-0 right-hand side is gathered through `gather`
 // (2 entries per block row; < 0: ghost unknown with right-hand side 1) and the solution
 // scattered through the same array (ghosts dropped).
-// templates: block_chunk_factor<V,I>, block_reduced_coeffs<V,I>, block_chunk_forward<V,I>, block_reduced_rhs<V,I>, block_chunk_back<V,I>, block_thomas_factor<V,I>, block_thomas_solve<V,I>, extract_blocks<V,I>
+// templates: block_partitioned_factor<V,I>, block_chunk_forward<V,I>, block_reduced_rhs<V,I>, block_chunk_back<V,I>, block_thomas_solve<V,I>, extract_blocks<V,I>
 
 template <typename V>
 struct M2 {
@@ -481,36 +481,92 @@ __device__ __forceinline__ M2<V> m2_inverse_boosted(M2<V> p, V local, unsigned l
     return M2<V>{p.d * r, -p.b * r, -p.c * r, p.a * r};
 }
 
-// L, D, U: (P*C) x 4 level coefficients in block-row order (padded; L[0] = 0, U beyond the
-// last row = 0). Outputs per interior block t = i * P + j: Inv (pivot inverses), Cp
-// (Inv U), Lint (the interior coupling), V and W (spikes for the left/right separators).
-// stats as for the scalar solver, counting eigenvalues of the pivot blocks (and, at level
-// 0, of the diagonal blocks) with a negative real part.
-template <typename V, typename I>
-__device__ __forceinline__ void block_factor_chunk(const I j, const I P, const int C, const V* __restrict__ L,
-                                                   const V* __restrict__ D, const V* __restrict__ U,
-                                                   V* __restrict__ inv, V* __restrict__ cp, V* __restrict__ lint,
-                                                   V* __restrict__ v, V* __restrict__ w, const int level0,
-                                                   unsigned long long& boosted, unsigned long long& negative,
-                                                   unsigned long long& negative_diag) {
-    const size_t base = (size_t)j * C;
+// Block row r of a level with N block rows, read in place: rows beyond N are padding
+// (0, I, 0), and nothing couples into row 0 or out of row N - 1.
+template <typename V>
+__device__ __forceinline__ M2<V> block_lower(const V* L, size_t r, long long N) {
+    return r > 0 && r < (size_t)N ? m2_load(L, r) : M2<V>{0, 0, 0, 0};
+}
+template <typename V>
+__device__ __forceinline__ M2<V> block_diag(const V* D, size_t r, long long N) {
+    return r < (size_t)N ? m2_load(D, r) : M2<V>{1, 0, 0, 1};
+}
+template <typename V>
+__device__ __forceinline__ M2<V> block_upper(const V* U, size_t r, long long N) {
+    return r + 1 < (size_t)N ? m2_load(U, r) : M2<V>{0, 0, 0, 0};
+}
+
+// Workspace of the 2x2 block solver, as for the scalar one (level_at), in values: per
+// level inv, cp, lint, v, w (4 (C - 1) P each), y (2 (C - 1) P), sep_b, g, S (2 P each),
+// sep_lo, sep_hi, ra, rb, rc (4 P each; ra, rb, rc: the next level's L, D, U); then the
+// bottom's L, inv, cp (4 m each) and x (2 m). Host twin: kernels.tridiag._block_partition_plan.
+struct BlockLevel {
+    long long N, P;
+    size_t inv, cp, lint, v, w, y, sep_b, g, S, sep_lo, sep_hi, ra, rb, rc, end;
+};
+
+__device__ __forceinline__ BlockLevel block_level_at(const int l, const long long N0, const int C) {
+    BlockLevel lv;
+    size_t base = 0;
+    long long N = N0;
+    for (int k = 0;; ++k) {
+        const long long P = (N + C - 1) / C;
+        const size_t a4 = ws_align(4 * (size_t)(C - 1) * P), a2 = ws_align(2 * (size_t)(C - 1) * P);
+        const size_t s2 = ws_align(2 * (size_t)P), s4 = ws_align(4 * (size_t)P);
+        if (k == l) {
+            lv.N = N;
+            lv.P = P;
+            lv.inv = base;
+            lv.cp = base + a4;
+            lv.lint = base + 2 * a4;
+            lv.v = base + 3 * a4;
+            lv.w = base + 4 * a4;
+            lv.y = base + 5 * a4;
+            const size_t s = lv.y + a2;
+            lv.sep_b = s;
+            lv.g = s + s2;
+            lv.S = s + 2 * s2;
+            lv.sep_lo = s + 3 * s2;
+            lv.sep_hi = lv.sep_lo + s4;
+            lv.ra = lv.sep_lo + 2 * s4;
+            lv.rb = lv.sep_lo + 3 * s4;
+            lv.rc = lv.sep_lo + 4 * s4;
+            lv.end = lv.sep_lo + 5 * s4;
+            return lv;
+        }
+        base += 5 * a4 + a2 + 3 * s2 + 5 * s4;
+        N = P;
+    }
+}
+
+// Chunk j of a block level: Inv (pivot inverses), Cp (Inv U), Lint (the interior coupling),
+// V and W (spikes for the left/right separators) per interior block t = i * P + j, with
+// the counts of the scalar solver over the eigenvalues of the pivot blocks (and, at level
+// 0, of the diagonal blocks) with a negative real part. Not inlined, as factor_chunk.
+template <typename V>
+__device__ __noinline__ Counts block_factor_chunk(const size_t j, const size_t P, const int C, const long long N,
+                                                  const V* L, const V* D, const V* U, V* __restrict__ inv,
+                                                  V* __restrict__ cp, V* __restrict__ lint, V* __restrict__ v,
+                                                  V* __restrict__ w, const bool level0) {
+    Counts counts{0, 0, 0};
+    const size_t base = j * C;
     const int n = C - 1;
     const M2<V> zero{0, 0, 0, 0};
     M2<V> prev_cp = zero, zv = zero, zw = zero;
     for (int i = 0; i < n; ++i) {
         const size_t t = (size_t)i * P + j;
-        const M2<V> a = i > 0 ? m2_load(L, base + i) : zero;
-        const M2<V> d = m2_load(D, base + i);
-        const M2<V> u = m2_load(U, base + i);
+        const M2<V> a = i > 0 ? block_lower(L, base + i, N) : zero;
+        const M2<V> d = block_diag(D, base + i, N);
+        const M2<V> u = block_upper(U, base + i, N);
         const M2<V> piv = m2_sub(d, m2_mul(a, prev_cp));
-        const M2<V> iv = m2_inverse_boosted(piv, m2_abs(d) + m2_abs(a) + m2_abs(u), boosted);
-        negative += m2_negative(iv);  // the eigenvalues of the inverse have the pivot's signs
-        if (level0) negative_diag += m2_negative(d);  // padding blocks are the identity
+        const M2<V> iv = m2_inverse_boosted(piv, m2_abs(d) + m2_abs(a) + m2_abs(u), counts.boosted);
+        counts.negative += m2_negative(iv);  // the eigenvalues of the inverse have the pivot's signs
+        if (level0) counts.negative_diag += m2_negative(d);  // padding blocks are the identity
         prev_cp = i == n - 1 ? zero : m2_mul(iv, u);  // the last interior row couples to the separator
         m2_store(inv, t, iv);
         m2_store(cp, t, prev_cp);
         m2_store(lint, t, a);
-        const M2<V> rv = i == 0 ? m2_load(L, base) : zero;
+        const M2<V> rv = i == 0 ? block_lower(L, base, N) : zero;
         const M2<V> rw = i == n - 1 ? u : zero;
         zv = m2_mul(iv, m2_sub(rv, m2_mul(a, zv)));
         zw = m2_mul(iv, m2_sub(rw, m2_mul(a, zw)));
@@ -526,44 +582,98 @@ __device__ __forceinline__ void block_factor_chunk(const I j, const I P, const i
         m2_store(v, t, nv);
         m2_store(w, t, nw);
     }
+    return counts;
 }
 
-template <typename V, typename I>
-__global__ void block_chunk_factor(const I P, const int C, const V* __restrict__ L, const V* __restrict__ D,
-                                   const V* __restrict__ U, V* __restrict__ inv, V* __restrict__ cp,
-                                   V* __restrict__ lint, V* __restrict__ v, V* __restrict__ w, const int level0,
-                                   unsigned long long* __restrict__ stats) {
-    const I j = blockIdx.x * (I)blockDim.x + threadIdx.x;
-    unsigned long long boosted = 0, negative = 0, negative_diag = 0;
-    if (j < P) block_factor_chunk(j, P, C, L, D, U, inv, cp, lint, v, w, level0, boosted, negative, negative_diag);
-    add_counts(stats, boosted, negative, negative_diag);
-}
-
-// Separator system: ra_j S_{j-1} + rb_j S_j + rc_j S_{j+1} = g_j (2x2 blocks). At level 0
-// the separators' diagonal blocks are counted into stats[2].
-template <typename V, typename I>
-__global__ void block_reduced_coeffs(const I P, const int C, const V* __restrict__ L, const V* __restrict__ D,
-                                    const V* __restrict__ U, const V* __restrict__ v, const V* __restrict__ w,
-                                    V* __restrict__ ra, V* __restrict__ rb, V* __restrict__ rc, const int level0,
-                                    unsigned long long* __restrict__ stats) {
-    const I j = blockIdx.x * (I)blockDim.x + threadIdx.x;
-    if (level0) add_counts(stats, 0, 0, j < P ? (unsigned long long)m2_negative(m2_load(D, (size_t)j * C + C - 1)) : 0);
-    if (j >= P) return;
-    const size_t s = (size_t)j * C + C - 1;
+// Separator j of a block level: ra_j S_{j-1} + rb_j S_j + rc_j S_{j+1} = g_j, the next
+// level's block row j; its own couplings kept (sep_lo, sep_hi) for the apply.
+template <typename V>
+__device__ __forceinline__ void block_separator_row(const size_t j, const BlockLevel& lv, const int C, const V* L,
+                                                    const V* D, const V* U, V* work, const bool level0,
+                                                    unsigned long long& negative_diag) {
+    const size_t P = (size_t)lv.P;
+    const size_t s = j * C + C - 1;
     const int n = C - 1;
     const M2<V> zero{0, 0, 0, 0};
-    const M2<V> lo = m2_load(L, s), hi = m2_load(U, s);
+    const M2<V> lo = block_lower(L, s, lv.N), hi = block_upper(U, s, lv.N), d = block_diag(D, s, lv.N);
+    if (level0) negative_diag += m2_negative(d);
+    const V *v = work + lv.v, *w = work + lv.w;
     const size_t last = (size_t)(n - 1) * P + j;
     M2<V> a = m2_sub(zero, m2_mul(lo, m2_load(v, last)));
-    M2<V> b = m2_sub(m2_load(D, s), m2_mul(lo, m2_load(w, last)));
+    M2<V> b = m2_sub(d, m2_mul(lo, m2_load(w, last)));
     M2<V> c = zero;
     if (j + 1 < P) {
-        b = m2_sub(b, m2_mul(hi, m2_load(v, (size_t)(j + 1))));
-        c = m2_sub(zero, m2_mul(hi, m2_load(w, (size_t)(j + 1))));
+        b = m2_sub(b, m2_mul(hi, m2_load(v, j + 1)));
+        c = m2_sub(zero, m2_mul(hi, m2_load(w, j + 1)));
     }
-    m2_store(ra, (size_t)j, j > 0 ? a : zero);
-    m2_store(rb, (size_t)j, b);
-    m2_store(rc, (size_t)j, c);
+    m2_store(work + lv.ra, j, j > 0 ? a : zero);
+    m2_store(work + lv.rb, j, b);
+    m2_store(work + lv.rc, j, c);
+    m2_store(work + lv.sep_lo, j, lo);
+    m2_store(work + lv.sep_hi, j, hi);
+}
+
+// The whole block factorization in one cooperative launch, as partitioned_factor: every
+// level, then the bottom block Thomas (one thread; its L copied into the workspace with
+// L_0 = 0). index (m x 2, -1 for a ghost) is counted into stats[3] (its unknowns) and,
+// with levels, laid into the level-0 gather/scatter array (2 P C entries, -1 beyond 2 m).
+template <typename V, typename I>
+__global__ void block_partitioned_factor(const I m, const int C, const int n_levels, const V* L0, const V* D0,
+                                         const V* U0, V* work, const I* __restrict__ index, I* __restrict__ gather,
+                                         unsigned long long* __restrict__ stats) {
+    cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+    const size_t tid = blockIdx.x * (size_t)blockDim.x + threadIdx.x, step = (size_t)gridDim.x * blockDim.x;
+    unsigned long long boosted = 0, negative = 0, negative_diag = 0, unknowns = 0;
+    const size_t total = n_levels > 0 ? 2 * (size_t)C * (((size_t)m + C - 1) / C) : 2 * (size_t)m;
+    for (size_t t = tid; t < total; t += step) {
+        const I k = t < 2 * (size_t)m ? index[t] : (I)-1;
+        unknowns += k >= 0;
+        if (n_levels > 0) gather[t] = k;
+    }
+    const V *L = L0, *D = D0, *U = U0;
+    for (int l = 0; l < n_levels; ++l) {
+        const BlockLevel lv = block_level_at(l, m, C);
+        for (size_t j = tid; j < (size_t)lv.P; j += step) {
+            const Counts c = block_factor_chunk(j, (size_t)lv.P, C, lv.N, L, D, U, work + lv.inv, work + lv.cp,
+                                                work + lv.lint, work + lv.v, work + lv.w, l == 0);
+            boosted += c.boosted;
+            negative += c.negative;
+            negative_diag += c.negative_diag;
+        }
+        grid.sync();
+        for (size_t j = tid; j < (size_t)lv.P; j += step)
+            block_separator_row(j, lv, C, L, D, U, work, l == 0, negative_diag);
+        grid.sync();
+        L = work + lv.ra;
+        D = work + lv.rb;
+        U = work + lv.rc;
+    }
+    if (tid == 0) {
+        long long n = m;
+        size_t base = 0;
+        if (n_levels > 0) {
+            const BlockLevel top = block_level_at(n_levels - 1, m, C);
+            n = top.P;
+            base = top.end;
+        }
+        const size_t a4 = ws_align(4 * (size_t)n);
+        V *Lb = work + base, *inv = Lb + a4, *cp = Lb + 2 * a4;
+        const M2<V> zero{0, 0, 0, 0};
+        M2<V> prev = zero;
+        for (long long i = 0; i < n; ++i) {
+            const M2<V> a = block_lower(L, (size_t)i, n), d = block_diag(D, (size_t)i, n), u = block_upper(U, (size_t)i, n);
+            const M2<V> iv = m2_inverse_boosted(m2_sub(d, m2_mul(a, prev)), m2_abs(d) + m2_abs(a) + m2_abs(u), boosted);
+            negative += m2_negative(iv);
+            if (n_levels == 0) negative_diag += m2_negative(d);
+            prev = m2_mul(iv, u);
+            m2_store(Lb, (size_t)i, a);
+            m2_store(inv, (size_t)i, iv);
+            m2_store(cp, (size_t)i, prev);
+        }
+    }
+    add_counts(stats, boosted, negative, negative_diag);
+    for (int off = 16; off > 0; off >>= 1) unknowns += __shfl_down_sync(0xffffffffu, unknowns, off);
+    if ((threadIdx.x & 31) == 0 && unknowns) atomicAdd(stats + 3, unknowns);
 }
 
 // y = T_int^{-1} b per chunk; the separator's right-hand side goes to sep_b. Level 0
@@ -605,14 +715,13 @@ __global__ void block_chunk_forward(const I P, const int C, const I N, const V* 
 }
 
 template <typename V, typename I>
-__global__ void block_reduced_rhs(const I P, const int C, const V* __restrict__ L, const V* __restrict__ U,
+__global__ void block_reduced_rhs(const I P, const int C, const V* __restrict__ sep_lo, const V* __restrict__ sep_hi,
                                   const V* __restrict__ y, const V* __restrict__ sep_b, V* __restrict__ g) {
     const I j = blockIdx.x * (I)blockDim.x + threadIdx.x;
     if (j >= P) return;
-    const size_t s = (size_t)j * C + C - 1;
     const int n = C - 1;
-    V2<V> val = v2_sub(v2_load(sep_b, (size_t)j), mv(m2_load(L, s), v2_load(y, (size_t)(n - 1) * P + j)));
-    if (j + 1 < P) val = v2_sub(val, mv(m2_load(U, s), v2_load(y, (size_t)(j + 1))));
+    V2<V> val = v2_sub(v2_load(sep_b, (size_t)j), mv(m2_load(sep_lo, (size_t)j), v2_load(y, (size_t)(n - 1) * P + j)));
+    if (j + 1 < P) val = v2_sub(val, mv(m2_load(sep_hi, (size_t)j), v2_load(y, (size_t)(j + 1))));
     v2_store(g, (size_t)j, val);
 }
 
@@ -639,32 +748,6 @@ __global__ void block_chunk_back(const I P, const int C, const I N, const V* __r
             v2_store(out, r, val);
         }
     }
-}
-
-// Block Thomas for the small bottom level (one thread; level0: the system has no other
-// level, and its diagonal blocks are counted).
-template <typename V, typename I>
-__global__ void block_thomas_factor(const I n, const V* __restrict__ L, const V* __restrict__ D,
-                                    const V* __restrict__ U, V* __restrict__ inv, V* __restrict__ cp,
-                                    const int level0, unsigned long long* __restrict__ stats) {
-    if (blockIdx.x * blockDim.x + threadIdx.x != 0) return;
-    unsigned long long boosted = 0, negative = 0, negative_diag = 0;
-    const M2<V> zero{0, 0, 0, 0};
-    M2<V> prev = zero;
-    for (I i = 0; i < n; ++i) {
-        const M2<V> a = i > 0 ? m2_load(L, (size_t)i) : zero;
-        const M2<V> d = m2_load(D, (size_t)i);
-        const M2<V> u = i + 1 < n ? m2_load(U, (size_t)i) : zero;
-        const M2<V> iv = m2_inverse_boosted(m2_sub(d, m2_mul(a, prev)), m2_abs(d) + m2_abs(a) + m2_abs(u), boosted);
-        negative += m2_negative(iv);
-        if (level0) negative_diag += m2_negative(d);
-        prev = m2_mul(iv, u);
-        m2_store(inv, (size_t)i, iv);
-        m2_store(cp, (size_t)i, prev);
-    }
-    atomicAdd(stats, boosted);
-    atomicAdd(stats + 1, negative);
-    atomicAdd(stats + 2, negative_diag);
 }
 
 template <typename V, typename I>
