@@ -91,58 +91,76 @@ def _align(k):
     return -(-k // 32) * 32
 
 
-_LEVEL_ARRAYS = ("inv_den", "cp", "ldl", "v", "w", "y")  # (C - 1) * P entries each
-_SEPARATOR_ARRAYS = ("sep_b", "g", "L", "sep_lo", "sep_hi", "ra", "rb", "rc")  # P entries each
-_BOTTOM_ARRAYS = ("inv_den", "cp", "dl")
+# The workspace layouts of the partitioned GPU solvers, in the order of the CUDA twins
+# (``level_at`` / ``bottom_at`` and ``block_level_at`` in tridiag.cu): per level the
+# interior arrays ((C - 1) P rows each) and the separator arrays (P rows each), then the
+# bottom's (m rows each), as (name, values per row). ra, rb, rc: the next level's
+# coefficients; L (bottom): its subdiagonal; S: the separators' solution.
+_SCALAR_LAYOUT = ((("inv", 1), ("cp", 1), ("lint", 1), ("v", 1), ("w", 1), ("y", 1)),
+                  (("sep_b", 1), ("g", 1), ("S", 1), ("sep_lo", 1), ("sep_hi", 1), ("ra", 1), ("rb", 1), ("rc", 1)),
+                  (("inv", 1), ("cp", 1), ("L", 1)))
+_BLOCK_LAYOUT = ((("inv", 4), ("cp", 4), ("lint", 4), ("v", 4), ("w", 4), ("y", 2)),
+                 (("sep_b", 2), ("g", 2), ("S", 2), ("sep_lo", 4), ("sep_hi", 4), ("ra", 4), ("rb", 4), ("rc", 4)),
+                 (("L", 4), ("inv", 4), ("cp", 4), ("x", 2)))
 
 
-def _partition_plan(n, chunk, upper_chunk, bottom):
-    """Layout of the partitioned GPU method's workspace for ``n`` rows: the host twin of
-    ``level_at`` / ``bottom_at`` in ``kernels/cuda/tridiag.cu`` (each array starts on a
-    multiple of 32 elements). Returns the levels as ``(N, C, P, offsets)``, the bottom as
-    ``(m, offsets)`` and the workspace length."""
-    align = _align
+def _partition_plan(n, chunk, upper_chunk, bottom, layout):
+    """Levels of the partitioned method for ``n`` rows (chunks of ``chunk`` rows at level 0,
+    ``upper_chunk`` above, down to ``bottom`` rows) and their arrays in one workspace.
+    Returns the levels as ``(N, C, P, arrays)``, the bottom as ``(m, arrays)`` (``arrays``:
+    name -> ``(offset, length)`` in values) and the workspace length."""
+    def place(names, rows, base):
+        arrays = {}
+        for name, per_row in names:
+            arrays[name] = (base, per_row * rows)
+            base += _align(per_row * rows)
+        return arrays, base
+
+    interior, separator, last = layout
     levels, base, N = [], 0, n
     while N > bottom:
         C = upper_chunk if levels else chunk
         P = -(-N // C)
-        a_int, a_sep = align((C - 1) * P), align(P)
-        at = {name: base + k * a_int for k, name in enumerate(_LEVEL_ARRAYS)}
-        at.update({name: base + 6 * a_int + k * a_sep for k, name in enumerate(_SEPARATOR_ARRAYS)})
-        levels.append((N, C, P, at))
-        base += 6 * a_int + 8 * a_sep
+        arrays, base = place(interior, (C - 1) * P, base)
+        separators, base = place(separator, P, base)
+        levels.append((N, C, P, {**arrays, **separators}))
         N = P
-    a = align(N)
-    return levels, (N, {name: base + k * a for k, name in enumerate(_BOTTOM_ARRAYS)}), base + 3 * a
-
-
-_BLOCK_ARRAYS = (("inv", 4), ("cp", 4), ("lint", 4), ("v", 4), ("w", 4), ("y", 2))  # x (C - 1) P values
-_BLOCK_SEPARATOR_ARRAYS = (("sep_b", 2), ("g", 2), ("S", 2), ("sep_lo", 4), ("sep_hi", 4), ("ra", 4), ("rb", 4),
-                           ("rc", 4))  # x P values
-_BLOCK_BOTTOM_ARRAYS = (("L", 4), ("inv", 4), ("cp", 4), ("x", 2))  # x m values
-
-
-def _block_partition_plan(m, chunk, bottom):
-    """Layout of the 2x2 block solver's workspace for ``m`` block rows: the host twin of
-    ``block_level_at`` in ``kernels/cuda/tridiag.cu``. Returns the levels as ``(N, P,
-    arrays)`` and the bottom as ``(m, arrays)``, ``arrays`` mapping a name to its ``(offset,
-    length)`` in values, and the workspace length."""
-    def place(names, count, base):
-        arrays = {}
-        for name, per in names:
-            arrays[name] = (base, per * count)
-            base += _align(per * count)
-        return arrays, base
-
-    levels, base, N = [], 0, m
-    while N > bottom:
-        P = -(-N // chunk)
-        arrays, base = place(_BLOCK_ARRAYS, (chunk - 1) * P, base)
-        separators, base = place(_BLOCK_SEPARATOR_ARRAYS, P, base)
-        levels.append((N, P, {**arrays, **separators}))
-        N = P
-    arrays, base = place(_BLOCK_BOTTOM_ARRAYS, N, base)
+    arrays, base = place(last, N, base)
     return levels, (N, arrays), base
+
+
+def _apply_views(work, levels, bottom, itype):
+    """The apply's arguments: views of the workspace (CuPy passes an array to a kernel in
+    less host time than a raw address: H100, 250k rows, an apply 10-15% slower with
+    addresses), as ``(P, C, N, blocks, arrays)`` per level and ``(m, arrays)``."""
+    def views(arrays):
+        return {name: work[o:o + length] for name, (o, length) in arrays.items()}
+
+    return ([(itype(P), np.int32(C), itype(N), ((P + 127) // 128,), views(arrays)) for N, C, P, arrays in levels],
+            (itype(bottom[0]), views(bottom[1])))
+
+
+def _partitioned_solve(kernels, prefix, levels, bottom, x, gather, out):
+    """The apply of the partitioned method into ``out`` (``prefix`` "" scalar, "block_" 2x2):
+    forward over the chunk interiors level by level (level 0 reads ``x`` through
+    ``gather``, level l > 0 the separator right-hand side g of level l - 1), the bottom
+    Thomas solve into the deepest separators, then the interiors back down (level l > 0
+    into the separators S of level l - 1, level 0 through ``gather`` into ``out``)."""
+    threads = (128,)
+    rhs, index = x, gather
+    for P, C, N, blocks, a in levels:
+        kernels[prefix + "chunk_forward"](blocks, threads, (P, C, N, rhs, index, a["inv"], a["cp"], a["lint"], a["y"],
+                                                            a["sep_b"]))
+        kernels[prefix + "reduced_rhs"](blocks, threads, (P, C, a["sep_lo"], a["sep_hi"], a["y"], a["sep_b"], a["g"]))
+        rhs, index = a["g"], None
+    m, b = bottom
+    deepest = levels[-1][4]
+    kernels[prefix + "thomas_solve"]((1,), (1,), (m, b["L"], b["inv"], b["cp"], deepest["g"], deepest["S"]))
+    for depth in range(len(levels) - 1, -1, -1):
+        P, C, N, blocks, a = levels[depth]
+        target, index = (out, gather) if depth == 0 else (levels[depth - 1][4]["S"], None)
+        kernels[prefix + "chunk_back"](blocks, threads, (P, C, N, a["y"], a["v"], a["w"], a["S"], index, target))
+    return out
 
 
 class TridiagonalSolver:
@@ -215,7 +233,7 @@ class TridiagonalSolver:
         vt = self.dtype
         if vt.kind == "c":
             raise TypeError("complex tridiagonal systems are supported on the CPU only")
-        levels, bottom, size = _partition_plan(self.n, chunk, upper_chunk, self.bottom_size)
+        levels, bottom, size = _partition_plan(self.n, chunk, upper_chunk, self.bottom_size, _SCALAR_LAYOUT)
         itype = np.int32 if self.n < np.iinfo(np.int32).max // 2 else np.int64
         self.kernels = {k: get_kernel("tridiag", k, vt, itype)
                         for k in ("chunk_forward", "reduced_rhs", "chunk_back", "thomas_solve")}
@@ -230,50 +248,24 @@ class TridiagonalSolver:
         launch_cooperative(get_kernel("tridiag", "partitioned_factor", vt, itype), levels[0][2] if levels else 1,
                            128, (itype(self.n), np.int32(chunk), np.int32(upper_chunk), np.int32(len(levels)),
                                  dl, d, du, work, perm if levels else None, self.perm_t if levels else None, stats))
-
-        # the apply's arrays, as views of the workspace made while the device factorizes
-        # (raw addresses as kernel arguments cost CuPy more host time per launch: H100, 250k
-        # rows, an apply 10-15% slower than with arrays): (P, C, N, blocks, arrays) per
-        # level; level l > 0 reads the g of level l - 1 and writes its L
-        def views(offsets, length):
-            return {name: work[o:o + length] for name, o in offsets.items()}
-
-        self._levels = []
-        for N, C, P, off in levels:
-            arrays = views({k: off[k] for k in _LEVEL_ARRAYS}, (C - 1) * P)
-            arrays.update(views({k: off[k] for k in _SEPARATOR_ARRAYS}, P))
-            self._levels.append((itype(P), np.int32(C), itype(N), ((P + 127) // 128,), arrays))
-        m, off = bottom
-        bottom = views(off, m)
-        self._bottom = (itype(m), bottom["dl"], bottom["inv_den"], bottom["cp"])
+        self._levels, self._bottom = _apply_views(work, levels, bottom, itype)  # while the device factorizes
         return stats.get()
 
     def _solve_gpu(self, x):
         import cupy
 
         out = cupy.empty(self.n, dtype=self.dtype)
-        k, threads = self.kernels, (128,)
-        if not self._levels:  # small system: Thomas directly, with the permutation applied around it
-            b = x[self.perm_t] if self.perm_t is not None else x
-            xb = cupy.empty(self.n, dtype=self.dtype)
-            k["thomas_solve"]((1,), (1,), (*self._bottom, b, xb))
-            if self.perm_t is not None:
-                out[self.perm_t] = xb
-            else:
-                out[...] = xb
-            return out
-        rhs, gather = x, self.perm_t
-        for P, C, N, blocks, a in self._levels:
-            k["chunk_forward"](blocks, threads, (P, C, N, rhs, gather, a["inv_den"], a["cp"], a["ldl"], a["y"],
-                                                 a["sep_b"]))
-            k["reduced_rhs"](blocks, threads, (P, C, a["sep_lo"], a["sep_hi"], a["y"], a["sep_b"], a["g"]))
-            rhs, gather = a["g"], None
-        deepest = self._levels[-1][4]
-        k["thomas_solve"]((1,), (1,), (*self._bottom, deepest["g"], deepest["L"]))
-        for depth in range(len(self._levels) - 1, -1, -1):
-            P, C, N, blocks, a = self._levels[depth]
-            target, scatter = (out, self.perm_t) if depth == 0 else (self._levels[depth - 1][4]["L"], None)
-            k["chunk_back"](blocks, threads, (P, C, N, a["y"], a["v"], a["w"], a["L"], scatter, target))
+        if self._levels:
+            return _partitioned_solve(self.kernels, "", self._levels, self._bottom, x, self.perm_t, out)
+        # small system: Thomas directly, with the permutation applied around it
+        b = x[self.perm_t] if self.perm_t is not None else x
+        xb = cupy.empty(self.n, dtype=self.dtype)
+        m, bottom = self._bottom
+        self.kernels["thomas_solve"]((1,), (1,), (m, bottom["L"], bottom["inv"], bottom["cp"], b, xb))
+        if self.perm_t is not None:
+            out[self.perm_t] = xb
+        else:
+            out[...] = xb
         return out
 
     # ------------------------------------------------------------------ solve
@@ -460,27 +452,19 @@ class BlockTridiagonalSolver:
             raise TypeError("complex block tridiagonal systems are supported on the CPU only")
         m = self.m
         itype = np.int32 if 2 * m < np.iinfo(np.int32).max // 2 else np.int64
-        levels, bottom, size = _block_partition_plan(m, chunk, self.bottom_size)
+        levels, bottom, size = _partition_plan(m, chunk, chunk, self.bottom_size, _BLOCK_LAYOUT)
         self.kernels = {k: get_kernel("tridiag", k, vt, itype)
                         for k in ("block_chunk_forward", "block_reduced_rhs", "block_chunk_back", "block_thomas_solve")}
         self.work = work = xp.empty(size, vt)
         stats = xp.zeros(4, dtype=np.uint64)
         flat = xp.ascontiguousarray(index, dtype=itype).ravel()
-        self.gather = xp.empty(2 * levels[0][1] * chunk, itype) if levels else flat
+        self.gather = xp.empty(2 * levels[0][2] * chunk, itype) if levels else flat
         L, D, U = (xp.ascontiguousarray(a.reshape(m, 4), dtype=vt) for a in (L, D, U))
         launch_cooperative(get_kernel("tridiag", "block_partitioned_factor", vt, itype),
-                           levels[0][1] if levels else 1, 128,
+                           levels[0][2] if levels else 1, 128,
                            (itype(m), np.int32(chunk), np.int32(len(levels)), L, D, U, work, flat,
                             self.gather if levels else None, stats))
-
-        def views(arrays):
-            return {name: work[o:o + length] for name, (o, length) in arrays.items()}
-
-        # the apply's arrays, made while the device factorizes: (P, C, N, blocks, arrays)
-        self._levels = [(itype(P), np.int32(chunk), itype(N), ((P + 127) // 128,), views(arrays))
-                        for N, P, arrays in levels]
-        mb, arrays = bottom
-        self._bottom = (itype(mb), views(arrays))
+        self._levels, self._bottom = _apply_views(work, levels, bottom, itype)  # while the device factorizes
         if not levels:  # small system: gather/scatter around a single block Thomas
             self.valid_pos = xp.flatnonzero(flat >= 0).astype(itype)
             self.valid_idx = flat[self.valid_pos]
@@ -489,27 +473,14 @@ class BlockTridiagonalSolver:
 
     def _solve_gpu(self, x):
         xp = self.xp
-        k, threads = self.kernels, (128,)
         out = xp.empty(self.n, dtype=self.dtype)
-        mb, bottom = self._bottom
-        if not self._levels:
-            b = xp.ones(2 * int(mb), dtype=self.dtype)
-            b[self.valid_pos] = x[self.valid_idx]
-            k["block_thomas_solve"]((1,), (1,), (mb, bottom["L"], bottom["inv"], bottom["cp"], b, bottom["x"]))
-            out[self.valid_idx] = bottom["x"][self.valid_pos]
-            return out
-        rhs, gather = x, self.gather
-        for P, C, N, blocks, a in self._levels:
-            k["block_chunk_forward"](blocks, threads, (P, C, N, rhs, gather, a["inv"], a["cp"], a["lint"], a["y"],
-                                                       a["sep_b"]))
-            k["block_reduced_rhs"](blocks, threads, (P, C, a["sep_lo"], a["sep_hi"], a["y"], a["sep_b"], a["g"]))
-            rhs, gather = a["g"], None
-        deepest = self._levels[-1][4]
-        k["block_thomas_solve"]((1,), (1,), (mb, bottom["L"], bottom["inv"], bottom["cp"], deepest["g"], deepest["S"]))
-        for depth in range(len(self._levels) - 1, -1, -1):
-            P, C, N, blocks, a = self._levels[depth]
-            target, scatter = (out, self.gather) if depth == 0 else (self._levels[depth - 1][4]["S"], None)
-            k["block_chunk_back"](blocks, threads, (P, C, N, a["y"], a["v"], a["w"], a["S"], scatter, target))
+        if self._levels:
+            return _partitioned_solve(self.kernels, "block_", self._levels, self._bottom, x, self.gather, out)
+        m, bottom = self._bottom
+        b = xp.ones(2 * int(m), dtype=self.dtype)
+        b[self.valid_pos] = x[self.valid_idx]
+        self.kernels["block_thomas_solve"]((1,), (1,), (m, bottom["L"], bottom["inv"], bottom["cp"], b, bottom["x"]))
+        out[self.valid_idx] = bottom["x"][self.valid_pos]
         return out
 
     def solve(self, x):

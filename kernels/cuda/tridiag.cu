@@ -14,8 +14,8 @@
 // Every array of every level lives in one workspace, at the offsets of level_at: the
 // factorization of all levels is one cooperative launch (launched level by level, the
 // short upper levels cost more host time than device time). The host twin of level_at,
-// kernels.tridiag._partition_plan, sizes the workspace and places the apply kernels'
-// arrays.
+// kernels.tridiag._partition_plan with _SCALAR_LAYOUT, sizes the workspace and places the
+// apply kernels' arrays.
 //
 // The factorization counts (stats): [0] boosted pivots, [1] negative pivots, [2] negative
 // diagonal entries of the level-0 system. For a symmetric system [1] is its number of
@@ -66,14 +66,14 @@ __host__ __device__ __forceinline__ size_t ws_align(size_t n) { return (n + 31) 
 struct Level {
     long long N, P;                           // rows, chunks (= rows of the next level)
     int C;                                    // rows per chunk
-    size_t inv_den, cp, ldl, v, w, y;         // (C - 1) * P each, interleaved
-    size_t sep_b, g, L, sep_lo, sep_hi;       // P each
+    size_t inv, cp, lint, v, w, y;            // (C - 1) * P each, interleaved
+    size_t sep_b, g, S, sep_lo, sep_hi;       // P each
     size_t ra, rb, rc;                        // P each: the next level's dl, d, du
     size_t end;                               // start of the next level (or of the bottom)
 };
 
 // Level l of a system of N0 rows (l below the number of levels). Only the factorization
-// reads it; y, sep_b, g and L are the apply's, which the host places by the same layout.
+// reads it; y, sep_b, g and S are the apply's, which the host places by the same layout.
 __device__ __forceinline__ Level level_at(const int l, const long long N0, const int C0, const int C1) {
     Level lv;
     size_t base = 0;
@@ -86,16 +86,16 @@ __device__ __forceinline__ Level level_at(const int l, const long long N0, const
             lv.N = N;
             lv.P = P;
             lv.C = C;
-            lv.inv_den = base;
+            lv.inv = base;
             lv.cp = base + a_int;
-            lv.ldl = base + 2 * a_int;
+            lv.lint = base + 2 * a_int;
             lv.v = base + 3 * a_int;
             lv.w = base + 4 * a_int;
             lv.y = base + 5 * a_int;
             const size_t s = base + 6 * a_int;
             lv.sep_b = s;
             lv.g = s + a_sep;
-            lv.L = s + 2 * a_sep;
+            lv.S = s + 2 * a_sep;
             lv.sep_lo = s + 3 * a_sep;
             lv.sep_hi = s + 4 * a_sep;
             lv.ra = s + 5 * a_sep;
@@ -109,21 +109,21 @@ __device__ __forceinline__ Level level_at(const int l, const long long N0, const
     }
 }
 
-// The bottom (Thomas) level below n_levels levels: its rows in N, its inv_den, cp and dl
-// at the offsets inv_den, cp and ldl.
+// The bottom (Thomas) level below n_levels levels: its rows in N, its inverse pivots, cp
+// and subdiagonal at the offsets inv, cp and lint.
 __device__ __forceinline__ Level bottom_at(const int n_levels, const long long N0, const int C0, const int C1) {
     Level b;
     if (n_levels == 0) {
         b.N = N0;
-        b.inv_den = 0;
+        b.inv = 0;
     } else {
         const Level top = level_at(n_levels - 1, N0, C0, C1);
         b.N = top.P;
-        b.inv_den = top.end;
+        b.inv = top.end;
     }
     const size_t a = ws_align((size_t)b.N);
-    b.cp = b.inv_den + a;
-    b.ldl = b.inv_den + 2 * a;
+    b.cp = b.inv + a;
+    b.lint = b.inv + 2 * a;
     return b;
 }
 
@@ -234,8 +234,8 @@ __global__ void partitioned_factor(const I N0, const int C0, const int C1, const
     for (int l = 0; l < n_levels; ++l) {
         const Level lv = level_at(l, N0, C0, C1);
         for (size_t j = tid; j < (size_t)lv.P; j += step) {
-            const Counts c = factor_chunk(j, (size_t)lv.P, lv.C, lv.N, dl, d, du, work + lv.inv_den, work + lv.cp,
-                                          work + lv.ldl, work + lv.v, work + lv.w, l == 0);
+            const Counts c = factor_chunk(j, (size_t)lv.P, lv.C, lv.N, dl, d, du, work + lv.inv, work + lv.cp,
+                                          work + lv.lint, work + lv.v, work + lv.w, l == 0);
             boosted += c.boosted;
             negative += c.negative;
             negative_diag += c.negative_diag;
@@ -249,7 +249,7 @@ __global__ void partitioned_factor(const I N0, const int C0, const int C1, const
     }
     if (tid == 0) {
         const Level b = bottom_at(n_levels, N0, C0, C1);
-        V *inv_den = work + b.inv_den, *cp = work + b.cp, *dlb = work + b.ldl;
+        V *inv_den = work + b.inv, *cp = work + b.cp, *dlb = work + b.lint;
         V prev = 0;
         for (long long i = 0; i < b.N; ++i) {
             const V a = i > 0 ? dl[i] : V(0), di = d[i], ui = i + 1 < b.N ? du[i] : V(0);
@@ -499,7 +499,8 @@ __device__ __forceinline__ M2<V> block_upper(const V* U, size_t r, long long N) 
 // Workspace of the 2x2 block solver, as for the scalar one (level_at), in values: per
 // level inv, cp, lint, v, w (4 (C - 1) P each), y (2 (C - 1) P), sep_b, g, S (2 P each),
 // sep_lo, sep_hi, ra, rb, rc (4 P each; ra, rb, rc: the next level's L, D, U); then the
-// bottom's L, inv, cp (4 m each) and x (2 m). Host twin: kernels.tridiag._block_partition_plan.
+// bottom's L, inv, cp (4 m each) and x (2 m). Host twin: kernels.tridiag._partition_plan
+// with _BLOCK_LAYOUT.
 struct BlockLevel {
     long long N, P;
     size_t inv, cp, lint, v, w, y, sep_b, g, S, sep_lo, sep_hi, ra, rb, rc, end;
