@@ -92,13 +92,13 @@ def _align(k):
 
 
 # The workspace layouts of the partitioned GPU solvers, in the order of the CUDA twins
-# (``level_at`` / ``bottom_at`` and ``block_level_at`` in tridiag.cu): per level the
-# interior arrays ((C - 1) P rows each) and the separator arrays (P rows each), then the
-# bottom's (m rows each), as (name, values per row). ra, rb, rc: the next level's
-# coefficients; L (bottom): its subdiagonal; S: the separators' solution.
+# (``level_at`` / ``bottom_at`` in tridiag.cu): per level the interior arrays ((C - 1) P
+# rows each) and the separator arrays (P rows each), then the bottom's (m rows each), as
+# (name, values per row). ra, rb, rc: the next level's coefficients; L (bottom): its
+# subdiagonal; S: the separators' solution.
 _SCALAR_LAYOUT = ((("inv", 1), ("cp", 1), ("lint", 1), ("v", 1), ("w", 1), ("y", 1)),
                   (("sep_b", 1), ("g", 1), ("S", 1), ("sep_lo", 1), ("sep_hi", 1), ("ra", 1), ("rb", 1), ("rc", 1)),
-                  (("inv", 1), ("cp", 1), ("L", 1)))
+                  (("L", 1), ("inv", 1), ("cp", 1)))
 _BLOCK_LAYOUT = ((("inv", 4), ("cp", 4), ("lint", 4), ("v", 4), ("w", 4), ("y", 2)),
                  (("sep_b", 2), ("g", 2), ("S", 2), ("sep_lo", 4), ("sep_hi", 4), ("ra", 4), ("rb", 4), ("rc", 4)),
                  (("L", 4), ("inv", 4), ("cp", 4), ("x", 2)))

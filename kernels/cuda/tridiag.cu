@@ -60,20 +60,23 @@ __device__ __forceinline__ V diag_at(const V* d, size_t r, long long N) { return
 template <typename V>
 __device__ __forceinline__ V upper_at(const V* du, size_t r, long long N) { return r + 1 < (size_t)N ? du[r] : V(0); }
 
-// Workspace layout. Each array starts on a multiple of 32 elements.
+// Workspace layout. Each array starts on a multiple of 32 values. Per level, interleaved:
+// inv, cp, lint, v, w of K values per interior row ((C - 1) P rows), y of H; per separator
+// (P rows): sep_b, g, S of H values, sep_lo, sep_hi, ra, rb, rc of K (ra, rb, rc: the next
+// level's coefficients). Then the bottom's L, inv, cp of K values per row. Scalar systems
+// K = H = 1, 2x2 blocks K = 4, H = 2. Host twin: kernels.tridiag._partition_plan.
 __host__ __device__ __forceinline__ size_t ws_align(size_t n) { return (n + 31) / 32 * 32; }
 
 struct Level {
-    long long N, P;                           // rows, chunks (= rows of the next level)
-    int C;                                    // rows per chunk
-    size_t inv, cp, lint, v, w, y;            // (C - 1) * P each, interleaved
-    size_t sep_b, g, S, sep_lo, sep_hi;       // P each
-    size_t ra, rb, rc;                        // P each: the next level's dl, d, du
-    size_t end;                               // start of the next level (or of the bottom)
+    long long N, P;  // rows, chunks (= rows of the next level)
+    int C;           // rows per chunk
+    size_t inv, cp, lint, v, w, y, sep_b, g, S, sep_lo, sep_hi, ra, rb, rc;
+    size_t end;      // start of the next level (or of the bottom)
 };
 
 // Level l of a system of N0 rows (l below the number of levels). Only the factorization
 // reads it; y, sep_b, g and S are the apply's, which the host places by the same layout.
+template <int K, int H>
 __device__ __forceinline__ Level level_at(const int l, const long long N0, const int C0, const int C1) {
     Level lv;
     size_t base = 0;
@@ -81,49 +84,50 @@ __device__ __forceinline__ Level level_at(const int l, const long long N0, const
     for (int k = 0;; ++k) {
         const int C = k == 0 ? C0 : C1;
         const long long P = (N + C - 1) / C;
-        const size_t a_int = ws_align((size_t)(C - 1) * P), a_sep = ws_align((size_t)P);
+        const size_t ik = ws_align(K * (size_t)(C - 1) * P), ih = ws_align(H * (size_t)(C - 1) * P);
+        const size_t sk = ws_align(K * (size_t)P), sh = ws_align(H * (size_t)P);
         if (k == l) {
             lv.N = N;
             lv.P = P;
             lv.C = C;
             lv.inv = base;
-            lv.cp = base + a_int;
-            lv.lint = base + 2 * a_int;
-            lv.v = base + 3 * a_int;
-            lv.w = base + 4 * a_int;
-            lv.y = base + 5 * a_int;
-            const size_t s = base + 6 * a_int;
-            lv.sep_b = s;
-            lv.g = s + a_sep;
-            lv.S = s + 2 * a_sep;
-            lv.sep_lo = s + 3 * a_sep;
-            lv.sep_hi = s + 4 * a_sep;
-            lv.ra = s + 5 * a_sep;
-            lv.rb = s + 6 * a_sep;
-            lv.rc = s + 7 * a_sep;
-            lv.end = s + 8 * a_sep;
+            lv.cp = base + ik;
+            lv.lint = base + 2 * ik;
+            lv.v = base + 3 * ik;
+            lv.w = base + 4 * ik;
+            lv.y = base + 5 * ik;
+            lv.sep_b = lv.y + ih;
+            lv.g = lv.sep_b + sh;
+            lv.S = lv.sep_b + 2 * sh;
+            lv.sep_lo = lv.sep_b + 3 * sh;
+            lv.sep_hi = lv.sep_lo + sk;
+            lv.ra = lv.sep_lo + 2 * sk;
+            lv.rb = lv.sep_lo + 3 * sk;
+            lv.rc = lv.sep_lo + 4 * sk;
+            lv.end = lv.sep_lo + 5 * sk;
             return lv;
         }
-        base += 6 * a_int + 8 * a_sep;
+        base += 5 * ik + ih + 3 * sh + 5 * sk;
         N = P;
     }
 }
 
-// The bottom (Thomas) level below n_levels levels: its rows in N, its inverse pivots, cp
-// and subdiagonal at the offsets inv, cp and lint.
+// The bottom (Thomas) level below n_levels levels: its rows in N, its subdiagonal, inverse
+// pivots and cp at the offsets lint, inv and cp.
+template <int K, int H>
 __device__ __forceinline__ Level bottom_at(const int n_levels, const long long N0, const int C0, const int C1) {
     Level b;
-    if (n_levels == 0) {
-        b.N = N0;
-        b.inv = 0;
-    } else {
-        const Level top = level_at(n_levels - 1, N0, C0, C1);
+    size_t base = 0;
+    b.N = N0;
+    if (n_levels > 0) {
+        const Level top = level_at<K, H>(n_levels - 1, N0, C0, C1);
         b.N = top.P;
-        b.inv = top.end;
+        base = top.end;
     }
-    const size_t a = ws_align((size_t)b.N);
-    b.cp = b.inv + a;
-    b.lint = b.inv + 2 * a;
+    const size_t a = ws_align(K * (size_t)b.N);
+    b.lint = base;
+    b.inv = base + a;
+    b.cp = base + 2 * a;
     return b;
 }
 
@@ -232,7 +236,7 @@ __global__ void partitioned_factor(const I N0, const int C0, const int C1, const
     }
     const V *dl = dl0, *d = d0, *du = du0;
     for (int l = 0; l < n_levels; ++l) {
-        const Level lv = level_at(l, N0, C0, C1);
+        const Level lv = level_at<1, 1>(l, N0, C0, C1);
         for (size_t j = tid; j < (size_t)lv.P; j += step) {
             const Counts c = factor_chunk(j, (size_t)lv.P, lv.C, lv.N, dl, d, du, work + lv.inv, work + lv.cp,
                                           work + lv.lint, work + lv.v, work + lv.w, l == 0);
@@ -248,7 +252,7 @@ __global__ void partitioned_factor(const I N0, const int C0, const int C1, const
         du = work + lv.rc;
     }
     if (tid == 0) {
-        const Level b = bottom_at(n_levels, N0, C0, C1);
+        const Level b = bottom_at<1, 1>(n_levels, N0, C0, C1);
         V *inv_den = work + b.inv, *cp = work + b.cp, *dlb = work + b.lint;
         V prev = 0;
         for (long long i = 0; i < b.N; ++i) {
@@ -496,50 +500,6 @@ __device__ __forceinline__ M2<V> block_upper(const V* U, size_t r, long long N) 
     return r + 1 < (size_t)N ? m2_load(U, r) : M2<V>{0, 0, 0, 0};
 }
 
-// Workspace of the 2x2 block solver, as for the scalar one (level_at), in values: per
-// level inv, cp, lint, v, w (4 (C - 1) P each), y (2 (C - 1) P), sep_b, g, S (2 P each),
-// sep_lo, sep_hi, ra, rb, rc (4 P each; ra, rb, rc: the next level's L, D, U); then the
-// bottom's L, inv, cp (4 m each) and x (2 m). Host twin: kernels.tridiag._partition_plan
-// with _BLOCK_LAYOUT.
-struct BlockLevel {
-    long long N, P;
-    size_t inv, cp, lint, v, w, y, sep_b, g, S, sep_lo, sep_hi, ra, rb, rc, end;
-};
-
-__device__ __forceinline__ BlockLevel block_level_at(const int l, const long long N0, const int C) {
-    BlockLevel lv;
-    size_t base = 0;
-    long long N = N0;
-    for (int k = 0;; ++k) {
-        const long long P = (N + C - 1) / C;
-        const size_t a4 = ws_align(4 * (size_t)(C - 1) * P), a2 = ws_align(2 * (size_t)(C - 1) * P);
-        const size_t s2 = ws_align(2 * (size_t)P), s4 = ws_align(4 * (size_t)P);
-        if (k == l) {
-            lv.N = N;
-            lv.P = P;
-            lv.inv = base;
-            lv.cp = base + a4;
-            lv.lint = base + 2 * a4;
-            lv.v = base + 3 * a4;
-            lv.w = base + 4 * a4;
-            lv.y = base + 5 * a4;
-            const size_t s = lv.y + a2;
-            lv.sep_b = s;
-            lv.g = s + s2;
-            lv.S = s + 2 * s2;
-            lv.sep_lo = s + 3 * s2;
-            lv.sep_hi = lv.sep_lo + s4;
-            lv.ra = lv.sep_lo + 2 * s4;
-            lv.rb = lv.sep_lo + 3 * s4;
-            lv.rc = lv.sep_lo + 4 * s4;
-            lv.end = lv.sep_lo + 5 * s4;
-            return lv;
-        }
-        base += 5 * a4 + a2 + 3 * s2 + 5 * s4;
-        N = P;
-    }
-}
-
 // Chunk j of a block level: Inv (pivot inverses), Cp (Inv U), Lint (the interior coupling),
 // V and W (spikes for the left/right separators) per interior block t = i * P + j, with
 // the counts of the scalar solver over the eigenvalues of the pivot blocks (and, at level
@@ -589,7 +549,7 @@ __device__ __noinline__ Counts block_factor_chunk(const size_t j, const size_t P
 // Separator j of a block level: ra_j S_{j-1} + rb_j S_j + rc_j S_{j+1} = g_j, the next
 // level's block row j; its own couplings kept (sep_lo, sep_hi) for the apply.
 template <typename V>
-__device__ __forceinline__ void block_separator_row(const size_t j, const BlockLevel& lv, const int C, const V* L,
+__device__ __forceinline__ void block_separator_row(const size_t j, const Level& lv, const int C, const V* L,
                                                     const V* D, const V* U, V* work, const bool level0,
                                                     unsigned long long& negative_diag) {
     const size_t P = (size_t)lv.P;
@@ -633,7 +593,7 @@ __global__ void block_partitioned_factor(const I m, const int C, const int n_lev
     }
     const V *L = L0, *D = D0, *U = U0;
     for (int l = 0; l < n_levels; ++l) {
-        const BlockLevel lv = block_level_at(l, m, C);
+        const Level lv = level_at<4, 2>(l, m, C, C);
         for (size_t j = tid; j < (size_t)lv.P; j += step) {
             const Counts c = block_factor_chunk(j, (size_t)lv.P, C, lv.N, L, D, U, work + lv.inv, work + lv.cp,
                                                 work + lv.lint, work + lv.v, work + lv.w, l == 0);
@@ -650,15 +610,9 @@ __global__ void block_partitioned_factor(const I m, const int C, const int n_lev
         U = work + lv.rc;
     }
     if (tid == 0) {
-        long long n = m;
-        size_t base = 0;
-        if (n_levels > 0) {
-            const BlockLevel top = block_level_at(n_levels - 1, m, C);
-            n = top.P;
-            base = top.end;
-        }
-        const size_t a4 = ws_align(4 * (size_t)n);
-        V *Lb = work + base, *inv = Lb + a4, *cp = Lb + 2 * a4;
+        const Level b = bottom_at<4, 2>(n_levels, m, C, C);
+        const long long n = b.N;
+        V *Lb = work + b.lint, *inv = work + b.inv, *cp = work + b.cp;
         const M2<V> zero{0, 0, 0, 0};
         M2<V> prev = zero;
         for (long long i = 0; i < n; ++i) {
