@@ -129,15 +129,22 @@ def _partition_plan(n, chunk, upper_chunk, bottom, layout):
     return levels, (N, arrays), base
 
 
-def _apply_views(work, levels, bottom, itype):
-    """The apply's arguments: views of the workspace (CuPy passes an array to a kernel in
-    less host time than a raw address: H100, 250k rows, an apply 10-15% slower with
-    addresses), as ``(P, C, N, blocks, arrays)`` per level and ``(m, arrays)``."""
-    def views(arrays):
-        return {name: work[o:o + length] for name, (o, length) in arrays.items()}
+_FACTOR_ONLY = ("ra", "rb", "rc")  # read by the factorization alone
 
+
+def _apply_views(work, plan, itype):
+    """The apply's arguments, made at the first solve from the set-up's ``plan`` (levels,
+    bottom): views of the workspace, as ``(P, C, N, blocks, arrays)`` per level and ``(m,
+    arrays)``. CuPy passes an array to a kernel in less host time than a raw address (H100,
+    250k rows: an apply 10-15% slower with addresses), but some 60 views of a 5-level
+    system cost the set-up about 0.1 ms of host time on the 2.7-2.9M-row stand-ins, so the
+    first solve makes them, once."""
+    def views(arrays):
+        return {name: work[o:o + length] for name, (o, length) in arrays.items() if name not in _FACTOR_ONLY}
+
+    levels, (m, bottom) = plan
     return ([(itype(P), np.int32(C), itype(N), ((P + 127) // 128,), views(arrays)) for N, C, P, arrays in levels],
-            (itype(bottom[0]), views(bottom[1])))
+            (itype(m), views(bottom)))
 
 
 def _partitioned_solve(kernels, prefix, levels, bottom, x, gather, out):
@@ -248,19 +255,21 @@ class TridiagonalSolver:
         launch_cooperative(get_kernel("tridiag", "partitioned_factor", vt, itype), levels[0][2] if levels else 1,
                            128, (itype(self.n), np.int32(chunk), np.int32(upper_chunk), np.int32(len(levels)),
                                  dl, d, du, work, perm if levels else None, self.perm_t if levels else None, stats))
-        self._levels, self._bottom = _apply_views(work, levels, bottom, itype)  # while the device factorizes
+        self._plan, self._itype, self._launches = (levels, bottom), itype, None
         return stats.get()
 
     def _solve_gpu(self, x):
         import cupy
 
         out = cupy.empty(self.n, dtype=self.dtype)
-        if self._levels:
-            return _partitioned_solve(self.kernels, "", self._levels, self._bottom, x, self.perm_t, out)
+        if self._launches is None:
+            self._launches = _apply_views(self.work, self._plan, self._itype)
+        levels, (m, bottom) = self._launches
+        if levels:
+            return _partitioned_solve(self.kernels, "", levels, (m, bottom), x, self.perm_t, out)
         # small system: Thomas directly, with the permutation applied around it
         b = x[self.perm_t] if self.perm_t is not None else x
         xb = cupy.empty(self.n, dtype=self.dtype)
-        m, bottom = self._bottom
         self.kernels["thomas_solve"]((1,), (1,), (m, bottom["L"], bottom["inv"], bottom["cp"], b, xb))
         if self.perm_t is not None:
             out[self.perm_t] = xb
@@ -464,7 +473,7 @@ class BlockTridiagonalSolver:
                            levels[0][2] if levels else 1, 128,
                            (itype(m), np.int32(chunk), np.int32(len(levels)), L, D, U, work, flat,
                             self.gather if levels else None, stats))
-        self._levels, self._bottom = _apply_views(work, levels, bottom, itype)  # while the device factorizes
+        self._plan, self._itype, self._launches = (levels, bottom), itype, None
         if not levels:  # small system: gather/scatter around a single block Thomas
             self.valid_pos = xp.flatnonzero(flat >= 0).astype(itype)
             self.valid_idx = flat[self.valid_pos]
@@ -474,9 +483,11 @@ class BlockTridiagonalSolver:
     def _solve_gpu(self, x):
         xp = self.xp
         out = xp.empty(self.n, dtype=self.dtype)
-        if self._levels:
-            return _partitioned_solve(self.kernels, "block_", self._levels, self._bottom, x, self.gather, out)
-        m, bottom = self._bottom
+        if self._launches is None:
+            self._launches = _apply_views(self.work, self._plan, self._itype)
+        levels, (m, bottom) = self._launches
+        if levels:
+            return _partitioned_solve(self.kernels, "block_", levels, (m, bottom), x, self.gather, out)
         b = xp.ones(2 * int(m), dtype=self.dtype)
         b[self.valid_pos] = x[self.valid_idx]
         self.kernels["block_thomas_solve"]((1,), (1,), (m, bottom["L"], bottom["inv"], bottom["cp"], b, bottom["x"]))
