@@ -138,6 +138,9 @@ def run_case(A, name, precond_name, *, rtol=1e-8, maxiter=5000, method="bicgstab
     for attr in ("weight_coverage", "n_paths"):
         if hasattr(M, attr):
             row[attr] = float(getattr(M, attr))
+    if hasattr(M, "negative_pivots"):  # the definiteness check of the factorized system
+        row["negative_pivots"] = M.negative_pivots
+        row["indefinite"] = M.negative_pivots != M.solver.negative_diagonal
     return row
 
 
@@ -179,7 +182,8 @@ def run_study(matrix_specs, precond_names, *, n=None, dtype=np.float64, device="
 
 
 def format_table(rows) -> str:
-    head = f"{'matrix':<16} {'preconditioner':<28} {'iters':>6} {'rel.res':>9} {'FRE':>9} {'setup s':>8} {'solve s':>8} {'total s':>8} {'cover':>6}"
+    head = (f"{'matrix':<16} {'preconditioner':<28} {'iters':>6} {'rel.res':>9} {'FRE':>9} {'setup s':>8} "
+            f"{'solve s':>8} {'total s':>8} {'cover':>6} {'neg.piv':>8}")
     lines = [head, "-" * len(head)]
     for r in rows:
         if "error" in r:
@@ -187,11 +191,16 @@ def format_table(rows) -> str:
             continue
         it = f"{r['iterations']}" + ("" if r["converged"] else "*")
         cover = f"{r['weight_coverage']:.2f}" if "weight_coverage" in r else ""
+        negative = f"{r['negative_pivots']}" + ("!" if r["indefinite"] else "") if "negative_pivots" in r else ""
         lines.append(
             f"{r['matrix']:<16} {r['preconditioner']:<28} {it:>6} {r['relative_residual']:>9.1e} "
-            f"{r['forward_error']:>9.1e} {r['setup_time']:>8.3f} {r['solve_time']:>8.3f} {r['time_to_solution']:>8.3f} {cover:>6}"
+            f"{r['forward_error']:>9.1e} {r['setup_time']:>8.3f} {r['solve_time']:>8.3f} {r['time_to_solution']:>8.3f} "
+            f"{cover:>6} {negative:>8}"
         )
     lines.append("(* = not converged: maxiter reached or breakdown, info != 0)")
+    if any(r.get("indefinite") for r in rows):
+        lines.append("(! = the factorized system is indefinite where its diagonal is not: its negative pivots "
+                     "are not the diagonal's negative entries; BiCGStab may stall)")
     return "\n".join(lines)
 
 

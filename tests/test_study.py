@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from precond import cli
-from precond.study import LOAD_FAILED, run_study, true_solution
+from precond.study import LOAD_FAILED, format_table, run_study, true_solution
 
 
 def test_true_solution_is_papers():
@@ -64,3 +64,24 @@ def test_demo_skips_collection_matrices_not_on_this_machine(monkeypatch, capsys)
     kept = _demo_matrices()
     assert kept == [m for m in DEMO["matrices"] if m not in suitesparse.REGISTRY]
     assert kept and "skipped" in capsys.readouterr().out
+
+
+def test_table_flags_an_indefinite_factorized_system():
+    """The study records the definiteness check: bcsstk25-like SPD triangles whose
+    tridiagonal part is indefinite get a flagged negative-pivot count, Poisson none."""
+    import warnings
+
+    import scipy.sparse as sp
+
+    from precond.study import run_case
+
+    tri = np.full((3, 3), 0.9) + 0.1 * np.eye(3)
+    A = sp.kron(sp.eye(20), sp.csr_matrix(tri), format="csr")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        bad = run_case(A, "triangles", "algebraic_tridiagonal", maxiter=50, trace=False, warm_up=False)
+    assert bad["negative_pivots"] == 20 and bad["indefinite"]
+    good = run_study(["poisson2d"], ["tridiagonal", "jacobi"], n=8, progress=False)
+    assert good[0]["negative_pivots"] == 0 and not good[0]["indefinite"] and "negative_pivots" not in good[1]
+    table = format_table([bad] + good)
+    assert "20!" in table and "indefinite where its diagonal is not" in table
