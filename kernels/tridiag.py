@@ -337,9 +337,13 @@ def _negative_eigenvalues(a00, a01, a10, a11):
 
 
 @njit(cache=True)
-def _block_factor(L, D, U, eps_scale):
+def _block_factor(L, D, U, eps):
     """Block Thomas for 2x2 blocks (L, D, U of shape (m, 2, 2)): inverse pivots and C', and
-    the counts of :class:`TridiagonalSolver` (eigenvalues of the pivot and diagonal blocks)."""
+    the counts of :class:`TridiagonalSolver` (eigenvalues of the pivot and diagonal blocks).
+    A pivot block is tiny when |det| <= eps * s^2, s the magnitude of its block row (the
+    sum of |entries| of L_i, D_i, U_i; 1 for a zero row), as on the GPU
+    (``m2_inverse_boosted``): it is boosted on its diagonal by eps * s, then its
+    off-diagonal dropped if still singular."""
     m = D.shape[0]
     inv = np.empty_like(D)
     cp = np.zeros_like(D)
@@ -353,13 +357,16 @@ def _block_factor(L, D, U, eps_scale):
             a01 -= l00 * p01 + l01 * p11
             a10 -= l10 * p00 + l11 * p10
             a11 -= l10 * p01 + l11 * p11
+        local = np.abs(D[i]).sum() + (np.abs(L[i]).sum() if i > 0 else 0.0) + (np.abs(U[i]).sum() if i < m - 1 else 0.0)
+        scale = local if local > 0 else 1.0
+        tiny = eps * scale * scale
         det = a00 * a11 - a01 * a10
-        if abs(det) <= eps_scale * eps_scale:
+        if abs(det) <= tiny:
             boosted += 1
-            a00 += eps_scale
-            a11 += eps_scale
+            a00 += eps * scale
+            a11 += eps * scale
             det = a00 * a11 - a01 * a10
-            if abs(det) <= eps_scale * eps_scale:
+            if abs(det) <= tiny:
                 a01 = a10 = a00 * 0
                 det = a00 * a11
         negative += _negative_eigenvalues(a00.real, a01.real, a10.real, a11.real)
@@ -441,10 +448,8 @@ class BlockTridiagonalSolver:
             self.L = np.ascontiguousarray(L)
             self.index = np.ascontiguousarray(index, dtype=np.int64)
             self.n = int((self.index >= 0).sum())
-            scale = float(np.abs(D).max()) or 1.0
             self.inv, self.cp, counts = _block_factor(
-                self.L, np.ascontiguousarray(D), np.ascontiguousarray(U),
-                self.dtype.type(_eps(self.dtype) * scale).real)
+                self.L, np.ascontiguousarray(D), np.ascontiguousarray(U), _eps(self.dtype))
         else:
             counts = self._setup_gpu(L, D, U, index, chunk)
         self.boosted, self.negative_pivots, self.negative_diagonal = (int(c) for c in counts)

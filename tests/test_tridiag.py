@@ -108,6 +108,20 @@ def test_negative_pivots_count_negative_eigenvalues(rng, n):
     assert definite.negative_pivots == definite.negative_diagonal == 0
 
 
+def test_block_tiny_pivots_are_tiny_for_their_own_row(rng):
+    """A pivot block is tiny relative to its own block row, as on the GPU: on a system whose
+    rows span eight orders of magnitude (random_diffusion2d's coefficients span more) no
+    well-conditioned block is boosted (a scale taken over the whole system boosted half)."""
+    L, D, U, index = _block_system(rng, 400, np.float32)
+    rows = np.where(np.arange(400) < 200, 1e8, 1.0).astype(np.float32)[:, None, None]
+    L, D, U = L * rows, D * rows, U * rows  # row-scaled: still block tridiagonal, same solution scale
+    s = BlockTridiagonalSolver(L, D, U, index)
+    assert s.boosted == 0
+    b = rng.standard_normal(s.n).astype(np.float32)
+    ref = BlockTridiagonalSolver(L.astype(np.float64), D.astype(np.float64), U.astype(np.float64), index).solve(b)
+    np.testing.assert_allclose(s.solve(b), ref, rtol=1e-3, atol=1e-3 * np.abs(ref).max())
+
+
 def test_block_negative_pivots_count_negative_eigenvalues(rng):
     m = 40
     D = rng.standard_normal((m, 2, 2))
