@@ -336,6 +336,12 @@ def _negative_eigenvalues(a00, a01, a10, a11):
     return 2 if det > 0 else 1
 
 
+@njit(cache=True, inline="always")
+def _abs_sum(B, i):
+    """Sum of |entries| of the 2x2 block ``B[i]`` (twin of ``m2_abs``), without a temporary."""
+    return abs(B[i, 0, 0]) + abs(B[i, 0, 1]) + abs(B[i, 1, 0]) + abs(B[i, 1, 1])
+
+
 @njit(cache=True)
 def _block_factor(L, D, U, eps):
     """Block Thomas for 2x2 blocks (L, D, U of shape (m, 2, 2)): inverse pivots and C', and
@@ -357,7 +363,7 @@ def _block_factor(L, D, U, eps):
             a01 -= l00 * p01 + l01 * p11
             a10 -= l10 * p00 + l11 * p10
             a11 -= l10 * p01 + l11 * p11
-        local = np.abs(D[i]).sum() + (np.abs(L[i]).sum() if i > 0 else 0.0) + (np.abs(U[i]).sum() if i < m - 1 else 0.0)
+        local = _abs_sum(D, i) + (_abs_sum(L, i) if i > 0 else 0.0) + (_abs_sum(U, i) if i < m - 1 else 0.0)
         scale = local if local > 0 else 1.0
         tiny = eps * scale * scale
         det = a00 * a11 - a01 * a10
