@@ -112,12 +112,17 @@ class _FactorizedPrecond(Preconditioner):
         its negative eigenvalues); see :class:`kernels.tridiag.TridiagonalSolver`."""
         return self.solver.negative_pivots
 
-    def _warn_indefinite(self, name):
-        """Warn when the factorized system's pivots and diagonal differ in sign count: for
-        an SPD matrix, a tridiagonal part that is not definite (paper 001 assumes it is), on
+    @property
+    def indefinite(self) -> bool:
+        """Whether the factorized system's pivots and diagonal differ in sign count: for an
+        SPD matrix, a tridiagonal part that is not definite (paper 001 assumes it is), on
         which BiCGStab may stall (bcsstk25: 289 negative pivots in the forest's order)."""
+        return self.solver.negative_pivots != self.solver.negative_diagonal
+
+    def _warn_indefinite(self, name):
+        """Warn when the factorized system is :attr:`indefinite`."""
         neg, diag = self.solver.negative_pivots, self.solver.negative_diagonal
-        if neg != diag:
+        if self.indefinite:
             warnings.warn(
                 f"{name}: the factorized system has {neg} negative pivot(s) where its diagonal has {diag} "
                 f"negative entr{'y' if diag == 1 else 'ies'}: it is indefinite where its diagonal is not (for a "

@@ -140,7 +140,7 @@ def run_case(A, name, precond_name, *, rtol=1e-8, maxiter=5000, method="bicgstab
             row[attr] = float(getattr(M, attr))
     if hasattr(M, "negative_pivots"):  # the definiteness check of the factorized system
         row["negative_pivots"] = M.negative_pivots
-        row["indefinite"] = M.negative_pivots != M.solver.negative_diagonal
+        row["indefinite"] = M.indefinite
     return row
 
 
