@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .backend import EarlyRead, is_device_array, to_host
+from .backend import EarlyRead, get_array_module, is_device_array, sparse_module, to_host
 from .hashing import hash32
 
 __all__ = ["greedy_factor", "parallel_factor", "factor_rounds", "mirror_factor_rounds", "rounds_used",
@@ -196,6 +196,10 @@ WARP_ROW_LENGTH = 96
 #: Resident threads per SM of the warp-per-row first proposal (grid-stride over the rows):
 #: one block per 128 rows would make the fused check's per-warp atomics millions.
 WARP_KERNEL_THREADS_PER_SM = 2048
+#: Rows, spread over the matrix, whose symmetry the GPU tests before the first proposal
+#: of a checked factor: one fault there makes that proposal compute the weights of
+#: A' + A'^T instead of checking A (factor.cu, ``sample_check``).
+SAMPLE_ROWS = 4096
 
 
 def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kernel="auto", check=False, mirror=False):
@@ -225,17 +229,24 @@ def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kern
     prop = cupy.empty((N, n), dtype=itype)
     prop_w = cupy.empty((N, n), dtype=vtype)
     # the fused matrix check, or the flag of a pattern without some mirror (factor.cu)
-    flags = cupy.zeros(3, dtype=np.uint64) if check or mirror else None
-    mirror_w = cupy.empty_like(W.data) if mirror else None
+    flags = cupy.zeros(4, dtype=np.uint64) if check or mirror else None
+    # with the check, the weights of A' + A'^T the first proposal computes instead when a
+    # sample of rows proves the values unsymmetric (the device chooses: no read-back)
+    mirror_w = cupy.empty_like(W.data) if mirror or check else None
+    if check:
+        sample = min(N, SAMPLE_ROWS)
+        get_kernel("factor", "sample_check", vtype, itype)(
+            ((32 * sample + threads - 1) // threads,), (threads,),
+            (N_, itype.type(sample), W.indptr, W.indices, W.data, flags))
     first = (np.int32(0), None, None)  # not listed
     pblocks = row_grid(32 * N, threads, WARP_KERNEL_THREADS_PER_SM) if warp else row_grid(N, threads)
     get_kernel("factor", "propose_warp" if warp else "propose", vtype, itype)(
         (pblocks,), (threads,), (N_, W.indptr, W.indices, W.data, None, None, prop, prop_w, n32, np.uint32(0),
                                  np.uint32(seed), np.int32(k_m != 0), np.uint64(threshold), np.int32(absval),
-                                 np.int32(1), *first, flags, mirror_w))
+                                 np.int32(1), *first, flags, mirror_w, np.int32(check)))
     # readable once this proposal has run; a failed check stops the later rounds on the device
-    checked = MatrixCheck(EarlyRead(flags)) if flags is not None else None
-    data = mirror_w if mirror else W.data  # what the later rounds read
+    checked = MatrixCheck(EarlyRead(flags), W, mirror_w if check else None) if flags is not None else None
+    data = mirror_w if mirror else W.data  # what the later rounds read (or mirror_w: flags[3])
     partners = cupy.empty((N, n), dtype=itype)  # written in full by the first confirm
     weights = cupy.empty((N, n), dtype=vtype)
     count = cupy.empty(N, dtype=np.int32)
@@ -254,7 +265,8 @@ def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kern
         launch_cooperative(get_kernel("factor", "open_rounds", vtype, itype), lanes * N, threads,
                            (N_, W.indptr, W.indices, data, partners, weights, count, prop, prop_w, n32,
                             np.int32(iterations), np.int32(m), np.int32(k_m), np.uint32(seed), np.uint64(threshold),
-                            np.int32(absval), np.int32(warp), rows, n_open, proposed))
+                            np.int32(absval), np.int32(warp), rows, n_open, proposed, mirror_w,
+                            flags if check else None))
     return (partners, weights, proposed, checked) + ((mirror_w,) if mirror else ())
 
 
@@ -309,13 +321,11 @@ def mirror_factor_rounds(A, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, kernel
         if W is None:
             return None
         return (*factor_rounds(W, n, iterations, m, k_m, p, seed, from_matrix=True, kernel=kernel), lambda: W)
-    import cupyx.scipy.sparse as csp
-
     partners, weights, flags, check, w = _gpu_parallel_factor(A, n, iterations, m, k_m, seed, charge_threshold(p),
                                                               True, kernel, mirror=True)
     if not check.mirrored:
         return None
-    return partners, weights, flags, lambda: csp.csr_matrix((w, A.indices, A.indptr), shape=A.shape)
+    return partners, weights, flags, lambda: _pattern_matrix(w, A)
 
 
 def parallel_factor(W, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, from_matrix=False, kernel="auto"):
@@ -340,13 +350,20 @@ def parallel_factor(W, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, from_matrix
 
 class MatrixCheck:
     """Whether a matrix has only finite entries and a symmetric ``|A| - diag(A)``, from
-    the flags ``[non-finite, unmirrored, upper - lower count]`` (an
+    the flags ``[non-finite, unmirrored, upper - lower count, on the weight graph]`` (an
     :class:`kernels.backend.EarlyRead`), read on first access. Unmirrored: an upper
     ``|a_ij|`` without an equal ``|a_ji|`` (the check of :func:`factor_rounds`), or a
-    nonzero entry without a mirror entry (:func:`mirror_factor_rounds`)."""
+    nonzero entry without a mirror entry (:func:`mirror_factor_rounds`, and a checked
+    factor computed on the weight graph).
 
-    def __init__(self, flags):
+    On the GPU a checked factor is computed on the weight graph ``A' + A'^T`` on ``A``'s
+    pattern at once when a sample of rows proves ``A'`` unsymmetric (``on_weight_graph``;
+    ``mirrored`` then tells whether the pattern holds that graph, and
+    :meth:`weight_graph` builds it)."""
+
+    def __init__(self, flags, matrix=None, mirror_w=None):
         self._flags = flags
+        self._matrix, self._mirror_w = matrix, mirror_w
 
     def _read(self):
         return self._flags.get().view(np.int64)  # the count is signed
@@ -360,8 +377,24 @@ class MatrixCheck:
         return not self._read()[1]
 
     @property
+    def on_weight_graph(self) -> bool:
+        return bool(self._read()[3])
+
+    @property
     def symmetric(self) -> bool:
-        return self.mirrored and bool(self._read()[2] == 0)
+        return not self.on_weight_graph and self.mirrored and bool(self._read()[2] == 0)
+
+    def weight_graph(self):
+        """``A' + A'^T`` as a CSR matrix on ``A``'s pattern (explicit zeros kept), for a
+        factor ``on_weight_graph`` whose pattern is ``mirrored``."""
+        if not (self.on_weight_graph and self.mirrored):
+            raise ValueError("the factor was not computed on the weight graph on A's pattern")
+        return _pattern_matrix(self._mirror_w, self._matrix)
+
+
+def _pattern_matrix(values, A):
+    """A CSR matrix of ``values`` on ``A``'s pattern (sharing its index arrays)."""
+    return sparse_module(get_array_module(A)).csr_matrix((values, A.indices, A.indptr), shape=A.shape)
 
 
 @njit(cache=True, inline="always")
@@ -435,13 +468,13 @@ def _check_flags(A):
     :class:`kernels.backend.EarlyRead`."""
     if not is_device_array(A):
         bad, balance = _sym_check(A.indptr, A.indices, A.data)
-        return EarlyRead(np.array([not np.isfinite(A.data).all(), bad.any(), balance.sum()], dtype=np.int64))
+        return EarlyRead(np.array([not np.isfinite(A.data).all(), bad.any(), balance.sum(), 0], dtype=np.int64))
     import cupy
 
     from .cuda import get_kernel, row_grid
 
     N = A.shape[0]
-    flags = cupy.zeros(3, dtype=np.uint64)
+    flags = cupy.zeros(4, dtype=np.uint64)
     threads = 128
     get_kernel("factor", "sym_check", A.data.dtype, A.indices.dtype)(
         (row_grid(N, threads),), (threads,), (A.indices.dtype.type(N), A.indptr, A.indices, A.data, flags))
@@ -484,7 +517,6 @@ def mirror_weights(A):
     _check_canonical(A, "mirror_weights")
     if is_device_array(A):
         import cupy
-        import cupyx.scipy.sparse as csp
 
         from .cuda import get_kernel, row_grid
 
@@ -496,13 +528,11 @@ def mirror_weights(A):
             (row_grid(N, threads),), (threads,), (A.indices.dtype.type(N), A.indptr, A.indices, A.data, w, bad))
         if int(bad[0]):
             return None
-        return csp.csr_matrix((w, A.indices, A.indptr), shape=A.shape)
-    import scipy.sparse as sp
-
+        return _pattern_matrix(w, A)
     w = np.empty_like(A.data)
     if _mirror_sum(A.indptr, A.indices, A.data, w).any():
         return None
-    return sp.csr_matrix((w, A.indices, A.indptr), shape=A.shape)
+    return _pattern_matrix(w, A)
 
 
 def is_maximal(W, partners) -> bool:

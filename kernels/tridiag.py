@@ -14,6 +14,7 @@ their row) are replaced by a tiny value of the same sign and reported with a war
 """
 from __future__ import annotations
 
+import functools
 import warnings
 
 import numpy as np
@@ -147,6 +148,15 @@ def _apply_views(work, plan, itype):
             (itype(m), views(bottom)))
 
 
+class _PartitionedGPU:
+    """The GPU apply's arguments of a partitioned solver, made at its first solve from
+    its ``work``, ``_plan`` and ``_itype`` (see :func:`_apply_views`)."""
+
+    @functools.cached_property
+    def _launches(self):
+        return _apply_views(self.work, self._plan, self._itype)
+
+
 def _partitioned_solve(kernels, prefix, levels, bottom, x, gather, out):
     """The apply of the partitioned method into ``out`` (``prefix`` "" scalar, "block_" 2x2):
     forward over the chunk interiors level by level (level 0 reads ``x`` through
@@ -170,7 +180,7 @@ def _partitioned_solve(kernels, prefix, levels, bottom, x, gather, out):
     return out
 
 
-class TridiagonalSolver:
+class TridiagonalSolver(_PartitionedGPU):
     """Factorization of a (possibly permuted) tridiagonal system for repeated solves.
 
     Parameters
@@ -255,15 +265,13 @@ class TridiagonalSolver:
         launch_cooperative(get_kernel("tridiag", "partitioned_factor", vt, itype), levels[0][2] if levels else 1,
                            128, (itype(self.n), np.int32(chunk), np.int32(upper_chunk), np.int32(len(levels)),
                                  dl, d, du, work, perm if levels else None, self.perm_t if levels else None, stats))
-        self._plan, self._itype, self._launches = (levels, bottom), itype, None
+        self._plan, self._itype = (levels, bottom), itype
         return stats.get()
 
     def _solve_gpu(self, x):
         import cupy
 
         out = cupy.empty(self.n, dtype=self.dtype)
-        if self._launches is None:
-            self._launches = _apply_views(self.work, self._plan, self._itype)
         levels, (m, bottom) = self._launches
         if levels:
             return _partitioned_solve(self.kernels, "", levels, (m, bottom), x, self.perm_t, out)
@@ -410,7 +418,7 @@ def _block_solve(L, inv, cp, idx, x, out):
             out[idx[i, 1]] = n1
 
 
-class BlockTridiagonalSolver:
+class BlockTridiagonalSolver(_PartitionedGPU):
     """2x2 block tridiagonal system, factorized once for repeated solves.
 
     ``L, D, U`` have shape ``(m, 2, 2)`` (block row ``k``: ``L_k x_{k-1} + D_k x_k +
@@ -484,7 +492,7 @@ class BlockTridiagonalSolver:
                            levels[0][2] if levels else 1, 128,
                            (itype(m), np.int32(chunk), np.int32(len(levels)), L, D, U, work, flat,
                             self.gather if levels else None, stats))
-        self._plan, self._itype, self._launches = (levels, bottom), itype, None
+        self._plan, self._itype = (levels, bottom), itype
         if not levels:  # small system: gather/scatter around a single block Thomas
             self.valid_pos = xp.flatnonzero(flat >= 0).astype(itype)
             self.valid_idx = flat[self.valid_pos]
@@ -494,8 +502,6 @@ class BlockTridiagonalSolver:
     def _solve_gpu(self, x):
         xp = self.xp
         out = xp.empty(self.n, dtype=self.dtype)
-        if self._launches is None:
-            self._launches = _apply_views(self.work, self._plan, self._itype)
         levels, (m, bottom) = self._launches
         if levels:
             return _partitioned_solve(self.kernels, "block_", levels, (m, bottom), x, self.gather, out)

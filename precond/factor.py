@@ -231,7 +231,9 @@ def _factor(A, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, symmetric=None, val
     :func:`kernels.factor.factor_rounds`): the factor is computed on ``A`` speculatively
     and recomputed on the weight graph ``A' + A'^T`` when ``A'`` turns out unsymmetric
     (on ``A``'s pattern by :func:`kernels.factor.mirror_factor_rounds` when it holds the
-    graph). The host waits for the first proposal of each only."""
+    graph). On the GPU a sample of rows that proves ``A'`` unsymmetric makes the first
+    round compute on that weight graph at once. The host waits for the first proposal of
+    each only."""
     n = _check_int("n", n, 1, 4)
     iterations = _check_int("iterations", iterations, 0)
     m = _check_int("m", m, 1)
@@ -243,17 +245,22 @@ def _factor(A, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, symmetric=None, val
     rounds = (n, iterations, m, k_m, p, seed)
     real = np.dtype(A.dtype) in (np.float32, np.float64)
     G, graph = A, None  # graph: the weight graph of the factor, or a function building it
+    tried = False  # whether the factor on A' + A'^T on A's own pattern was tried
     if symmetric is None and real:  # the factor of A, valid if the check of its first round passes
         G = _canonical_csr(A)
         partners, weights, flags, check = factor_rounds(G, *rounds, from_matrix=True, check=True)
         finite = check.finite
         if finite and check.symmetric:
             graph = functools.partial(abs_graph, G, symmetric=True)
+        elif finite and check.on_weight_graph:  # the GPU saw unsymmetric values in a sample
+            tried = True
+            if check.mirrored:
+                graph = lambda: abs_graph(check.weight_graph(), symmetric=True)  # noqa: E731
     else:
         finite = validated or not A.nnz or all_finite(A.data)
     if not finite:
         raise ValueError("matrix has NaN or infinite entries")
-    mirror = graph is None and real and symmetric is not True  # unsymmetric values
+    mirror = graph is None and real and symmetric is not True and not tried  # unsymmetric values
     if mirror:  # A' + A'^T on A's own pattern, if it holds it
         G = _canonical_csr(G)
         mirrored = mirror_factor_rounds(G, *rounds)
@@ -261,7 +268,8 @@ def _factor(A, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, symmetric=None, val
             partners, weights, flags, weight_graph = mirrored
             graph = lambda: abs_graph(weight_graph(), symmetric=True)  # noqa: E731 - explicit zeros dropped
     if graph is None:
-        G, from_matrix = weight_source(G, False if mirror else symmetric, mirror=not mirror)
+        unsymmetric = mirror or tried
+        G, from_matrix = weight_source(G, False if unsymmetric else symmetric, mirror=not unsymmetric)
         partners, weights, flags = factor_rounds(G, *rounds, from_matrix=from_matrix)
         graph = functools.partial(abs_graph, G, symmetric=True) if from_matrix else G
     clock.mark("factor")

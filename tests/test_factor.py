@@ -379,7 +379,7 @@ def test_first_round_checks_the_matrix(rng, device, kernel):
     """factor_rounds(check=True): finiteness and symmetry as the separate tests find them,
     and the rounds themselves unchanged by the check (both GPU proposal kernels)."""
     from kernels.backend import all_finite, to_device, to_host
-    from kernels.factor import factor_rounds, weights_symmetric
+    from kernels.factor import factor_rounds, mirror_weights, rounds_used, weights_symmetric
 
     for A in _check_cases(rng):
         M = to_device(A) if device == "gpu" else A
@@ -392,6 +392,43 @@ def test_first_round_checks_the_matrix(rng, device, kernel):
             p0, w0, flags0 = factor_rounds(M, 2, 5, 5, 0, 0.5, 3, from_matrix=True, **kw)
             np.testing.assert_array_equal(to_host(p), to_host(p0))
             np.testing.assert_array_equal(to_host(w), to_host(w0))
+        if check.finite and check.on_weight_graph:  # the GPU's sample saw unsymmetric values
+            W = mirror_weights(A)
+            assert check.mirrored == (W is not None)
+            if W is not None:  # the factor of A' + A'^T, as mirror_factor_rounds gives it
+                p0, w0, flags0 = factor_rounds(W, 2, 5, 5, 0, 0.5, 3, from_matrix=True)
+                np.testing.assert_array_equal(to_host(p), p0)
+                np.testing.assert_array_equal(to_host(w), w0)
+                assert rounds_used(flags, 5, 0) == rounds_used(flags0, 5, 0)
+                np.testing.assert_array_equal(to_host(check.weight_graph().data), W.data)
+
+
+@pytest.mark.gpu
+def test_gpu_sample_chooses_the_weight_graph(rng):
+    """The GPU's sample of rows sends a matrix with unsymmetric values to A' + A'^T at once;
+    an asymmetry outside the sample is found by the full check, and the factor is the
+    same either way."""
+    from kernels.backend import to_device, to_host
+    from kernels.factor import SAMPLE_ROWS, factor_rounds
+
+    cd = matrices.convection_diffusion3d(20).tocsr()  # 8,000 rows, every one unsymmetric
+    cd.sum_duplicates()
+    check = factor_rounds(to_device(cd), 2, 5, 5, 0, 0.5, 3, from_matrix=True, check=True)[3]
+    assert check.finite and check.on_weight_graph and check.mirrored and not check.symmetric
+    N = 3 * SAMPLE_ROWS
+    sampled = set(np.arange(SAMPLE_ROWS) * N // SAMPLE_ROWS)
+    row = next(i for i in range(N // 2, N) if i not in sampled and i + 1 not in sampled)
+    A = _random_sym(rng, N=N, density=2e-3).tolil()
+    A[row, row + 1] = A[row + 1, row] * 2 + 1  # unsymmetric values in two unsampled rows
+    A = A.tocsr()
+    A.sum_duplicates()
+    M = to_device(A)
+    check = factor_rounds(M, 2, 5, 5, 0, 0.5, 3, from_matrix=True, check=True)[3]
+    assert check.finite and not check.on_weight_graph and not check.symmetric
+    for B in (cd, A):
+        f, g = precond.factor(to_device(B), n=2), precond.factor(B, n=2, symmetric=False)
+        np.testing.assert_array_equal(to_host(f.neighbors), g.neighbors)
+        np.testing.assert_array_equal(to_host(f.weights), g.weights)
 
 
 @pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])

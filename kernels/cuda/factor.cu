@@ -17,9 +17,12 @@
 // propose_warp: the same proposal with one warp per row (lanes scan strided entries, then a
 //               butterfly merge of the sorted top-n lists; identical result: strict total order).
 // The first proposal can also check the matrix (check_entry), replacing sym_check's pass,
-// or compute mirror_sum's weights (mirror_entry) and propose on them, replacing its pass.
+// or compute mirror_sum's weights (mirror_entry) and propose on them, replacing its pass;
+// or choose between the two by sample_check's verdict on a sample of rows (`choose`):
+// a matrix with unsymmetric values is then factorized on A' + A'^T at once, not first
+// speculatively on A.
 // templates: propose<V,I>, propose_warp<V,I>, confirm<V,I>, open_rows<V,I>, open_rounds<V,I>, sym_check<V,I>
-// templates: mirror_sum<V,I>
+// templates: mirror_sum<V,I>, sample_check<V,I>
 #include <cooperative_groups.h>
 
 #include "append.cuh"
@@ -83,6 +86,7 @@ __device__ __forceinline__ V mirror_entry(const I v, const I j, const I e, const
                                           const I* __restrict__ indices, const V* __restrict__ data, V* mirror_w,
                                           unsigned long long* check) {
     V w = V(0);
+    if (!isfinite(data[e])) raise_flag(check);
     if (j != v) {
         w = (V)fabs(data[e]);
         const I m = mirror_position(indptr, indices, j, v);
@@ -93,6 +97,8 @@ __device__ __forceinline__ V mirror_entry(const I v, const I j, const I e, const
     return w;
 }
 
+// check[3] = 1 (sample_check) when a sampled row proves |A| - diag(A) unsymmetric: a
+// first proposal with `choose` then proposes on mirror_entry's weights instead of checking.
 // A failed check (non-finite entries or unsymmetric |A| - diag(A)) voids the speculative
 // factor: confirm and open_rows then return at once, so the host need not wait for the
 // check before it queues them (open_rounds finds no open rows).
@@ -203,7 +209,8 @@ __global__ void propose(const I n_rows, const I* __restrict__ indptr, const I* _
                         const int n, const unsigned int k, const unsigned int seed, const int charging,
                         const unsigned long long threshold, const int absval, const int first, const int listed,
                         const I* __restrict__ rows, const unsigned int* __restrict__ n_open,
-                        unsigned long long* __restrict__ check, V* __restrict__ mirror_w) {
+                        unsigned long long* __restrict__ check, V* __restrict__ mirror_w, const int choose) {
+    if (choose && check[3] == 0ull) mirror_w = nullptr;  // the sample found no fault: check A
     long long balance = 0;
     propose_rows<V, I>(blockIdx.x * (I)blockDim.x + threadIdx.x, (I)gridDim.x * blockDim.x, n_rows, indptr, indices,
                        data, partners, count, prop, prop_w, n, k, seed, charging, threshold, absval, first, listed,
@@ -326,6 +333,29 @@ __global__ void mirror_sum(const I n_rows, const I* __restrict__ indptr, const I
     }
 }
 
+// The verdict of a sample for the first proposal's `choose`: warp t tests the row
+// t * n_rows / n_sample (a lane per entry: a chain of one binary search, not one per
+// entry, before the proposal may start) and sets check[3] = 1 when one of its nonzero
+// off-diagonal entries has no mirror of equal magnitude (|A| - diag(A) is then
+// unsymmetric). Rows spread over the matrix, not its first ones: a PDE matrix's first
+// rows are boundary rows. A sample without fault proves nothing; the first proposal's
+// check decides then.
+template <typename V, typename I>
+__global__ void sample_check(const I n_rows, const I n_sample, const I* __restrict__ indptr,
+                             const I* __restrict__ indices, const V* __restrict__ data,
+                             unsigned long long* __restrict__ check) {
+    const I t = (blockIdx.x * (I)blockDim.x + threadIdx.x) >> 5;
+    if (t >= n_sample) return;
+    const I i = (I)((long long)t * n_rows / n_sample);
+    for (I e = indptr[i] + (I)(threadIdx.x & 31); e < indptr[i + 1]; e += 32) {
+        const I j = indices[e];
+        const V w = (V)fabs(data[e]);
+        if (j == i || w == V(0)) continue;
+        const I m = mirror_position(indptr, indices, j, i);
+        if (m < 0 || (V)fabs(data[m]) != w) raise_flag(check + 3);
+    }
+}
+
 // Warp-per-row proposals of the rows r = w0, w0 + n_warps, ... (lane: the thread's lane).
 template <typename V, typename I>
 __device__ __forceinline__ void propose_rows_warp(const I w0, const I n_warps, const int lane, const I n_rows,
@@ -401,7 +431,9 @@ __global__ void propose_warp(const I n_rows, const I* __restrict__ indptr, const
                              const int n, const unsigned int k, const unsigned int seed, const int charging,
                              const unsigned long long threshold, const int absval, const int first,
                              const int listed, const I* __restrict__ rows, const unsigned int* __restrict__ n_open,
-                             unsigned long long* __restrict__ check, V* __restrict__ mirror_w) {
+                             unsigned long long* __restrict__ check, V* __restrict__ mirror_w,
+                             const int choose) {
+    if (choose && check[3] == 0ull) mirror_w = nullptr;
     long long balance = 0;
     propose_rows_warp<V, I>((blockIdx.x * (I)blockDim.x + threadIdx.x) >> 5, ((I)gridDim.x * blockDim.x) >> 5,
                       (int)(threadIdx.x & 31), n_rows, indptr, indices, data, partners, count, prop, prop_w, n, k,
@@ -416,13 +448,16 @@ __global__ void propose_warp(const I n_rows, const I* __restrict__ indptr, const
 // n_open[k] (rows: 2 x n_rows; n_open zeroed; H100, a 2D diffusion matrix with random
 // coefficients, 2.9M rows, 61% open after round 0: the lists shrink to 50%, 24% and 13%
 // of the first). Stops after an uncharged round without proposals, as the host loop does.
+// With `check`, the rounds read the weights the first proposal chose (check[3]).
 template <typename V, typename I>
 __global__ void open_rounds(const I n_rows, const I* __restrict__ indptr, const I* __restrict__ indices,
                             const V* __restrict__ data, I* partners, V* weights, int* count, I* prop, V* prop_w,
                             const int n, const int iterations, const int m, const int k_m, const unsigned int seed,
                             const unsigned long long threshold, const int absval, const int warp,
-                            I* rows, unsigned int* n_open, unsigned long long* proposed) {
+                            I* rows, unsigned int* n_open, unsigned long long* proposed,
+                            const V* __restrict__ mirror_w, const unsigned long long* __restrict__ check) {
     cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+    if (check && check[3]) data = mirror_w;  // the first proposal chose A' + A'^T (`choose`)
     const I tid = blockIdx.x * (I)blockDim.x + threadIdx.x, step = (I)gridDim.x * blockDim.x;
     long long no_balance = 0;  // the later rounds check nothing
     for (int k = 1; k < iterations; ++k) {

@@ -36,18 +36,21 @@ __device__ __forceinline__ V boost(V den, V local, unsigned long long& boosted) 
     return den;
 }
 
-// Adds the threads' counts into stats[0..2] (every lane of the warp must call it).
+// Adds the threads' counts into stats[0..2], and c3 into stats[3] (every lane of the warp
+// must call it).
 __device__ __forceinline__ void add_counts(unsigned long long* stats, unsigned long long c0, unsigned long long c1,
-                                           unsigned long long c2) {
+                                           unsigned long long c2, unsigned long long c3 = 0) {
     for (int off = 16; off > 0; off >>= 1) {
         c0 += __shfl_down_sync(0xffffffffu, c0, off);
         c1 += __shfl_down_sync(0xffffffffu, c1, off);
         c2 += __shfl_down_sync(0xffffffffu, c2, off);
+        c3 += __shfl_down_sync(0xffffffffu, c3, off);
     }
     if ((threadIdx.x & 31) == 0) {
         if (c0) atomicAdd(stats, c0);
         if (c1) atomicAdd(stats + 1, c1);
         if (c2) atomicAdd(stats + 2, c2);
+        if (c3) atomicAdd(stats + 3, c3);
     }
 }
 
@@ -626,9 +629,7 @@ __global__ void block_partitioned_factor(const I m, const int C, const int n_lev
             m2_store(cp, (size_t)i, prev);
         }
     }
-    add_counts(stats, boosted, negative, negative_diag);
-    for (int off = 16; off > 0; off >>= 1) unknowns += __shfl_down_sync(0xffffffffu, unknowns, off);
-    if ((threadIdx.x & 31) == 0 && unknowns) atomicAdd(stats + 3, unknowns);
+    add_counts(stats, boosted, negative, negative_diag, unknowns);
 }
 
 // y = T_int^{-1} b per chunk; the separator's right-hand side goes to sep_b. Level 0
