@@ -132,15 +132,22 @@ def row_grid(n_rows: int, threads: int, per_sm: int = ROW_KERNEL_THREADS_PER_SM)
     return max(1, min((n_rows + threads - 1) // threads, cap))
 
 
+@functools.lru_cache(maxsize=None)
+def _resident_blocks(function_ptr: int, threads: int, multiprocessors: int) -> int:
+    """Blocks of ``threads`` threads of a compiled kernel that fit on the device at once
+    (a driver query of about 10 us, made once per kernel and block size)."""
+    from cupy_backends.cuda.api import driver
+
+    return driver.occupancyMaxActiveBlocksPerMultiprocessor(function_ptr, threads, 0) * multiprocessors
+
+
 def launch_cooperative(kernel, n_rows: int, threads: int, args) -> None:
     """Launch ``kernel`` (from :func:`get_kernel`) with ``cuLaunchCooperativeKernel``, so
     that it may synchronize its whole grid: grid-stride over ``n_rows``, as many blocks as
     :func:`row_grid` gives and no more than can be resident at once."""
-    from cupy_backends.cuda.api import driver
-
     from .backend import device_attributes
 
     function = kernel.kernel  # the cupy.cuda.Function of the current device
-    per_sm = driver.occupancyMaxActiveBlocksPerMultiprocessor(function.ptr, threads, 0)
-    blocks = max(1, min(row_grid(n_rows, threads), per_sm * device_attributes()["MultiProcessorCount"]))
+    resident = _resident_blocks(function.ptr, threads, device_attributes()["MultiProcessorCount"])
+    blocks = max(1, min(row_grid(n_rows, threads), resident))
     function((blocks,), (threads,), args, enable_cooperative_groups=True)

@@ -30,6 +30,7 @@
 
 #define MAX_N 4
 #define DEAD (-2)  // prop[v * n] of a row that will never propose again
+#define ENTRY_BATCH 4  // entries of a row a proposal loads ahead (scan_row)
 
 template <typename V, typename I>
 __device__ __forceinline__ bool better(V w1, I j1, V w2, I j2) {
@@ -82,13 +83,13 @@ __device__ __forceinline__ void check_entry(const I v, const I j, const V a, con
 // rounds; check[1] = 1 when a nonzero entry has no mirror (A's pattern does not hold the
 // weight graph, whose factor is then void).
 template <typename V, typename I>
-__device__ __forceinline__ V mirror_entry(const I v, const I j, const I e, const I* __restrict__ indptr,
+__device__ __forceinline__ V mirror_entry(const I v, const I j, const I e, const V a, const I* __restrict__ indptr,
                                           const I* __restrict__ indices, const V* __restrict__ data, V* mirror_w,
                                           unsigned long long* check) {
     V w = V(0);
-    if (!isfinite(data[e])) raise_flag(check);
+    if (!isfinite(a)) raise_flag(check);
     if (j != v) {
-        w = (V)fabs(data[e]);
+        w = (V)fabs(a);
         const I m = mirror_position(indptr, indices, j, v);
         if (m >= 0) w = w + (V)fabs(data[m]);
         else if (w != V(0)) raise_flag(check + 1);
@@ -130,34 +131,51 @@ __device__ __forceinline__ int scan_row(const I v, const I lo, const I hi, const
     I mine[MAX_N];
     for (int s = 0; s < MAX_N; ++s) mine[s] = s < c ? partners[(size_t)v * n + s] : (I)-1;
     int filled = 0;
-    for (I e = lo; e < hi; e += stride) {
-        const I j = indices[e];
-        V mirrored = V(0);
-        if (mirror_w) mirrored = mirror_entry(v, j, e, indptr, indices, data, mirror_w, check);
-        else if (check) check_entry(v, j, data[e], indptr, indices, data, check, balance);
-        if (j == v || (!first && count[j] >= n)) continue;
-        bool already = false;
-        for (int s = 0; s < MAX_N; ++s) already |= (mine[s] == j);
-        if (already) continue;
-        const V w = mirror_w ? mirrored : absval ? (V)fabs(data[e]) : data[e];
-        if (w == V(0)) continue;
-        alive = true;
-        if (charging && (((unsigned long long)hash32((unsigned int)j, k, seed) < threshold) == qv)) continue;
-        int pos;
-        if (filled < room) {
-            pos = filled++;
-        } else if (better(w, j, acc_w[room - 1], acc_j[room - 1])) {
-            pos = room - 1;
-        } else {
-            continue;
+    // Entries in batches of ENTRY_BATCH: their columns, values and the columns' counts are
+    // loaded before any is used, so that a row waits for two loads, not two per entry.
+    for (I e0 = lo; e0 < hi; e0 += ENTRY_BATCH * stride) {
+        I jb[ENTRY_BATCH];
+        V ab[ENTRY_BATCH];
+        int cb[ENTRY_BATCH];
+#pragma unroll
+        for (int b = 0; b < ENTRY_BATCH; ++b) {
+            const I e = e0 + b * stride;
+            jb[b] = e < hi ? indices[e] : (I)-1;
+            ab[b] = e < hi ? data[e] : V(0);
         }
-        while (pos > 0 && better(w, j, acc_w[pos - 1], acc_j[pos - 1])) {
-            acc_w[pos] = acc_w[pos - 1];
-            acc_j[pos] = acc_j[pos - 1];
-            --pos;
+#pragma unroll
+        for (int b = 0; b < ENTRY_BATCH; ++b) cb[b] = !first && jb[b] >= 0 ? count[jb[b]] : 0;
+#pragma unroll
+        for (int b = 0; b < ENTRY_BATCH; ++b) {
+            const I e = e0 + b * stride, j = jb[b];
+            if (j < 0) continue;  // past the row's end
+            V mirrored = V(0);
+            if (mirror_w) mirrored = mirror_entry(v, j, e, ab[b], indptr, indices, data, mirror_w, check);
+            else if (check) check_entry(v, j, ab[b], indptr, indices, data, check, balance);
+            if (j == v || cb[b] >= n) continue;
+            bool already = false;
+            for (int s = 0; s < MAX_N; ++s) already |= (mine[s] == j);
+            if (already) continue;
+            const V w = mirror_w ? mirrored : absval ? (V)fabs(ab[b]) : ab[b];
+            if (w == V(0)) continue;
+            alive = true;
+            if (charging && (((unsigned long long)hash32((unsigned int)j, k, seed) < threshold) == qv)) continue;
+            int pos;
+            if (filled < room) {
+                pos = filled++;
+            } else if (better(w, j, acc_w[room - 1], acc_j[room - 1])) {
+                pos = room - 1;
+            } else {
+                continue;
+            }
+            while (pos > 0 && better(w, j, acc_w[pos - 1], acc_j[pos - 1])) {
+                acc_w[pos] = acc_w[pos - 1];
+                acc_j[pos] = acc_j[pos - 1];
+                --pos;
+            }
+            acc_w[pos] = w;
+            acc_j[pos] = j;
         }
-        acc_w[pos] = w;
-        acc_j[pos] = j;
     }
     return filled;
 }
@@ -236,13 +254,24 @@ __device__ __forceinline__ void confirm_rows(const I r0, const I step, const I n
         if (v >= 0) {
             int c = first ? 0 : count[v];
             int made = 0;
-            for (int s = 0; s < n; ++s) {
-                const I w = prop[(size_t)v * n + s];
+            // every proposal and every proposal back loaded before any is used (unrolled)
+            I mine[MAX_N];
+            bool mutual[MAX_N];
+#pragma unroll
+            for (int s = 0; s < MAX_N; ++s) mine[s] = s < n ? prop[(size_t)v * n + s] : (I)-1;
+#pragma unroll
+            for (int s = 0; s < MAX_N; ++s) {
+                mutual[s] = false;
+#pragma unroll
+                for (int t = 0; t < MAX_N; ++t)
+                    mutual[s] |= mine[s] >= 0 && t < n && prop[(size_t)mine[s] * n + t] == v;
+            }
+#pragma unroll
+            for (int s = 0; s < MAX_N; ++s) {
+                const I w = mine[s];
                 if (w < 0) continue;
                 ++made;
-                bool mutual = false;
-                for (int t = 0; t < n; ++t) mutual |= (prop[(size_t)w * n + t] == v);
-                if (mutual) {
+                if (mutual[s]) {
                     partners[(size_t)v * n + c] = w;
                     weights[(size_t)v * n + c] = prop_w[(size_t)v * n + s];
                     ++c;
