@@ -662,11 +662,8 @@ def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, seed=0, s
                 ev.record()
                 marks.append(ev)
 
-    def slot_arrays(n_index, n_weight):
-        """Iterators over ``n_index`` index and ``n_weight`` weight arrays of ``ns`` slots:
-        the rows of two allocations (a view costs the host less time than an allocation,
-        and a forest uses 24 slot arrays)."""
-        return iter(xp.empty((n_index, ns), dtype=itype)), iter(xp.empty((n_weight, ns), dtype=vtype))
+    def slots(dtype=itype):
+        return xp.empty(ns, dtype=dtype)
 
     mark()
     # ---- rulers and the walks between them
@@ -679,12 +676,12 @@ def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, seed=0, s
     nr = int(n_rulers[0])
     ns = 2 * nr
     mark()
-    idx, wts = slot_arrays(3 * 7, 3)
-    walk = [next(idx), next(idx), next(idx), next(wts), next(idx), next(idx), next(idx), next(idx)]
+    walk = [slots(), slots(), slots(), slots(vtype), slots(), slots(), slots(), slots()]
     launcher("ruler_walk", ns, sc(ns), rulers, P, Wt, claim, *walk)
-    link, gap, ma, mb, near, near_dist, mn = (next(idx) for _ in range(7))
-    mw = next(wts)
+    link, gap, ma, mb, near, near_dist, mn = (slots() for _ in range(7))
+    mw = slots(vtype)
     launcher("ruler_link", ns, sc(ns), *walk, link, gap, mw, ma, mb, near, near_dist, mn)
+    del walk
     mark()
     # ---- one scan over the slots: distances to the path ends, the weakest edge of every
     # cycle and the distance to it. A list of slots has fewer than nr hops; the scan stops
@@ -692,9 +689,7 @@ def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, seed=0, s
     steps = 2 * math.ceil((math.ceil(math.log2(max(nr, 2))) + 1) / 2)
     busy = xp.zeros(steps, dtype=np.int32)
     steps_run = xp.zeros(1, dtype=np.int32)
-    # level a of the scan reuses the walks' arrays, which ruler_link has read
-    a = [walk[0], walk[1], walk[3], *walk[4:], walk[2]]
-    b = [next(idx), next(idx), next(wts), *(next(idx) for _ in range(5))]
+    a, b = ([slots(), slots(), slots(vtype), *(slots() for _ in range(5))] for _ in range(2))
     launcher("ruler_scan", ns, sc(ns), np.int32(steps), busy, steps_run, link, link, gap, mw, ma, mb, near, near_dist,
              mn, *a, *b)
     mark()
