@@ -290,7 +290,11 @@ def factor_rounds(W, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, from_matrix=F
     its entries are finite and ``|A| - diag(A)`` is symmetric, the factor being valid
     only then. On the GPU the first proposal makes these tests while it reads the rows
     anyway (no pass of its own), and the check is readable as soon as that kernel has
-    run: the host need not wait for the later rounds."""
+    run: the host need not wait for the later rounds. Before it, the GPU tests a sample of
+    ``SAMPLE_ROWS`` rows; when the sample proves ``|A| - diag(A)`` unsymmetric, the rounds
+    run on the weight graph ``A' + A'^T`` instead (:attr:`MatrixCheck.on_weight_graph`),
+    whose weights need a buffer of ``W.nnz`` values, allocated for every checked GPU
+    factor."""
     threshold = charge_threshold(p)
     if check:
         _check_canonical(W, "factor_rounds(check=True)")
