@@ -246,31 +246,31 @@ def _factor(A, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, symmetric=None, val
     rounds = (n, iterations, m, k_m, p, seed)
     real = np.dtype(A.dtype) in (np.float32, np.float64)
     G, graph = A, None  # graph: the weight graph of the factor, or a function building it
-    tried = False  # whether the factor on A' + A'^T on A's own pattern was tried
+    weight_graph = None  # builds A' + A'^T on A's own pattern, when the factor is on it
+    pattern_tried = False  # whether the factor on A' + A'^T on A's own pattern was tried
     if symmetric is None and real:  # the factor of A, valid if the check of its first round passes
         G = _canonical_csr(A)
         partners, weights, flags, check = factor_rounds(G, *rounds, from_matrix=True, check=True)
         finite = check.finite
         if finite and check.symmetric:
             graph = functools.partial(abs_graph, G, symmetric=True)
-        elif finite and check.on_weight_graph:  # the GPU saw unsymmetric values in a sample
-            tried = True
-            if check.mirrored:
-                graph = lambda: abs_graph(check.weight_graph(), symmetric=True)  # noqa: E731
+        elif finite and check.on_weight_graph:  # the GPU's sample chose A' + A'^T on A's pattern
+            pattern_tried = True
+            weight_graph = check.weight_graph if check.mirrored else None
     else:
         finite = validated or not A.nnz or all_finite(A.data)
     if not finite:
         raise ValueError("matrix has NaN or infinite entries")
-    mirror = graph is None and real and symmetric is not True and not tried  # unsymmetric values
-    if mirror:  # A' + A'^T on A's own pattern, if it holds it
+    if graph is None and real and symmetric is not True and not pattern_tried:  # unsymmetric values
+        pattern_tried = True
         G = _canonical_csr(G)
         mirrored = mirror_factor_rounds(G, *rounds)
         if mirrored is not None:
             partners, weights, flags, weight_graph = mirrored
-            graph = lambda: abs_graph(weight_graph(), symmetric=True)  # noqa: E731 - explicit zeros dropped
+    if weight_graph is not None:
+        graph = lambda: abs_graph(weight_graph(), symmetric=True)  # noqa: E731 - explicit zeros dropped
     if graph is None:
-        unsymmetric = mirror or tried
-        G, from_matrix = weight_source(G, False if unsymmetric else symmetric, mirror=not unsymmetric)
+        G, from_matrix = weight_source(G, False if pattern_tried else symmetric, mirror=not pattern_tried)
         partners, weights, flags = factor_rounds(G, *rounds, from_matrix=from_matrix)
         graph = functools.partial(abs_graph, G, symmetric=True) if from_matrix else G
     clock.mark("factor")
