@@ -34,3 +34,17 @@ def shared_data() -> Path:
 def rng():
     """A seeded NumPy generator (tests never use global random state)."""
     return np.random.default_rng(12345)
+
+
+@pytest.fixture
+def spd_triangles():
+    """Builds ``k`` uncoupled copies of the SPD matrix [[1, .9, .9], [.9, 1, .9], [.9, .9, 1]]
+    (eigenvalues 2.8, 0.1, 0.1): its tridiagonal part, a path through the triangle, has the
+    eigenvalue 1 - 0.9 sqrt(2) < 0 in every copy (the definiteness check's test case)."""
+    import scipy.sparse as sp
+
+    def build(k, dtype=np.float64):
+        tri = np.full((3, 3), 0.9) + 0.1 * np.eye(3)
+        return sp.kron(sp.eye(k), sp.csr_matrix(tri), format="csr").astype(dtype)
+
+    return build

@@ -199,17 +199,8 @@ def test_gpu_block_setup_on_device_equals_cpu(gen):
     np.testing.assert_allclose(Mg.matvec(cupy.asarray(x)).get(), Mc.matvec(x), rtol=1e-10, atol=1e-10)
 
 
-
-def spd_triangles(k, dtype=np.float64):
-    """k uncoupled copies of the SPD matrix [[1, .9, .9], [.9, 1, .9], [.9, .9, 1]]
-    (eigenvalues 2.8, 0.1, 0.1): its tridiagonal part, a path through the triangle, has the
-    eigenvalue 1 - 0.9 sqrt(2) < 0 in every copy."""
-    tri = np.full((3, 3), 0.9) + 0.1 * np.eye(3)
-    return sp.kron(sp.eye(k), sp.csr_matrix(tri), format="csr").astype(dtype)
-
-
 @pytest.mark.parametrize("on_gpu", [False, pytest.param(True, marks=pytest.mark.gpu)], ids=["cpu", "gpu"])
-def test_indefinite_tridiagonal_part_of_spd_matrix_warns(on_gpu):
+def test_indefinite_tridiagonal_part_of_spd_matrix_warns(on_gpu, spd_triangles):
     from kernels.backend import to_device
 
     A = spd_triangles(40)

@@ -66,17 +66,14 @@ def test_demo_skips_collection_matrices_not_on_this_machine(monkeypatch, capsys)
     assert kept and "skipped" in capsys.readouterr().out
 
 
-def test_table_flags_an_indefinite_factorized_system():
+def test_table_flags_an_indefinite_factorized_system(spd_triangles):
     """The study records the definiteness check: bcsstk25-like SPD triangles whose
     tridiagonal part is indefinite get a flagged negative-pivot count, Poisson none."""
     import warnings
 
-    import scipy.sparse as sp
-
     from precond.study import run_case
 
-    tri = np.full((3, 3), 0.9) + 0.1 * np.eye(3)
-    A = sp.kron(sp.eye(20), sp.csr_matrix(tri), format="csr")
+    A = spd_triangles(20)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         bad = run_case(A, "triangles", "algebraic_tridiagonal", maxiter=50, trace=False, warm_up=False)
