@@ -104,8 +104,10 @@ def _linear_forest(partners, weights):
     for v in range(N):
         offsets[v + 1] = offsets[v] + length[v]
     perm = np.empty(N, dtype=np.int64)
+    inverse = np.empty(N, dtype=np.int64)
     for v in range(N):
-        perm[offsets[path_id[v]] + position[v]] = v
+        inverse[v] = offsets[path_id[v]] + position[v]
+        perm[inverse[v]] = v
     n_paths = 0
     for v in range(N):
         if length[v] > 0:
@@ -117,12 +119,13 @@ def _linear_forest(partners, weights):
             path_start[t] = offsets[v]
             t += 1
     path_start[n_paths] = N
-    return partners, path_id, position, perm, path_start, removed[:n_removed]
+    return partners, path_id, position, perm, inverse, path_start, removed[:n_removed]
 
 
 def linear_forest_cpu(partners, weights):
     """CPU reference: returns ``(forest_partners, path_id, position, permutation,
-    path_start, removed_edges)`` with ``removed_edges`` as ``k x 2`` (lo, hi)."""
+    inverse_permutation, path_start, removed_edges)`` with ``removed_edges`` as ``k x 2``
+    (lo, hi)."""
     return _linear_forest(np.ascontiguousarray(partners, dtype=np.int64), np.ascontiguousarray(weights))
 
 
@@ -194,7 +197,7 @@ def linear_forest_gpu(partners, weights, *, method="ruling", early_exit=True, ch
     if events:
         events[2].record()
     # ---- (3) permutation, path starts and removed edges, as for the ruling set
-    perm, paths = _order_paths(_GpuLauncher(itype, vtype), length, path_id, position, removed_lo)
+    perm, inverse, paths = _order_paths(_GpuLauncher(itype, vtype), length, path_id, position, removed_lo)
     path_start, removed = paths()
     if stats is not None:
         events[3].record()
@@ -203,12 +206,12 @@ def linear_forest_gpu(partners, weights, *, method="ruling", early_exit=True, ch
         stats["rank_steps"] = ran
         for name, (a, b) in zip(("cycles", "ranking", "permutation"), zip(events, events[1:])):
             stats[name] = cupy.cuda.get_elapsed_time(a, b) * 1e-3
-    return partners, path_id, position, perm, path_start, removed
+    return partners, path_id, position, perm, inverse, path_start, removed
 
 
 def linear_forest_arrays(partners, weights, method=None, *, paths_later=False, **kwargs):
     """Dispatch on the backend of ``partners``: ``(neighbors, path_id, position,
-    permutation, path_start, removed_edges)``.
+    permutation, inverse_permutation, path_start, removed_edges)``.
 
     ``method``: None (CPU: ``"walk"``, GPU: ``"ruling"``), ``"walk"`` (CPU linear-time
     walk), ``"ruling"`` (sparse ruling set, CPU or GPU), ``"scan"`` (the paper's
@@ -231,7 +234,7 @@ def linear_forest_arrays(partners, weights, method=None, *, paths_later=False, *
         out = linear_forest_gpu(partners, weights, method="scan", **kwargs)
     else:
         raise ValueError(f"method must be 'walk', 'ruling' or 'scan', got {method!r}")
-    return (*out[:4], lambda: out[4:]) if paths_later else out
+    return (*out[:5], lambda: out[5:]) if paths_later else out
 
 
 # ---------------------------------------------------------------------------------------
@@ -495,9 +498,11 @@ def _ruler_finish(N, P, Wt, claim, link, gap, gma, gmb, near, near_dist, q, r, m
 
 
 @njit(cache=True, parallel=True)
-def _scatter_permutation(N, path_id, position, offsets, perm):
+def _scatter_permutation(N, path_id, position, offsets, perm, inverse):
     for v in prange(N):
-        perm[offsets[path_id[v]] + position[v]] = v
+        k = offsets[path_id[v]] + position[v]
+        perm[k] = v
+        inverse[v] = k
 
 
 _ORDER_TILE = 1024  # vertices per tile of the order scan: 256 threads x ORDER_ITEMS in forest.cu
@@ -608,7 +613,7 @@ def _forest_kernels(itype, vtype, device_id):
 
 
 def _order_paths(launcher, length, path_id, position, removed_lo):
-    """``(permutation, paths)`` from the ranked forest, where ``paths()`` returns
+    """``(permutation, inverse, paths)`` from the ranked forest, where ``paths()`` returns
     ``(path_start, removed_edges)``. One tiled scan over the vertices of (length, path
     id?, removed edge's lower end?) gives the first new position of every path at its path
     id, the path starts in path id order and the removed edges in the order of their lower
@@ -628,8 +633,8 @@ def _order_paths(launcher, length, path_id, position, removed_lo):
     unused = xp.empty(0, dtype=launcher.itype)
     launcher("order_place", n_tiles * 256, sc(N), length, removed_lo, sums, np.int32(_PLACE_OFFSETS), offsets, unused,
              xp.empty((0, 2), dtype=np.int64))
-    perm = xp.empty(N, dtype=launcher.itype)
-    launcher("scatter_permutation", N, sc(N), path_id, position, offsets, perm)
+    perm, inverse = (xp.empty(N, dtype=launcher.itype) for _ in range(2))
+    launcher("scatter_permutation", N, sc(N), path_id, position, offsets, perm, inverse)
 
     def paths():
         _, n_paths, n_removed = (int(x) for x in to_host(totals))
@@ -640,7 +645,7 @@ def _order_paths(launcher, length, path_id, position, removed_lo):
                  path_start, removed)
         return path_start, removed
 
-    return perm, paths
+    return perm, inverse, paths
 
 
 def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, seed=0, stats=None, paths_later=False):
@@ -699,7 +704,7 @@ def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, seed=0, s
     launcher("ruler_finish", N, sc(N), P, Wt, claim, link, gap, ma, mb, near, near_dist, q, r, qma, qmb, nv, dn,
              P_out, path_id, position, length, removed_lo)
     mark()
-    perm, paths = _order_paths(launcher, length, path_id, position, removed_lo)
+    perm, inverse, paths = _order_paths(launcher, length, path_id, position, removed_lo)
     mark()
     if stats is not None:
         stats["rulers"] = nr
@@ -710,7 +715,8 @@ def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, seed=0, s
             marks[-1].synchronize()
             spans = [xp.cuda.get_elapsed_time(a, b) * 1e-3 for a, b in zip(marks, marks[1:])]
         stats.update(zip(("select_rulers", "walks", "ruler_scan", "finish", "permutation"), spans))
-    return (P_out, path_id, position, perm, paths) if paths_later else (P_out, path_id, position, perm, *paths())
+    out = (P_out, path_id, position, perm, inverse)
+    return (*out, paths) if paths_later else (*out, *paths())
 
 
 def linear_forest_ruling(partners, weights, *, spacing=RULER_SPACING, seed=0, stats=None, paths_later=False):

@@ -525,18 +525,18 @@ class BlockTridiagonalSolver(_PartitionedGPU):
 
 
 @njit(cache=True, parallel=True)
-def _extract_cpu(indptr, indices, data, perm, partners, dl, d, du):
-    """Twin of the CUDA ``extract_tridiagonal``: new row k reads old row ``perm[k]``."""
+def _extract_cpu(indptr, indices, data, inverse, partners, dl, d, du):
+    """Twin of the CUDA ``extract_tridiagonal``: old row i writes new row ``inverse[i]``."""
     N = len(indptr) - 1
-    use_perm = len(perm) > 0
+    use_perm = len(inverse) > 0
     use_forest = partners.shape[0] > 0
     for row in prange(N):
-        k = np.int64(row)  # signed: the prange index may be unsigned
-        i = perm[k] if use_perm else k
-        lo = (perm[k - 1] if use_perm else k - 1) if k > 0 else -1
-        hi = (perm[k + 1] if use_perm else k + 1) if k + 1 < N else -1
+        i = np.int64(row)  # signed: the prange index may be unsigned
+        k = inverse[i] if use_perm else i
         p0 = partners[i, 0] if use_forest else -1
         p1 = partners[i, 1] if use_forest else -1
+        k0 = inverse[p0] if p0 >= 0 else -1
+        k1 = inverse[p1] if p1 >= 0 else -1
         diag = data[0] * 0
         lower = data[0] * 0
         upper = data[0] * 0
@@ -545,49 +545,61 @@ def _extract_cpu(indptr, indices, data, perm, partners, dl, d, du):
             if j == i:
                 diag += data[e]
                 continue
-            if use_forest and j != p0 and j != p1:
-                continue
-            if j == lo:
+            if use_forest:
+                if j == p0:
+                    kj = k0
+                elif j == p1:
+                    kj = k1
+                else:
+                    continue
+            else:
+                kj = inverse[j] if use_perm else j
+            if kj == k - 1:
                 lower += data[e]
-            elif j == hi:
+            elif kj == k + 1:
                 upper += data[e]
         d[k] = diag
         dl[k] = lower
         du[k] = upper
 
 
-def extract_tridiagonal(A, perm=None, partners=None):
+def extract_tridiagonal(A, perm=None, partners=None, *, inverse=None):
     """Tridiagonal coefficients ``(dl, d, du)`` of ``A`` in the order ``perm`` (new -> old)
     in one pass over A's entries (paper 001, Sec. 4.3). With ``partners`` (N x 2 forest),
     only forest edges enter the off-diagonals (``perm`` must then order every path
     consecutively, as the linear forest's permutation does); otherwise the neighbours in
-    the order ``perm`` (default: the original ordering)."""
+    the order ``perm`` (default: the original ordering). ``inverse`` (old -> new), if
+    given, is ``perm``'s inverse (a linear forest has it), else it is computed.
+
+    A's rows are read in their own order and the coefficients scattered to their new rows:
+    reading A is the bulk of the traffic, and a permutation that follows the columns of a
+    grid (ANISO2) would scatter those reads over the whole matrix."""
     xp = get_array_module(A)
     A = A.tocsr()
     N = A.shape[0]
     vt = np.dtype(A.dtype)
+    itype = np.dtype(np.int64) if xp is np else A.indices.dtype
+    if perm is not None and inverse is None:
+        inverse = xp.empty(N, dtype=itype)
+        inverse[xp.asarray(perm)] = xp.arange(N, dtype=itype)
     if xp is np:
-        order = np.empty(0, np.int64) if perm is None else np.ascontiguousarray(perm, dtype=np.int64)
+        inverse = np.empty(0, np.int64) if perm is None else np.ascontiguousarray(inverse, dtype=np.int64)
         nb = np.zeros((0, 2), np.int64) if partners is None else np.ascontiguousarray(partners, dtype=np.int64)
         dl, d, du = (np.zeros(N, vt) for _ in range(3))
         if A.nnz:
-            _extract_cpu(A.indptr, A.indices, A.data, order, nb, dl, d, du)
+            _extract_cpu(A.indptr, A.indices, A.data, inverse, nb, dl, d, du)
         return dl, d, du
     import cupy
 
     from .cuda import get_kernel
 
-    itype = A.indices.dtype
-    perm = None if perm is None else cupy.ascontiguousarray(perm, dtype=itype)
+    inverse = None if perm is None else cupy.ascontiguousarray(inverse, dtype=itype)
     nb = None if partners is None else cupy.ascontiguousarray(partners, dtype=itype)
     dl, d, du = (cupy.empty(N, vt) for _ in range(3))  # every row is written
-    # One thread per row and a full grid: the permuted rows lie far apart, so their loads
-    # gain nothing from L1 and need every resident warp to hide the latency (H100, ANISO2:
-    # 0.91 -> 0.67 ms in float32 and 1.12 -> 0.77 ms in float64 against the 1024-threads-
-    # per-SM grid of the CSR row kernels; 512-thread blocks were the best of 128/256/512).
     threads = 512
     get_kernel("tridiag", "extract_tridiagonal", vt, itype)(
-        ((N + threads - 1) // threads,), (threads,), (itype.type(N), A.indptr, A.indices, A.data, perm, nb, dl, d, du))
+        ((N + threads - 1) // threads,), (threads,), (itype.type(N), A.indptr, A.indices, A.data, inverse, nb, dl, d,
+                                                      du))
     return dl, d, du
 
 

@@ -74,7 +74,8 @@ class Factor:
 
 class LinearForest:
     """Vertex-disjoint paths: ``path_id`` (smaller end id), ``position`` (0 at that end),
-    ``permutation`` (new -> old; the forest is tridiagonal in this order), ``path_start``
+    ``permutation`` (new -> old; the forest is tridiagonal in this order) and
+    ``inverse_permutation`` (old -> new), ``path_start``
     (offsets of the paths in the new order, length ``n_paths + 1``), ``removed_edges``
     (``k x 2``, the cycle edges dropped), ``neighbors`` (N x 2 forest partners) and setup
     ``time`` (s, read once the device has finished).
@@ -84,11 +85,12 @@ class LinearForest:
     permutation and the partners, and their set-up does not wait for the device.
     """
 
-    def __init__(self, path_id, position, permutation, neighbors, paths, clock=None):
+    def __init__(self, path_id, position, permutation, inverse_permutation, neighbors, paths, clock=None):
         # paths: (path_start, removed_edges), or a function returning them
         self.path_id = path_id
         self.position = position
         self.permutation = permutation
+        self.inverse_permutation = inverse_permutation
         self.neighbors = neighbors
         self._paths = paths
         self._clock = clock
@@ -402,6 +404,7 @@ def _linear_forest(A, f, method=None) -> LinearForest:
     if is_device_array(f.neighbors) != is_device_array(A):
         raise TypeError("factor and matrix live on different devices")
     clock = PhaseClock(is_device_array(A))
-    nb, pid, pos, perm, paths = linear_forest_arrays(f.neighbors, f.weights, method=method, paths_later=True)
+    nb, pid, pos, perm, inverse, paths = linear_forest_arrays(f.neighbors, f.weights, method=method,
+                                                              paths_later=True)
     clock.mark("forest")
-    return LinearForest(pid, pos, perm, nb, paths, clock)
+    return LinearForest(pid, pos, perm, inverse, nb, paths, clock)

@@ -180,6 +180,14 @@ def test_extract_original_and_forest_orders():
     # new position of 1 is 34, of 0 is 35: entry a_{1,0} becomes the upper coefficient of row 34
     assert du[34] == A[1, 0] and dl[35] == A[0, 1]
     assert np.count_nonzero(dl) == 1 and np.count_nonzero(du) == 1
+    # a permutation without a forest: the tridiagonal part of the permuted matrix
+    perm = np.random.default_rng(3).permutation(36)
+    B = A[perm][:, perm]
+    dl, d, du = extract_tridiagonal(A, perm)
+    np.testing.assert_array_equal(d, B.diagonal())
+    np.testing.assert_array_equal(du[:-1], B.diagonal(1))
+    np.testing.assert_array_equal(dl[1:], B.diagonal(-1))
+    assert dl[0] == 0 and du[-1] == 0
 
 
 @pytest.mark.gpu
@@ -213,10 +221,14 @@ def test_gpu_extract_matches_cpu(rng):
     Ad = to_device(A)
     fg = precond.factor(Ad, n=2)
     lg = precond.linear_forest(Ad, fg)
-    got = extract_tridiagonal(Ad, lg.permutation, lg.neighbors)
-    for a, b in zip(got, ref):
-        np.testing.assert_array_equal(a.get(), b)
+    for got in (extract_tridiagonal(Ad, lg.permutation, lg.neighbors),
+                extract_tridiagonal(Ad, lg.permutation, lg.neighbors, inverse=lg.inverse_permutation)):
+        for a, b in zip(got, ref):
+            np.testing.assert_array_equal(a.get(), b)
     for a, b in zip(extract_tridiagonal(Ad), extract_tridiagonal(A)):
+        np.testing.assert_array_equal(a.get(), b)
+    perm = rng.permutation(A.shape[0])
+    for a, b in zip(extract_tridiagonal(Ad, to_device(perm)), extract_tridiagonal(A, perm)):
         np.testing.assert_array_equal(a.get(), b)
 
 

@@ -365,31 +365,42 @@ __global__ void thomas_solve(const I n, const V* __restrict__ dl, const V* __res
     }
 }
 
-// One pass over the CSR entries of A: the tridiagonal coefficients in the permuted order,
-// one thread per new row k (coalesced writes) reading old row i = perm[k]. Its neighbours
-// in the new order are perm[k - 1] and perm[k + 1]; with partners (N x 2 forest) an entry
-// enters an off-diagonal only along a forest edge (consecutive vertices of one path), so
-// no inverse permutation is needed. Without perm: the original ordering's neighbours.
+// One pass over the CSR entries of A: the tridiagonal coefficients in the order `inverse`
+// (old -> new; null: the original order), one thread per old row i (coalesced reads of A,
+// whose rows are the bulk of the traffic) writing new row k = inverse[i]. An entry a_ij
+// enters the lower (upper) coefficient when j's new row is k - 1 (k + 1); with partners
+// (N x 2 forest) only forest edges are tested, so at most two new rows are looked up.
 template <typename V, typename I>
 __global__ void extract_tridiagonal(const I N, const I* __restrict__ indptr, const I* __restrict__ indices,
-                                    const V* __restrict__ data, const I* __restrict__ perm,
+                                    const V* __restrict__ data, const I* __restrict__ inverse,
                                     const I* __restrict__ partners, V* __restrict__ dl, V* __restrict__ d,
                                     V* __restrict__ du) {
-    for (I k = blockIdx.x * (I)blockDim.x + threadIdx.x; k < N; k += (I)gridDim.x * blockDim.x) {
-        const I i = perm ? perm[k] : k;
-        const I lo = k > 0 ? (perm ? perm[k - 1] : k - 1) : (I)-1;
-        const I hi = k + 1 < N ? (perm ? perm[k + 1] : k + 1) : (I)-1;
+    for (I i = blockIdx.x * (I)blockDim.x + threadIdx.x; i < N; i += (I)gridDim.x * blockDim.x) {
+        const I k = inverse ? inverse[i] : i;
+        I p0 = -1, p1 = -1, k0 = -1, k1 = -1;  // forest partners and their new rows
+        if (partners) {
+            p0 = partners[2 * (size_t)i];
+            p1 = partners[2 * (size_t)i + 1];
+            if (p0 >= 0) k0 = inverse[p0];
+            if (p1 >= 0) k1 = inverse[p1];
+        }
         V diag = 0, lower = 0, upper = 0;
-        const I p0 = partners ? partners[2 * (size_t)i] : (I)-1, p1 = partners ? partners[2 * (size_t)i + 1] : (I)-1;
         for (I e = indptr[i]; e < indptr[i + 1]; ++e) {
             const I j = indices[e];
             if (j == i) {
                 diag += data[e];
                 continue;
             }
-            if (partners && j != p0 && j != p1) continue;
-            if (j == lo) lower += data[e];
-            else if (j == hi) upper += data[e];
+            I kj;
+            if (partners) {
+                if (j == p0) kj = k0;
+                else if (j == p1) kj = k1;
+                else continue;
+            } else {
+                kj = inverse ? inverse[j] : j;
+            }
+            if (kj == k - 1) lower += data[e];
+            else if (kj == k + 1) upper += data[e];
         }
         d[k] = diag;
         dl[k] = lower;
