@@ -3,7 +3,10 @@
 Part 1 (per matrix, full size): setup (median of five) with its breakdown (factor, forest,
 extract, factorize) and apply time of AlgTriScal, TriScal and AlgTriBlock next to one
 cuSPARSE SpMV, our ``kernels.spmv`` and one cuSPARSE ``gtsv2`` / ``gtsv2_nopivot`` solve of
-the same size, measured in the same run.
+the same size, measured in the same run. The SpMV is timed in a burst before every set-up:
+``spmv`` is the median of the bursts (``spmv_spread`` their range) and ``<name>_setup_per_spmv``
+the median of each set-up over the burst before it. AlgTriScal's apply and gtsv2_nopivot
+are timed in alternating bursts (medians of both).
 Part 2: BiCGStab time per iteration (fixed iteration count) with our host-sync-free
 BiCGStab (CUDA graph, and eager launches) and cupyx's, next to the memory-traffic floor of
 one iteration (2 SpMV, the faster of cuSPARSE and ``kernels.spmv``, + 2 preconditioner
@@ -46,8 +49,8 @@ SHORT_NAMES = {"none": "none", "jacobi": "Jacobi", "tridiagonal": "TriScal", "al
                "algebraic_block_tridiagonal": "AlgTriBlock", "pyamg": "pyamg", "ilu0": "ILU(0)"}
 
 
-def gtsv2_time(dl, d, du, pivot):
-    """Median time of cuSPARSE gtsv2 (pivoting) or gtsv2_nopivot on one system of size N."""
+def gtsv2_call(dl, d, du, pivot):
+    """A call of cuSPARSE gtsv2 (pivoting) or gtsv2_nopivot on one system of size N."""
     import cupy
     from cupy_backends.cuda.libs import cusparse
 
@@ -63,7 +66,7 @@ def gtsv2_time(dl, d, du, pivot):
     size = getattr(cusparse, name + "_bufferSizeExt")(handle, n, 1, dl.data.ptr, d.data.ptr, du.data.ptr, b.data.ptr, n)
     buf = cupy.empty(max(size, 1), dtype=np.uint8)
     fn = getattr(cusparse, name)
-    return gpu_time(lambda: fn(handle, n, 1, dl.data.ptr, d.data.ptr, du.data.ptr, b.data.ptr, n, buf.data.ptr), repeat=10)
+    return lambda: fn(handle, n, 1, dl.data.ptr, d.data.ptr, du.data.ptr, b.data.ptr, n, buf.data.ptr)
 
 
 def part1(A, dtype):
@@ -74,30 +77,47 @@ def part1(A, dtype):
     Ad = to_device(A.astype(dtype))
     N = Ad.shape[0]
     x = cupy.asarray(true_solution(N, dtype))
-    out = {"N": N, "nnz": Ad.nnz, "spmv": gpu_time(lambda: Ad @ x), "spmv_ours": gpu_time(lambda: spmv(Ad, x))}
+    out = {"N": N, "nnz": Ad.nnz, "spmv_ours": gpu_time(lambda: spmv(Ad, x))}
+    spmv_bursts = [gpu_time(lambda: Ad @ x)]
     src = cupy.empty(N, dtype)
     dst = cupy.empty(N, dtype)
     out["copy_vector"] = gpu_time(lambda: dst.__setitem__(Ellipsis, src))
     dl, d, du = extract_tridiagonal(Ad)
+    gtsv2 = {}
     for pivot in (False, True):
+        key = "gtsv2" + ("" if pivot else "_nopivot")
         try:
-            out["gtsv2" + ("" if pivot else "_nopivot")] = gtsv2_time(dl, d, du, pivot)
+            gtsv2[key] = gtsv2_call(dl, d, du, pivot)
+            out[key] = gpu_time(gtsv2[key], repeat=10)
         except Exception as exc:  # noqa: BLE001 - report what cuSPARSE said
-            out["gtsv2" + ("" if pivot else "_nopivot")] = f"unavailable: {exc}"
+            out[key] = f"unavailable: {exc}"
     for name, make in (("triscal", precond.tridiagonal), ("algtriscal", precond.algebraic_tridiagonal),
                        ("algtriblock", precond.algebraic_block_tridiagonal)):
         make(Ad)  # warm-up (kernel compilation)
-        setups = []  # (seconds, phases) of five set-ups: the median is reported
+        setups = []  # (seconds, phases, seconds / SpMV) of five set-ups: the median is reported
         for _ in range(5):
+            # an SpMV burst before every set-up: on a machine whose speed drifts, the ratio
+            # compares a set-up with the SpMV of the same moment
+            spmv_bursts.append(gpu_time(lambda: Ad @ x, repeat=10, warmup=1))
             cupy.cuda.Device().synchronize()
             t0 = time.perf_counter()
             M = make(Ad)
             cupy.cuda.Device().synchronize()
-            setups.append((time.perf_counter() - t0, M.setup_time))
-        out[f"{name}_setup"], out[f"{name}_setup_breakdown"] = sorted(setups, key=lambda t: t[0])[2]
-        out[f"{name}_apply"] = gpu_time(lambda: M.matvec(x))
+            seconds = time.perf_counter() - t0
+            setups.append((seconds, M.setup_time, seconds / spmv_bursts[-1]))
+        out[f"{name}_setup"], out[f"{name}_setup_breakdown"], _ = sorted(setups, key=lambda t: t[0])[2]
+        out[f"{name}_setup_per_spmv"] = float(np.median([t[2] for t in setups]))
+        if name == "algtriscal" and "gtsv2_nopivot" in gtsv2:
+            # the apply and gtsv2_nopivot in alternating bursts: a drifting machine slows both alike
+            pairs = [(gpu_time(lambda: M.matvec(x), repeat=10, warmup=1),
+                      gpu_time(gtsv2["gtsv2_nopivot"], repeat=10, warmup=1)) for _ in range(5)]
+            out["algtriscal_apply"], out["gtsv2_nopivot"] = (float(np.median(t)) for t in zip(*pairs))
+        else:
+            out[f"{name}_apply"] = gpu_time(lambda: M.matvec(x))
         out[f"{name}_coverage"] = M.weight_coverage
         out[f"{name}_paths"] = M.n_paths
+    out["spmv"] = float(np.median(spmv_bursts))
+    out["spmv_spread"] = [float(min(spmv_bursts)), float(max(spmv_bursts))]
     return out
 
 
@@ -234,11 +254,11 @@ def main(argv=None):
                 bd = " ".join(f"{k}={v * 1e3:.2f}" for k, v in r["algtriscal_setup_breakdown"].items())
                 print(f"{name:<24}{r['dtype']:<8}{r['N']:>9} {ms(r['spmv'])} {ms(r['spmv_ours'])} {ms(r['gtsv2_nopivot'])} {ms(r['gtsv2'])}"
                       f" {ms(r['triscal_apply'])} {ms(r['algtriscal_apply'])} {r['algtriscal_apply'] / r['spmv']:>7.2f}"
-                      f" {ms(r['algtriscal_setup'])} {r['algtriscal_setup'] / r['spmv']:>7.1f}  {bd}")
+                      f" {ms(r['algtriscal_setup'])} {r['algtriscal_setup_per_spmv']:>7.1f}  {bd}")
                 bd = " ".join(f"{k}={v * 1e3:.2f}" for k, v in r["algtriblock_setup_breakdown"].items())
                 print(f"{'':<24}{'':<8}{'':>9} AlgTriBlock apply {ms(r['algtriblock_apply'])}"
                       f" ({r['algtriblock_apply'] / r['spmv']:.2f} x SpMV), setup {ms(r['algtriblock_setup'])}"
-                      f" ({r['algtriblock_setup'] / r['spmv']:.1f} x SpMV), coverage {r['algtriblock_coverage']:.2f}  {bd}")
+                      f" ({r['algtriblock_setup_per_spmv']:.1f} x SpMV), coverage {r['algtriblock_coverage']:.2f}  {bd}")
                 if dtype == np.float64:
                     known = {"tridiagonal": r["triscal_apply"], "algebraic_tridiagonal": r["algtriscal_apply"],
                              "algebraic_block_tridiagonal": r["algtriblock_apply"]}
