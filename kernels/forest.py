@@ -243,6 +243,7 @@ def linear_forest_arrays(partners, weights, method=None, *, paths_later=False, *
 # item), so the GPU algorithm's logic is exercised and tested on the CPU as well.
 
 RULER_SPACING = 32
+RULER_RUN = 1
 _RULER_SALT = 0x51
 
 
@@ -258,13 +259,13 @@ _RULER_TAG = -2
 
 
 @njit(cache=True)
-def _ruler_mark(N, P, seed, threshold, rulers, n_rulers, claim):
+def _ruler_mark(N, P, seed, threshold, run, rulers, n_rulers, claim):
     """Twin of the CUDA ``ruler_mark``. The kernel's ranks come from an atomic counter and
     no result may depend on them: the twin numbers the rulers in decreasing vertex order,
     so the tests run the slots in an order unrelated to the vertex ids."""
     k = 0
     for v in range(N - 1, -1, -1):
-        if P[v, 0] < 0 or P[v, 1] < 0 or hash32(v, _RULER_SALT, seed) < threshold:
+        if P[v, 0] < 0 or P[v, 1] < 0 or hash32(v // run, _RULER_SALT, seed) < threshold:
             rulers[k] = v
             claim[v] = (np.int64(_RULER_TAG) << 32) | k
             k += 1
@@ -648,7 +649,8 @@ def _order_paths(launcher, length, path_id, position, removed_lo):
     return perm, inverse, paths
 
 
-def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, seed=0, stats=None, paths_later=False):
+def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, run=RULER_RUN, seed=0, stats=None,
+                   paths_later=False):
     xp = launcher.xp
     N = partners.shape[0]
     itype = launcher.itype
@@ -677,7 +679,10 @@ def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, seed=0, s
     rulers = xp.empty(N, dtype=itype)  # the first nr entries
     n_rulers = xp.zeros(1, dtype=np.uint32)
     claim = xp.empty(N, dtype=np.int64)
-    launcher("ruler_mark", N, sc(N), P, np.uint32(seed), np.uint64(_ruler_threshold(spacing)), rulers, n_rulers, claim)
+    if not isinstance(run, int) or run < 1:
+        raise ValueError(f"ruler run must be a positive integer, got {run!r}")
+    launcher("ruler_mark", N, sc(N), P, np.uint32(seed), np.uint64(_ruler_threshold(spacing)), np.uint32(run), rulers,
+             n_rulers, claim)
     nr = int(n_rulers[0])
     ns = 2 * nr
     mark()
@@ -719,12 +724,16 @@ def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, seed=0, s
     return (*out, paths) if paths_later else (*out, *paths())
 
 
-def linear_forest_ruling(partners, weights, *, spacing=RULER_SPACING, seed=0, stats=None, paths_later=False):
+def linear_forest_ruling(partners, weights, *, spacing=RULER_SPACING, run=RULER_RUN, seed=0, stats=None,
+                         paths_later=False):
     """Linear forest by a sparse ruling set (work-efficient list ranking), CPU or GPU.
 
     Same outputs as :func:`linear_forest_cpu`. About one vertex in ``spacing`` (chosen by
-    :func:`kernels.hashing.hash32` of the vertex id and ``seed``) plus every path end is a
-    ruler. The two rulers of a gap walk towards each other, claiming vertices, and meet
+    :func:`kernels.hashing.hash32` of ``vertex id // run`` and ``seed``, so in runs of
+    ``run`` consecutive ids) plus every path end is a ruler. Runs help where the paths
+    cross the order of the ids (a grid's columns: neighbouring threads walk neighbouring
+    paths through neighbouring memory) and hurt where they follow it (a grid's rows: the
+    gaps grow by the run length); the default, 1, draws every vertex alone. The two rulers of a gap walk towards each other, claiming vertices, and meet
     halfway, so every vertex is visited once. The much shorter lists of ruler slots get
     the paper's bidirectional scan, ``ceil(log2 R) + 1`` steps carrying both operators at
     once: ``+`` for the distance to the path end and ``min`` for the weakest edge ahead
@@ -733,7 +742,7 @@ def linear_forest_ruling(partners, weights, *, spacing=RULER_SPACING, seed=0, st
     vertex lies from either side of the cut, so cycles need no second pass. Every vertex
     then combines its two directions; cycles without any ruler are walked by each of their
     vertices. O(N) work instead of the scan's O(N log N). The result does not depend on
-    ``spacing``/``seed``. On NumPy input it runs the Numba twins of the CUDA kernels
+    ``spacing``/``run``/``seed``. On NumPy input it runs the Numba twins of the CUDA kernels
     (parallel over vertices; the walks in lockstep rounds).
 
     ``paths_later=True`` returns a function in place of ``path_start, removed_edges``
@@ -748,4 +757,5 @@ def linear_forest_ruling(partners, weights, *, spacing=RULER_SPACING, seed=0, st
     else:
         partners = np.asarray(partners)
         launcher = _CpuLauncher(partners.dtype, weights.dtype)
-    return _ruling_forest(partners, weights, launcher, spacing=spacing, seed=seed, stats=stats, paths_later=paths_later)
+    return _ruling_forest(partners, weights, launcher, spacing=spacing, run=run, seed=seed, stats=stats,
+                          paths_later=paths_later)

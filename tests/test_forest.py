@@ -125,6 +125,10 @@ def test_linear_forest_needs_two_factor():
         precond.linear_forest(A, precond.factor(A, n=2), method="sort")
     with pytest.raises(ValueError, match="GPU"):
         precond.linear_forest(A, precond.factor(A, n=2), method="scan")
+    f = precond.factor(A, n=2)
+    for bad in ({"spacing": 0}, {"run": 0}, {"run": 2.5}):
+        with pytest.raises(ValueError, match="ruler"):
+            linear_forest_ruling(f.neighbors, f.weights, **bad)
 
 
 def _forest_cases(rng):
@@ -133,16 +137,18 @@ def _forest_cases(rng):
     return cases
 
 
-@pytest.mark.parametrize("spacing", [1, 3, 32, 10_000])
-def test_ruling_set_equals_walk(rng, spacing):
+@pytest.mark.parametrize("spacing, run", [(1, 1), (3, 1), (32, 1), (10_000, 1), (3, 4), (32, 16)])
+def test_ruling_set_equals_walk(rng, spacing, run):
     """The ruling-set algorithm (Numba twins of the CUDA kernels) gives the walk's forest,
-    whatever the ruler density (10_000: most cycles have no ruler and walk themselves)."""
+    whatever the ruler density (10_000: most cycles have no ruler and walk themselves) and
+    the length of the runs of rulers."""
     for A in _forest_cases(rng):
         for m in (1, 5):
             f = precond.factor(A, n=2, iterations=40, m=m)
             ref = linear_forest_cpu(f.neighbors, f.weights)
             for dtype in (np.int64, np.int32):
-                got = linear_forest_ruling(f.neighbors.astype(dtype), f.weights, spacing=spacing, seed=spacing)
+                got = linear_forest_ruling(f.neighbors.astype(dtype), f.weights, spacing=spacing, run=run,
+                                           seed=spacing)
                 _assert_same_forest(got, ref)
 
 
@@ -213,14 +219,15 @@ def test_forest_gpu_equals_cpu(rng, method, early_exit):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("spacing", [1, 4, 10_000])
-def test_ruling_gpu_equals_cpu_twins(rng, spacing):
+@pytest.mark.parametrize("spacing, run", [(1, 1), (4, 1), (10_000, 1), (4, 8)])
+def test_ruling_gpu_equals_cpu_twins(rng, spacing, run):
     from kernels.backend import to_device
 
     for A in _forest_cases(rng):
         f = precond.factor(A, n=2, iterations=40, m=1)
-        ref = linear_forest_ruling(f.neighbors.astype(np.int32), f.weights, spacing=spacing)
-        got = linear_forest_ruling(to_device(f.neighbors.astype(np.int32)), to_device(f.weights), spacing=spacing)
+        ref = linear_forest_ruling(f.neighbors.astype(np.int32), f.weights, spacing=spacing, run=run)
+        got = linear_forest_ruling(to_device(f.neighbors.astype(np.int32)), to_device(f.weights), spacing=spacing,
+                                   run=run)
         _assert_same_forest([x.get() for x in got], ref)
 
 
@@ -263,7 +270,8 @@ def test_ruling_set_property():
         spacing = data.draw(st.integers(1, 6))
         lockstep = data.draw(st.booleans())
         launcher = _CpuLauncher(P.dtype, W.dtype, lockstep=lockstep)
-        got = _ruling_forest(P, W, launcher, spacing=spacing, seed=data.draw(st.integers(0, 5)))
+        got = _ruling_forest(P, W, launcher, spacing=spacing, run=data.draw(st.integers(1, 4)),
+                             seed=data.draw(st.integers(0, 5)))
         _assert_same_forest(got, linear_forest_cpu(P, W))
 
     check()

@@ -151,7 +151,11 @@ __global__ void scatter_permutation(const I N, const I* __restrict__ path_id, co
 
 // ---------------------------------------------------------------------------------------
 // Work-efficient variant: sparse ruling set (list ranking with O(N) work), one pass.
-// Rulers: path ends, isolated vertices and a hashed sample (about 1 in `spacing`). Ruler
+// Rulers: path ends, isolated vertices and a hashed sample (about 1 in `spacing`, drawn in
+// runs of `run` consecutive vertex ids: where the paths cross the order of the ids, as on
+// the columns of a grid, neighbouring threads then walk neighbouring paths through
+// neighbouring memory and share its sectors; along the order of the ids, as on a grid's
+// rows, runs lengthen the gaps). Ruler
 // slot t = 2 * rank + i walks from its ruler along side i and claims vertices with
 // atomicCAS until it reaches a ruler or a vertex claimed by the walk coming the other way
 // (the two walks of a gap meet in the middle, so every vertex is visited once). A claimed
@@ -180,14 +184,14 @@ __device__ __forceinline__ bool is_ruler(unsigned long long c) { return (c >> 32
 // loop is block-uniform for block_append.
 template <typename V, typename I>
 __global__ void ruler_mark(const I N, const I* __restrict__ P, const unsigned int seed,
-                           const unsigned long long threshold, I* __restrict__ rulers,
+                           const unsigned long long threshold, const unsigned int run, I* __restrict__ rulers,
                            unsigned int* __restrict__ n_rulers, unsigned long long* __restrict__ claim) {
     for (I v0 = blockIdx.x * (I)blockDim.x; v0 < N; v0 += (I)gridDim.x * blockDim.x) {
         const I v = v0 + threadIdx.x;
         bool ruler = false;
         if (v < N)
             ruler = P[2 * (size_t)v] < 0 || P[2 * (size_t)v + 1] < 0 ||
-                    (unsigned long long)hash32((unsigned int)v, 0x51u, seed) < threshold;
+                    (unsigned long long)hash32((unsigned int)v / run, 0x51u, seed) < threshold;
         const unsigned int k = block_append(ruler, n_rulers);
         if (v < N) {
             if (ruler) rulers[k] = v;
