@@ -568,8 +568,9 @@ def extract_tridiagonal(A, perm=None, partners=None, *, inverse=None):
     in one pass over A's entries (paper 001, Sec. 4.3). With ``partners`` (N x 2 forest),
     only forest edges enter the off-diagonals (``perm`` must then order every path
     consecutively, as the linear forest's permutation does); otherwise the neighbours in
-    the order ``perm`` (default: the original ordering). ``inverse`` (old -> new), if
-    given, is ``perm``'s inverse (a linear forest has it), else it is computed.
+    the order ``perm`` (default: the original ordering, also for a forest). ``inverse``
+    (old -> new), if given, is ``perm``'s inverse (a linear forest has it), else it is
+    computed. Arrays of the wrong shape raise ``ValueError``.
 
     A's rows are read in their own order and the coefficients scattered to their new rows:
     reading A is the bulk of the traffic, and a permutation that follows the columns of a
@@ -577,13 +578,19 @@ def extract_tridiagonal(A, perm=None, partners=None, *, inverse=None):
     xp = get_array_module(A)
     A = A.tocsr()
     N = A.shape[0]
+    for name, x, shape in (("perm", perm, (N,)), ("inverse", inverse, (N,)), ("partners", partners, (N, 2))):
+        if x is not None and tuple(x.shape) != shape:
+            raise ValueError(f"{name} must have shape {shape} for a matrix of {N} rows, got {tuple(x.shape)}")
     vt = np.dtype(A.dtype)
     itype = np.dtype(np.int64) if xp is np else A.indices.dtype
-    if perm is not None and inverse is None:
+    # the kernel's order: None (the original one, without a forest), else old -> new
+    if inverse is None and perm is not None:
         inverse = xp.empty(N, dtype=itype)
         inverse[xp.asarray(perm)] = xp.arange(N, dtype=itype)
+    elif inverse is None and partners is not None:  # a forest in the original order
+        inverse = xp.arange(N, dtype=itype)
     if xp is np:
-        inverse = np.empty(0, np.int64) if perm is None else np.ascontiguousarray(inverse, dtype=np.int64)
+        inverse = np.empty(0, np.int64) if inverse is None else np.ascontiguousarray(inverse, dtype=np.int64)
         nb = np.zeros((0, 2), np.int64) if partners is None else np.ascontiguousarray(partners, dtype=np.int64)
         dl, d, du = (np.zeros(N, vt) for _ in range(3))
         if A.nnz:
@@ -593,7 +600,7 @@ def extract_tridiagonal(A, perm=None, partners=None, *, inverse=None):
 
     from .cuda import get_kernel
 
-    inverse = None if perm is None else cupy.ascontiguousarray(inverse, dtype=itype)
+    inverse = None if inverse is None else cupy.ascontiguousarray(inverse, dtype=itype)
     nb = None if partners is None else cupy.ascontiguousarray(partners, dtype=itype)
     dl, d, du = (cupy.empty(N, vt) for _ in range(3))  # every row is written
     threads = 512

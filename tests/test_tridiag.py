@@ -188,6 +188,13 @@ def test_extract_original_and_forest_orders():
     np.testing.assert_array_equal(du[:-1], B.diagonal(1))
     np.testing.assert_array_equal(dl[1:], B.diagonal(-1))
     assert dl[0] == 0 and du[-1] == 0
+    # a forest in the original order: only the edge {0, 1} enters the off-diagonals
+    dl, d, du = extract_tridiagonal(A, partners=partners)
+    assert du[0] == A[0, 1] and dl[1] == A[1, 0]
+    assert np.count_nonzero(dl) == 1 and np.count_nonzero(du) == 1
+    for bad in ({"perm": perm[:-1]}, {"perm": perm, "inverse": perm[:-1]}, {"partners": partners[:, :1]}):
+        with pytest.raises(ValueError, match="shape"):
+            extract_tridiagonal(A, **bad)
 
 
 @pytest.mark.gpu

@@ -369,7 +369,8 @@ __global__ void thomas_solve(const I n, const V* __restrict__ dl, const V* __res
 // (old -> new; null: the original order), one thread per old row i (coalesced reads of A,
 // whose rows are the bulk of the traffic) writing new row k = inverse[i]. An entry a_ij
 // enters the lower (upper) coefficient when j's new row is k - 1 (k + 1); with partners
-// (N x 2 forest) only forest edges are tested, so at most two new rows are looked up.
+// (N x 2 forest, which needs `inverse`) only forest edges are tested, so at most two new
+// rows are looked up.
 template <typename V, typename I>
 __global__ void extract_tridiagonal(const I N, const I* __restrict__ indptr, const I* __restrict__ indices,
                                     const V* __restrict__ data, const I* __restrict__ inverse,
