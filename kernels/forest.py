@@ -552,9 +552,11 @@ def _order_place(N, length, removed_lo, tile_offsets, what, offsets, path_start,
                 rem += 1
 
 
-def _ruler_threshold(spacing):
-    if not isinstance(spacing, int) or spacing < 1:
-        raise ValueError(f"ruler spacing must be a positive integer, got {spacing!r}")
+def _ruler_threshold(spacing, run):
+    """The hash threshold of ``spacing`` (both parameters checked)."""
+    for name, value in (("spacing", spacing), ("run", run)):
+        if not isinstance(value, int) or value < 1:
+            raise ValueError(f"ruler {name} must be a positive integer, got {value!r}")
     return (1 << 32) // spacing
 
 
@@ -679,10 +681,8 @@ def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, run=RULER
     rulers = xp.empty(N, dtype=itype)  # the first nr entries
     n_rulers = xp.zeros(1, dtype=np.uint32)
     claim = xp.empty(N, dtype=np.int64)
-    if not isinstance(run, int) or run < 1:
-        raise ValueError(f"ruler run must be a positive integer, got {run!r}")
-    launcher("ruler_mark", N, sc(N), P, np.uint32(seed), np.uint64(_ruler_threshold(spacing)), np.uint32(run), rulers,
-             n_rulers, claim)
+    launcher("ruler_mark", N, sc(N), P, np.uint32(seed), np.uint64(_ruler_threshold(spacing, run)), np.uint32(run),
+             rulers, n_rulers, claim)
     nr = int(n_rulers[0])
     ns = 2 * nr
     mark()
@@ -733,8 +733,9 @@ def linear_forest_ruling(partners, weights, *, spacing=RULER_SPACING, run=RULER_
     ``run`` consecutive ids) plus every path end is a ruler. Runs help where the paths
     cross the order of the ids (a grid's columns: neighbouring threads walk neighbouring
     paths through neighbouring memory) and hurt where they follow it (a grid's rows: the
-    gaps grow by the run length); the default, 1, draws every vertex alone. The two rulers of a gap walk towards each other, claiming vertices, and meet
-    halfway, so every vertex is visited once. The much shorter lists of ruler slots get
+    gaps grow by the run length); the default, 1, draws every vertex alone. The two
+    rulers of a gap walk towards each other, claiming vertices, and meet halfway, so every
+    vertex is visited once. The much shorter lists of ruler slots get
     the paper's bidirectional scan, ``ceil(log2 R) + 1`` steps carrying both operators at
     once: ``+`` for the distance to the path end and ``min`` for the weakest edge ahead
     together with the distance to it. On a path the first ranks the vertices; on a cycle
