@@ -152,6 +152,28 @@ def test_ruling_set_equals_walk(rng, spacing, run):
                 _assert_same_forest(got, ref)
 
 
+def test_ruler_runs_only_across_the_ids():
+    """Runs of rulers are drawn only for vertices whose partners are not their id
+    neighbours: a path along the ids (0-1-2-...) gets the same rulers whatever the run,
+    a path across them (0-2-4-..., 1-3-5-...) gets fewer, longer-spaced draws."""
+    N = 20_000
+    along = np.stack([np.arange(N) - 1, np.arange(N) + 1], axis=1)
+    along[-1, 1] = -1
+    across = np.stack([np.arange(N) - 2, np.arange(N) + 2], axis=1)
+    across[across >= N] = -1
+    W = np.ones((N, 2))
+    rulers = {}
+    for name, P in (("along", along), ("across", across)):
+        for run in (1, 16):
+            stats = {}
+            got = linear_forest_ruling(P, W, run=run, stats=stats)
+            _assert_same_forest(got, linear_forest_cpu(P, W))
+            rulers[name, run] = stats["rulers"]
+    assert rulers["along", 1] == rulers["along", 16]
+    assert rulers["across", 1] != rulers["across", 16]
+    assert 0.5 < rulers["across", 16] / rulers["across", 1] < 2
+
+
 @pytest.mark.parametrize("lockstep", [True, False])
 def test_ruling_set_on_many_cycles(lockstep):
     """Rings of all lengths 3..60 plus a path: many cycles with and without rulers. The

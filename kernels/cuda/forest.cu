@@ -151,12 +151,13 @@ __global__ void scatter_permutation(const I N, const I* __restrict__ path_id, co
 
 // ---------------------------------------------------------------------------------------
 // Work-efficient variant: sparse ruling set (list ranking with O(N) work), one pass.
-// Rulers: path ends, isolated vertices and a hashed sample (about 1 in `spacing`, drawn in
-// runs of `run` consecutive vertex ids: where the paths cross the order of the ids, as on
-// the columns of a grid, neighbouring threads then walk neighbouring paths through
-// neighbouring memory and share its sectors; along the order of the ids, as on a grid's
-// rows, runs lengthen the gaps). Ruler
-// slot t = 2 * rank + i walks from its ruler along side i and claims vertices with
+// Rulers: path ends, isolated vertices and a hashed sample (about 1 in `spacing`). A vertex
+// whose partners are not its id neighbours v +- 1 is drawn in a run of `run` consecutive
+// ids (hash of v / run): where the paths cross the order of the ids, as on the columns of
+// a grid, neighbouring threads then walk neighbouring paths through neighbouring memory and
+// share its sectors. A vertex with a partner v +- 1 is drawn alone (hash of v, another
+// salt): along the order of the ids, as on a grid's rows, runs would lengthen the gaps.
+// Ruler slot t = 2 * rank + i walks from its ruler along side i and claims vertices with
 // atomicCAS until it reaches a ruler or a vertex claimed by the walk coming the other way
 // (the two walks of a gap meet in the middle, so every vertex is visited once). A claimed
 // vertex keeps its owner slot and its distance from the owner's ruler. ruler_link joins
@@ -189,9 +190,13 @@ __global__ void ruler_mark(const I N, const I* __restrict__ P, const unsigned in
     for (I v0 = blockIdx.x * (I)blockDim.x; v0 < N; v0 += (I)gridDim.x * blockDim.x) {
         const I v = v0 + threadIdx.x;
         bool ruler = false;
-        if (v < N)
-            ruler = P[2 * (size_t)v] < 0 || P[2 * (size_t)v + 1] < 0 ||
-                    (unsigned long long)hash32((unsigned int)v / run, 0x51u, seed) < threshold;
+        if (v < N) {
+            const I p0 = P[2 * (size_t)v], p1 = P[2 * (size_t)v + 1];
+            const bool across = p0 != v - 1 && p0 != v + 1 && p1 != v - 1 && p1 != v + 1;
+            ruler = p0 < 0 || p1 < 0 ||
+                    (unsigned long long)hash32(across ? (unsigned int)v / run : (unsigned int)v,
+                                               across ? 0x52u : 0x51u, seed) < threshold;
+        }
         const unsigned int k = block_append(ruler, n_rulers);
         if (v < N) {
             if (ruler) rulers[k] = v;
