@@ -118,13 +118,16 @@ def resolve_device(device: str = "auto") -> str:
     raise ValueError(f"device must be 'auto', 'cpu' or 'gpu', got {device!r}")
 
 
+@functools.lru_cache(maxsize=None)
 def sparse_module(xp):
-    """``scipy.sparse`` for NumPy, ``cupyx.scipy.sparse`` for CuPy (imported lazily)."""
+    """``scipy.sparse`` for NumPy, ``cupyx.scipy.sparse`` for CuPy (imported lazily, once:
+    ``import_module`` costs the GPU set-ups some 10 us of host time per call)."""
     if xp is np:
         return importlib.import_module("scipy.sparse")
     return importlib.import_module("cupyx.scipy.sparse")
 
 
+@functools.lru_cache(maxsize=None)
 def sparse_linalg_module(xp):
     """``scipy.sparse.linalg`` for NumPy, ``cupyx.scipy.sparse.linalg`` for CuPy."""
     if xp is np:

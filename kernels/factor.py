@@ -224,20 +224,19 @@ def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kern
     warp = kernel == "warp"
     lanes = 32 if warp else 1
     n32, N_ = np.int32(n), itype.type(N)
-    # Round 0 covers all rows (one launch per step) and lists the rows it leaves open. Its
-    # proposal reads no partners and no list, so it is queued before the other arrays exist.
-    prop = cupy.empty((N, n), dtype=itype)
-    prop_w = cupy.empty((N, n), dtype=vtype)
     # the fused matrix check, or the flag of a pattern without some mirror (factor.cu)
     flags = cupy.zeros(4, dtype=np.uint64) if check or mirror else None
-    # with the check, the weights of A' + A'^T the first proposal computes instead when a
-    # sample of rows proves the values unsymmetric (the device chooses: no read-back)
-    mirror_w = cupy.empty_like(W.data) if mirror or check else None
-    if check:
+    if check:  # the device's first work, queued before the host allocates the rest
         sample = min(N, SAMPLE_ROWS)
         get_kernel("factor", "sample_check", vtype, itype)(
             ((32 * sample + threads - 1) // threads,), (threads,),
             (N_, itype.type(sample), W.indptr, W.indices, W.data, flags))
+    # Round 0 covers all rows (one launch per step) and lists the rows it leaves open.
+    prop = cupy.empty((N, n), dtype=itype)
+    prop_w = cupy.empty((N, n), dtype=vtype)
+    # with the check, the weights of A' + A'^T the first proposal computes instead when a
+    # sample of rows proves the values unsymmetric (the device chooses: no read-back)
+    mirror_w = cupy.empty_like(W.data) if mirror or check else None
     first = (np.int32(0), None, None)  # not listed
     pblocks = row_grid(32 * N, threads, WARP_KERNEL_THREADS_PER_SM) if warp else row_grid(N, threads)
     get_kernel("factor", "propose_warp" if warp else "propose", vtype, itype)(

@@ -590,6 +590,12 @@ class _CpuLauncher:
     def scalar(self, x):
         return np.int64(x)
 
+    def workspace(self, *arrays):
+        """Scratch arrays of ``(length, dtype)`` (see :meth:`_GpuLauncher.workspace`),
+        filled with -3 rather than left uninitialized: a twin that read what it had not
+        written would then go wrong in the tests (-3 reads as a window ended at vertex 2)."""
+        return None, [np.full(length, -3, dtype=dtype) for length, dtype in arrays]
+
 
 class _GpuLauncher:
     def __init__(self, itype, vtype):
@@ -610,6 +616,13 @@ class _GpuLauncher:
 
     def scalar(self, x):
         return self.itype.type(x)
+
+    def workspace(self, *arrays):
+        """``(allocation, addresses)``: the scratch arrays as addresses in one allocation
+        (:func:`kernels.cuda.device_workspace`)."""
+        from .cuda import device_workspace
+
+        return device_workspace(*arrays)
 
 
 @functools.lru_cache(maxsize=None)
@@ -675,9 +688,6 @@ def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, run=RULER
                 ev.record()
                 marks.append(ev)
 
-    def slots(dtype=itype):
-        return xp.empty(ns, dtype=dtype)
-
     mark()
     # ---- rulers and the walks between them
     if N >= 1 << 30:
@@ -690,12 +700,14 @@ def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, run=RULER
     nr = int(n_rulers[0])
     ns = 2 * nr
     mark()
-    walk = [slots(), slots(), slots(), slots(vtype), slots(), slots(), slots(), slots()]
+    # the slots' 32 scratch arrays in one allocation (the device may be idle here, waiting
+    # for the host): the walks' results, the links and the scan's two buffers, the weights
+    # at 3, 15, 18 and 26
+    slot_buffer, scratch = launcher.workspace(*((ns, vtype if k in (3, 15, 18, 26) else itype) for k in range(32)))
+    walk = scratch[:8]
     launcher("ruler_walk", ns, sc(ns), rulers, P, Wt, claim, *walk)
-    link, gap, ma, mb, near, near_dist, mn = (slots() for _ in range(7))
-    mw = slots(vtype)
+    link, gap, ma, mb, near, near_dist, mn, mw = scratch[8:16]
     launcher("ruler_link", ns, sc(ns), *walk, link, gap, mw, ma, mb, near, near_dist, mn)
-    del walk
     mark()
     # ---- one scan over the slots: distances to the path ends, the weakest edge of every
     # cycle and the distance to it. A list of slots has fewer than nr hops; the scan stops
@@ -703,7 +715,7 @@ def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, run=RULER
     steps = 2 * math.ceil((math.ceil(math.log2(max(nr, 2))) + 1) / 2)
     busy = xp.zeros(steps, dtype=np.int32)
     steps_run = xp.zeros(1, dtype=np.int32)
-    a, b = ([slots(), slots(), slots(vtype), *(slots() for _ in range(5))] for _ in range(2))
+    a, b = scratch[16:24], scratch[24:]
     launcher("ruler_scan", ns, sc(ns), np.int32(steps), busy, steps_run, link, link, gap, mw, ma, mb, near, near_dist,
              mn, *a, *b)
     mark()
@@ -712,6 +724,7 @@ def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, run=RULER
     P_out, removed_lo, path_id, position, length = (xp.empty_like(P), *(xp.empty(N, dtype=itype) for _ in range(4)))
     launcher("ruler_finish", N, sc(N), P, Wt, claim, link, gap, ma, mb, near, near_dist, q, r, qma, qmb, nv, dn,
              P_out, path_id, position, length, removed_lo)
+    del slot_buffer  # freed after the kernels queued on it (CuPy's pool is stream-ordered)
     mark()
     perm, inverse, paths = _order_paths(launcher, length, path_id, position, removed_lo)
     mark()

@@ -140,6 +140,8 @@ def _check_structure(A):
 
 
 def _check_int(name, value, lo, hi=None):
+    if type(value) is int and value >= lo and (hi is None or value <= hi):  # the common case, without ABC checks
+        return value
     if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < lo or (hi is not None and value > hi):
         rng = f"{lo}..{hi}" if hi is not None else f">= {lo}"
         raise ValueError(f"{name} must be an integer in {rng}, got {value!r}")
