@@ -368,6 +368,8 @@ _RULER_SAT = 1 << 30  # window lengths saturate here (on a cycle the windows wra
 def _ruler_scan_step(n_slots, s, busy, link, q, r, mw, ma, mb, nv, dn, mn, q2, r2, mw2, ma2, mb2, nv2, dn2, mn2):
     unfinished = 0
     for t in prange(n_slots):
+        if s >= 2 and q2[t] < 0:  # ended a level earlier: final in both buffers
+            continue
         x, d, m = q[t], r[t], mn[t]
         bw, ba, bb, bn, bd = mw[t], ma[t], mb[t], nv[t], dn[t]
         if x >= 0:

@@ -329,12 +329,18 @@ struct SlotLevel {
     I *ma, *mb, *nv, *dn, *mn;
 };
 
-// Step over the slots t = t0, t0 + stride, ...; true if it met an unfinished one.
+// Step over the slots t = t0, t0 + stride, ...; true if it met an unfinished one. With
+// skip_ended (from step 2 on, when `out` holds the level before `in`), a slot whose window
+// had already ended there (out.q[t] < 0) holds its final values in both buffers and is
+// skipped: one load instead of eight loads and eight stores (most slots of short paths,
+// as on random_diffusion2d, end after a step or two).
 template <typename V, typename I>
 __device__ __forceinline__ bool scan_step(const I t0, const I stride, const I n_slots, const I* __restrict__ link,
-                                          const SlotLevel<V, I> in, const SlotLevel<V, I> out) {
+                                          const SlotLevel<V, I> in, const SlotLevel<V, I> out,
+                                          const bool skip_ended) {
     bool unfinished = false;
     for (I t = t0; t < n_slots; t += stride) {
+        if (skip_ended && out.q[t] < 0) continue;
         I x = in.q[t], d = in.r[t], m = in.mn[t];
         V bw = in.mw[t];
         I ba = in.ma[t], bb = in.mb[t], bn = in.nv[t], bd = in.dn[t];
@@ -373,7 +379,7 @@ __global__ void ruler_scan(const I n_slots, const int steps, int* busy, int* ste
     int s = 0;
     for (; s < steps; ++s) {
         const bool unfinished = scan_step<V, I>(t0, stride, n_slots, link, s == 0 ? level0 : (s & 1 ? a : b),
-                                                s & 1 ? b : a);
+                                                s & 1 ? b : a, s >= 2);
         // one store per block, and none once set: stores to one address from every warp serialize
         if (__syncthreads_or(unfinished) && threadIdx.x == 0 && *(volatile int*)(busy + s) == 0) busy[s] = 1;
         grid.sync();
