@@ -280,13 +280,58 @@ __global__ void partitioned_factor(const I N0, const int C0, const int C1, const
 
 // Forward/backward sweep of each chunk interior: y = T_int^{-1} b. With `gather`, the
 // right-hand side of row r is x[gather[r]] (gather < 0: padding, zero).
+// Chunks of at most 8 or 16 rows (the defaults) are swept unrolled, every load of the chunk
+// issued before the recurrence that does not depend on them: a chunk then costs about one
+// memory latency instead of C, which bounds the small launches of the upper levels.
+template <int MAXC, typename V, typename I>
+__device__ __forceinline__ void sweep_chunk_unrolled(const I j, const I P, const int C, const I N,
+                                                     const V* __restrict__ x, const I* __restrict__ gather,
+                                                     const V* __restrict__ inv_den, const V* __restrict__ cp,
+                                                     const V* __restrict__ ldl, V* __restrict__ y,
+                                                     V* __restrict__ sep_b) {
+    const int n = C - 1;
+    V b[MAXC], inv[MAXC], lo[MAXC], up[MAXC];
+#pragma unroll
+    for (int i = 0; i < MAXC; ++i) {
+        b[i] = inv[i] = lo[i] = up[i] = V(0);
+        if (i < C) {
+            const size_t r = (size_t)j * C + i;
+            if (gather) {
+                const I g = gather[(size_t)i * P + j];
+                b[i] = g >= 0 ? x[g] : V(0);
+            } else if (r < (size_t)N) {
+                b[i] = x[r];
+            }
+        }
+        if (i < n) {
+            const size_t t = (size_t)i * P + j;
+            inv[i] = inv_den[t];
+            lo[i] = ldl[t];
+            up[i] = cp[t];
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < MAXC; ++i)
+        if (i == n) sep_b[j] = b[i];
+    V z = 0;
+#pragma unroll
+    for (int i = 0; i < MAXC; ++i)
+        if (i < n) b[i] = z = (b[i] - lo[i] * z) * inv[i];
+    V next = 0;
+#pragma unroll
+    for (int i = MAXC - 1; i >= 0; --i)
+        if (i < n) y[(size_t)i * P + j] = next = b[i] - up[i] * next;
+}
+
 template <typename V, typename I>
 __global__ void chunk_forward(const I P, const int C, const I N, const V* __restrict__ x, const I* __restrict__ gather,
                               const V* __restrict__ inv_den, const V* __restrict__ cp, const V* __restrict__ ldl,
                               V* __restrict__ y, V* __restrict__ sep_b) {
     const I j = blockIdx.x * (I)blockDim.x + threadIdx.x;
     if (j >= P) return;
-    const int n = C - 1;
+    if (C <= 8) return sweep_chunk_unrolled<8>(j, P, C, N, x, gather, inv_den, cp, ldl, y, sep_b);
+    if (C <= 16) return sweep_chunk_unrolled<16>(j, P, C, N, x, gather, inv_den, cp, ldl, y, sep_b);
+    const int n = C - 1;  // longer chunks: row by row
     V z = 0;
     for (int i = 0; i < C; ++i) {
         const size_t r = (size_t)j * C + i;
@@ -326,7 +371,28 @@ __global__ void reduced_rhs(const I P, const int C, const V* __restrict__ sep_lo
 }
 
 // x_interior = y - L_{j-1} v - L_j w; separators are L. With `scatter`, row r goes to
-// out[scatter[r]] (scatter < 0: padding, dropped), else to out[r] for r < N.
+// out[scatter[r]] (scatter < 0: padding, dropped), else to out[r] for r < N. Chunks of at
+// most 8 or 16 rows load all their values before the first store (as the forward sweep).
+template <int MAXC, typename V, typename I>
+__device__ __forceinline__ void back_chunk_unrolled(const I j, const I P, const int C, const I N,
+                                                    const V* __restrict__ y, const V* __restrict__ v,
+                                                    const V* __restrict__ w, const V left, const V right,
+                                                    const I* __restrict__ scatter, V* __restrict__ out) {
+    V val[MAXC];
+    I dest[MAXC];
+#pragma unroll
+    for (int i = 0; i < MAXC; ++i) {
+        const size_t t = (size_t)i * P + j, r = (size_t)j * C + i;
+        val[i] = right;
+        if (i < C - 1) val[i] = y[t] - left * v[t] - right * w[t];
+        dest[i] = (I)-1;
+        if (i < C) dest[i] = scatter ? scatter[t] : (r < (size_t)N ? (I)r : (I)-1);
+    }
+#pragma unroll
+    for (int i = 0; i < MAXC; ++i)
+        if (i < C && dest[i] >= 0) out[dest[i]] = val[i];
+}
+
 template <typename V, typename I>
 __global__ void chunk_back(const I P, const int C, const I N, const V* __restrict__ y, const V* __restrict__ v,
                            const V* __restrict__ w, const V* __restrict__ L, const I* __restrict__ scatter,
@@ -335,7 +401,9 @@ __global__ void chunk_back(const I P, const int C, const I N, const V* __restric
     if (j >= P) return;
     const V left = j > 0 ? L[j - 1] : V(0);
     const V right = L[j];
-    for (int i = 0; i < C; ++i) {
+    if (C <= 8) return back_chunk_unrolled<8>(j, P, C, N, y, v, w, left, right, scatter, out);
+    if (C <= 16) return back_chunk_unrolled<16>(j, P, C, N, y, v, w, left, right, scatter, out);
+    for (int i = 0; i < C; ++i) {  // longer chunks: row by row
         const size_t t = (size_t)i * P + j;
         const V val = i == C - 1 ? right : y[t] - left * v[t] - right * w[t];
         if (scatter) {
