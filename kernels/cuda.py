@@ -165,6 +165,8 @@ def device_workspace(*arrays):
 
     offsets, size = [], 0
     for length, dtype in arrays:
+        if length < 0:
+            raise ValueError(f"workspace array lengths must be >= 0, got {length}")
         offsets.append(size)
         size += -(-int(length) * np.dtype(dtype).itemsize // 256) * 256
     buffer = cupy.empty(max(size, 1), dtype=np.uint8)

@@ -703,9 +703,11 @@ def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, run=RULER
     ns = 2 * nr
     mark()
     # the slots' 32 scratch arrays in one allocation (the device may be idle here, waiting
-    # for the host): the walks' results, the links and the scan's two buffers, the weights
-    # at 3, 15, 18 and 26
-    slot_buffer, scratch = launcher.workspace(*((ns, vtype if k in (3, 15, 18, 26) else itype) for k in range(32)))
+    # for the host): the walks' results, the links and the scan's two buffers
+    walk_types = (itype,) * 3 + (vtype,) + (itype,) * 4  # end, met, len, bw, ba, bb, bn, bk
+    link_types = (itype,) * 7 + (vtype,)  # link, gap, ma, mb, near, near_dist, mn, mw
+    level_types = (itype, itype, vtype) + (itype,) * 5  # q, r, mw, ma, mb, nv, dn, mn
+    slot_buffer, scratch = launcher.workspace(*((ns, t) for t in walk_types + link_types + 2 * level_types))
     walk = scratch[:8]
     launcher("ruler_walk", ns, sc(ns), rulers, P, Wt, claim, *walk)
     link, gap, ma, mb, near, near_dist, mn, mw = scratch[8:16]

@@ -528,11 +528,11 @@ class BlockTridiagonalSolver(_PartitionedGPU):
 def _extract_cpu(indptr, indices, data, inverse, partners, dl, d, du):
     """Twin of the CUDA ``extract_tridiagonal``: old row i writes new row ``inverse[i]``."""
     N = len(indptr) - 1
-    use_perm = len(inverse) > 0
+    use_inverse = len(inverse) > 0
     use_forest = partners.shape[0] > 0
     for row in prange(N):
         i = np.int64(row)  # signed: the prange index may be unsigned
-        k = inverse[i] if use_perm else i
+        k = inverse[i] if use_inverse else i
         p0 = partners[i, 0] if use_forest else -1
         p1 = partners[i, 1] if use_forest else -1
         k0 = inverse[p0] if p0 >= 0 else -1
@@ -553,7 +553,7 @@ def _extract_cpu(indptr, indices, data, inverse, partners, dl, d, du):
                 else:
                     continue
             else:
-                kj = inverse[j] if use_perm else j
+                kj = inverse[j] if use_inverse else j
             if kj == k - 1:
                 lower += data[e]
             elif kj == k + 1:

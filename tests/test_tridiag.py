@@ -208,9 +208,11 @@ def test_gpu_solver_matches_cpu(rng, dtype, n):
     perm = rng.permutation(n)
     b = rng.standard_normal(n).astype(dtype)
     cpu = TridiagonalSolver(dl, d, du, perm).solve(b)
-    gpu = TridiagonalSolver(*(cupy.asarray(a) for a in (dl, d, du)), cupy.asarray(perm)).solve(cupy.asarray(b))
     tol = 2e-4 if dtype == np.float32 else 1e-11
-    np.testing.assert_allclose(gpu.get(), cpu, rtol=tol, atol=tol)
+    # the default chunks, chunks shorter than the unrolled sweeps, and longer ones (row by row)
+    for sizes in ({}, {"chunk": 5, "upper_chunk": 11}, {"chunk": 24, "upper_chunk": 32}):
+        gpu = TridiagonalSolver(*(cupy.asarray(a) for a in (dl, d, du)), cupy.asarray(perm), **sizes)
+        np.testing.assert_allclose(gpu.solve(cupy.asarray(b)).get(), cpu, rtol=tol, atol=tol, err_msg=str(sizes))
     plain = TridiagonalSolver(*(cupy.asarray(a) for a in (dl, d, du))).solve(cupy.asarray(b))
     np.testing.assert_allclose(plain.get(), TridiagonalSolver(dl, d, du).solve(b), rtol=tol, atol=tol)
 
