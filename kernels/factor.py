@@ -250,14 +250,14 @@ def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kern
     weights = cupy.empty((N, n), dtype=vtype)
     count = cupy.empty(N, dtype=np.int32)
     proposed = cupy.zeros(iterations, dtype=np.uint64)  # per round: whether any row proposed
+    # the lists of open rows of odd and even rounds and their lengths per round; the first
+    # confirm writes the first list
+    rows, n_open = (None, None) if iterations == 1 else (cupy.empty(2 * N, dtype=itype),
+                                                         cupy.zeros(iterations, dtype=np.uint32))
     get_kernel("factor", "confirm", vtype, itype)(
         ((N + threads - 1) // threads,), (threads,), (N_, prop, prop_w, partners, weights, count, n32, proposed,
-                                                      np.int32(k_m == 0), np.int32(1), *first, flags))
+                                                      np.int32(k_m == 0), np.int32(1), *first, flags, rows, n_open))
     if iterations > 1:
-        rows = cupy.empty(2 * N, dtype=itype)  # the lists of open rows of odd and even rounds
-        n_open = cupy.zeros(iterations, dtype=np.uint32)  # their lengths, per round
-        get_kernel("factor", "open_rows", vtype, itype)((row_grid(N, 256),), (256,),
-                                                        (N_, count, prop, n32, rows, n_open, flags))
         # The later rounds run over the open rows in one cooperative launch, each over the
         # rows the round before left open; an uncharged round without proposals proves the
         # factor maximal and ends it (M_max from the flags).

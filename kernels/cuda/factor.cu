@@ -4,7 +4,7 @@
 // confirm: keep mutual proposals; on uncharged steps flag whether any row proposed.
 // `first` (iteration 0): no vertex has partners yet, so propose reads neither `count` nor
 // `partners` and confirm writes every slot (the factor arrays need no initialization).
-// open_rows: after the first round, the rows with room left that can still propose; the
+// The first confirm lists the rows with room left that can still propose (`next`); the
 // later rounds run over this list only (`listed`), and each round keeps for the next the
 // listed rows still open and alive. A saturated row stays saturated and nobody proposes to
 // it; a dead row (every neighbour saturated, a partner already or of weight 0, so that it
@@ -21,7 +21,7 @@
 // or choose between the two by sample_check's verdict on a sample of rows (`choose`):
 // a matrix with unsymmetric values is then factorized on A' + A'^T at once, not first
 // speculatively on A.
-// templates: propose<V,I>, propose_warp<V,I>, confirm<V,I>, open_rows<V,I>, open_rounds<V,I>, sym_check<V,I>
+// templates: propose<V,I>, propose_warp<V,I>, confirm<V,I>, open_rounds<V,I>, sym_check<V,I>
 // templates: mirror_sum<V,I>, sample_check<V,I>
 #include <cooperative_groups.h>
 
@@ -37,11 +37,16 @@ __device__ __forceinline__ bool better(V w1, I j1, V w2, I j2) {
     return w1 > w2 || (w1 == w2 && j1 < j2);
 }
 
-// Position of column i in the sorted row j (binary search), or -1.
+// Position of column i in the sorted row j, or -1, for the entry (i, j) that lies
+// `from_end` entries before the end of row i. A stencil symmetric about its centre puts
+// the mirror as far from the start of row j (a row away from the boundary): that position
+// is tried first, one load, then a binary search.
 template <typename I>
-__device__ __forceinline__ I mirror_position(const I* __restrict__ indptr, const I* __restrict__ indices, I j, I i) {
+__device__ __forceinline__ I mirror_position(const I* __restrict__ indptr, const I* __restrict__ indices, I j, I i,
+                                             I from_end) {
     I lo = indptr[j], hi = indptr[j + 1];
     const I end = hi;
+    if (lo + from_end < hi && indices[lo + from_end] == i) return lo + from_end;
     while (lo < hi) {
         const I mid = lo + (hi - lo) / 2;
         if (indices[mid] < i) lo = mid + 1;
@@ -63,7 +68,8 @@ __device__ __forceinline__ void raise_flag(unsigned long long* flag) {
 }
 
 template <typename V, typename I>
-__device__ __forceinline__ void check_entry(const I v, const I j, const V a, const I* __restrict__ indptr,
+__device__ __forceinline__ void check_entry(const I v, const I j, const I from_end, const V a,
+                                            const I* __restrict__ indptr,
                                             const I* __restrict__ indices, const V* __restrict__ data,
                                             unsigned long long* check, long long& balance) {
     if (!isfinite(a)) raise_flag(check);
@@ -74,7 +80,7 @@ __device__ __forceinline__ void check_entry(const I v, const I j, const V a, con
         return;
     }
     ++balance;
-    const I m = mirror_position(indptr, indices, j, v);
+    const I m = mirror_position(indptr, indices, j, v, from_end);
     if (m < 0 || (V)fabs(data[m]) != w) raise_flag(check + 1);
 }
 
@@ -83,14 +89,15 @@ __device__ __forceinline__ void check_entry(const I v, const I j, const V a, con
 // rounds; check[1] = 1 when a nonzero entry has no mirror (A's pattern does not hold the
 // weight graph, whose factor is then void).
 template <typename V, typename I>
-__device__ __forceinline__ V mirror_entry(const I v, const I j, const I e, const V a, const I* __restrict__ indptr,
+__device__ __forceinline__ V mirror_entry(const I v, const I j, const I e, const I from_end, const V a,
+                                          const I* __restrict__ indptr,
                                           const I* __restrict__ indices, const V* __restrict__ data, V* mirror_w,
                                           unsigned long long* check) {
     V w = V(0);
     if (!isfinite(a)) raise_flag(check);
     if (j != v) {
         w = (V)fabs(a);
-        const I m = mirror_position(indptr, indices, j, v);
+        const I m = mirror_position(indptr, indices, j, v, from_end);
         if (m >= 0) w = w + (V)fabs(data[m]);
         else if (w != V(0)) raise_flag(check + 1);
     }
@@ -101,7 +108,7 @@ __device__ __forceinline__ V mirror_entry(const I v, const I j, const I e, const
 // check[3] = 1 (sample_check) when a sampled row proves |A| - diag(A) unsymmetric: a
 // first proposal with `choose` then proposes on mirror_entry's weights instead of checking.
 // A failed check (non-finite entries or unsymmetric |A| - diag(A)) voids the speculative
-// factor: confirm and open_rows then return at once, so the host need not wait for the
+// factor: confirm then returns at once, so the host need not wait for the
 // check before it queues them (open_rounds finds no open rows).
 __device__ __forceinline__ bool check_failed(const unsigned long long* __restrict__ check) {
     return check && (check[0] | check[1] | check[2]);
@@ -150,8 +157,8 @@ __device__ __forceinline__ int scan_row(const I v, const I lo, const I hi, const
             const I e = e0 + b * stride, j = jb[b];
             if (j < 0) continue;  // past the row's end
             V mirrored = V(0);
-            if (mirror_w) mirrored = mirror_entry(v, j, e, ab[b], indptr, indices, data, mirror_w, check);
-            else if (check) check_entry(v, j, ab[b], indptr, indices, data, check, balance);
+            if (mirror_w) mirrored = mirror_entry(v, j, e, hi - 1 - e, ab[b], indptr, indices, data, mirror_w, check);
+            else if (check) check_entry(v, j, hi - 1 - e, ab[b], indptr, indices, data, check, balance);
             if (j == v || cb[b] >= n) continue;
             bool already = false;
             for (int s = 0; s < MAX_N; ++s) already |= (mine[s] == j);
@@ -301,27 +308,13 @@ __global__ void confirm(const I n_rows, const I* __restrict__ prop, const V* __r
                         I* __restrict__ partners, V* __restrict__ weights, int* __restrict__ count,
                         const int n, unsigned long long* __restrict__ proposed, const int count_proposals,
                         const int first, const int listed, const I* __restrict__ rows,
-                        const unsigned int* __restrict__ n_open, const unsigned long long* __restrict__ check) {
+                        const unsigned int* __restrict__ n_open, const unsigned long long* __restrict__ check,
+                        I* __restrict__ next, unsigned int* __restrict__ n_next) {
     if (check_failed(check)) return;
     confirm_rows<V, I>(blockIdx.x * (I)blockDim.x + threadIdx.x, (I)gridDim.x * blockDim.x, n_rows, prop, prop_w,
-                       partners, weights, count, n, proposed, count_proposals, first, listed, rows, n_open);
+                       partners, weights, count, n, proposed, count_proposals, first, listed, rows, n_open, next,
+                       n_next);
 }
-
-// Appends the rows with count < n that are not dead to rows[] (the loop is block-uniform
-// for block_append).
-template <typename V, typename I>
-__global__ void open_rows(const I n_rows, const int* __restrict__ count, const I* __restrict__ prop, const int n,
-                          I* __restrict__ rows, unsigned int* __restrict__ n_open,
-                          const unsigned long long* __restrict__ check) {
-    if (check_failed(check)) return;
-    for (I v0 = blockIdx.x * (I)blockDim.x; v0 < n_rows; v0 += (I)gridDim.x * blockDim.x) {
-        const I v = v0 + threadIdx.x;
-        const bool open = v < n_rows && count[v] < n && prop[(size_t)v * n] != (I)DEAD;
-        const unsigned int k = block_append(open, n_open);
-        if (open) rows[k] = v;
-    }
-}
-
 
 // The tests of check_entry in a pass of their own (weights_symmetric; the factor fuses
 // them into its first proposal). Every upper entry mirrored with the same |value| and
@@ -330,9 +323,11 @@ template <typename V, typename I>
 __global__ void sym_check(const I n_rows, const I* __restrict__ indptr, const I* __restrict__ indices,
                           const V* __restrict__ data, unsigned long long* __restrict__ check) {
     long long balance = 0;
-    for (I i = blockIdx.x * (I)blockDim.x + threadIdx.x; i < n_rows; i += (I)gridDim.x * blockDim.x)
-        for (I e = indptr[i]; e < indptr[i + 1]; ++e) check_entry(i, indices[e], data[e], indptr, indices, data, check,
-                                                                  balance);
+    for (I i = blockIdx.x * (I)blockDim.x + threadIdx.x; i < n_rows; i += (I)gridDim.x * blockDim.x) {
+        const I end = indptr[i + 1];
+        for (I e = indptr[i]; e < end; ++e)
+            check_entry(i, indices[e], end - 1 - e, data[e], indptr, indices, data, check, balance);
+    }
     add_balance(check, balance);
 }
 
@@ -351,7 +346,7 @@ __global__ void mirror_sum(const I n_rows, const I* __restrict__ indptr, const I
                 w[e] = V(0);
                 continue;
             }
-            const I m = mirror_position(indptr, indices, j, i);
+            const I m = mirror_position(indptr, indices, j, i, indptr[i + 1] - 1 - e);
             if (m >= 0) {
                 w[e] = a + (V)fabs(data[m]);
             } else {
@@ -380,7 +375,7 @@ __global__ void sample_check(const I n_rows, const I n_sample, const I* __restri
         const I j = indices[e];
         const V w = (V)fabs(data[e]);
         if (j == i || w == V(0)) continue;
-        const I m = mirror_position(indptr, indices, j, i);
+        const I m = mirror_position(indptr, indices, j, i, indptr[i + 1] - 1 - e);
         if (m < 0 || (V)fabs(data[m]) != w) raise_flag(check + 3);
     }
 }
