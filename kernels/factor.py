@@ -204,7 +204,7 @@ SAMPLE_ROWS = 4096
 
 def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kernel="auto", check=False, mirror=False):
     """The GPU rounds; ``mirror``: on the weight graph ``A' + A'^T`` of ``W``'s pattern,
-    whose weights the first proposal computes and stores (returned last)."""
+    whose weights every proposal looks up (``|a_ij| + |a_ji|``, not stored)."""
     import cupy
 
     from .cuda import get_kernel, launch_cooperative, row_grid
@@ -234,18 +234,16 @@ def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kern
     # Round 0 covers all rows (one launch per step) and lists the rows it leaves open.
     prop = cupy.empty((N, n), dtype=itype)
     prop_w = cupy.empty((N, n), dtype=vtype)
-    # with the check, the weights of A' + A'^T the first proposal computes instead when a
-    # sample of rows proves the values unsymmetric (the device chooses: no read-back)
-    mirror_w = cupy.empty_like(W.data) if mirror or check else None
     first = (np.int32(0), None, None)  # not listed
     pblocks = row_grid(32 * N, threads, WARP_KERNEL_THREADS_PER_SM) if warp else row_grid(N, threads)
     get_kernel("factor", "propose_warp" if warp else "propose", vtype, itype)(
         (pblocks,), (threads,), (N_, W.indptr, W.indices, W.data, None, None, prop, prop_w, n32, np.uint32(0),
                                  np.uint32(seed), np.int32(k_m != 0), np.uint64(threshold), np.int32(absval),
-                                 np.int32(1), *first, flags, mirror_w, np.int32(check)))
-    # readable once this proposal has run; a failed check stops the later rounds on the device
-    checked = MatrixCheck(EarlyRead(flags), W, mirror_w if check else None) if flags is not None else None
-    data = mirror_w if mirror else W.data  # what the later rounds read (or mirror_w: flags[3])
+                                 np.int32(1), *first, flags, np.int32(mirror), np.int32(check)))
+    # readable once this proposal has run; a failed check stops the later rounds on the device;
+    # with the check, the proposals are on the weights of A' + A'^T when a sample of rows
+    # proves the values unsymmetric (flags[3]: the device chooses, no read-back)
+    checked = MatrixCheck(EarlyRead(flags), W) if flags is not None else None
     partners = cupy.empty((N, n), dtype=itype)  # written in full by the first confirm
     weights = cupy.empty((N, n), dtype=vtype)
     count = cupy.empty(N, dtype=np.int32)
@@ -262,11 +260,11 @@ def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kern
         # rows the round before left open; an uncharged round without proposals proves the
         # factor maximal and ends it (M_max from the flags).
         launch_cooperative(get_kernel("factor", "open_rounds", vtype, itype), lanes * N, threads,
-                           (N_, W.indptr, W.indices, data, partners, weights, count, prop, prop_w, n32,
+                           (N_, W.indptr, W.indices, W.data, partners, weights, count, prop, prop_w, n32,
                             np.int32(iterations), np.int32(m), np.int32(k_m), np.uint32(seed), np.uint64(threshold),
-                            np.int32(absval), np.int32(warp), rows, n_open, proposed, mirror_w,
+                            np.int32(absval), np.int32(warp), rows, n_open, proposed, np.int32(mirror),
                             flags if check else None))
-    return (partners, weights, proposed, checked) + ((mirror_w,) if mirror else ())
+    return partners, weights, proposed, checked
 
 
 def rounds_used(flags, m, k_m):
@@ -313,10 +311,11 @@ def mirror_factor_rounds(A, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, kernel
 
     ``A``: a canonical float32/float64 CSR matrix whose index arrays share one dtype.
     Returns ``(partners, weights, flags, graph)``, where ``graph()`` builds the weight
-    graph as a CSR matrix on ``A``'s pattern (explicit zeros kept), or None when some
-    nonzero entry of ``A`` has no mirror (the pattern does not hold ``A' + A'^T``). On the GPU the first proposal computes the
-    weights while it reads the rows (``mirror_sum`` fused, no pass of its own) and the
-    host waits for that kernel only; a void factor stops the later rounds on the device.
+    graph as a CSR matrix on ``A``'s pattern (explicit zeros kept, computed when called),
+    or None when some nonzero entry of ``A`` has no mirror (the pattern does not hold
+    ``A' + A'^T``). On the GPU the proposals look the weights up while they read the rows
+    (``mirror_sum`` fused, no pass of its own) and the host waits for the first proposal
+    only; a void factor stops the later rounds on the device.
     """
     _check_canonical(A, "mirror_factor_rounds")
     if not is_device_array(A) or iterations == 0:  # the CPU, or no proposal to compute the weights in
@@ -324,11 +323,11 @@ def mirror_factor_rounds(A, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, kernel
         if W is None:
             return None
         return (*factor_rounds(W, n, iterations, m, k_m, p, seed, from_matrix=True, kernel=kernel), lambda: W)
-    partners, weights, flags, check, w = _gpu_parallel_factor(A, n, iterations, m, k_m, seed, charge_threshold(p),
-                                                              True, kernel, mirror=True)
+    partners, weights, flags, check = _gpu_parallel_factor(A, n, iterations, m, k_m, seed, charge_threshold(p), True,
+                                                           kernel, mirror=True)
     if not check.mirrored:
         return None
-    return partners, weights, flags, lambda: _pattern_matrix(w, A)
+    return partners, weights, flags, lambda: mirror_weights(A)
 
 
 def parallel_factor(W, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, from_matrix=False, kernel="auto"):
@@ -364,9 +363,9 @@ class MatrixCheck:
     ``mirrored`` then tells whether the pattern holds that graph, and
     :meth:`weight_graph` builds it)."""
 
-    def __init__(self, flags, matrix=None, mirror_w=None):
+    def __init__(self, flags, matrix=None):
         self._flags = flags
-        self._matrix, self._mirror_w = matrix, mirror_w
+        self._matrix = matrix
 
     def _read(self):
         return self._flags.get().view(np.int64)  # the count is signed
@@ -389,10 +388,11 @@ class MatrixCheck:
 
     def weight_graph(self):
         """``A' + A'^T`` as a CSR matrix on ``A``'s pattern (explicit zeros kept), for a
-        factor ``on_weight_graph`` whose pattern is ``mirrored``."""
+        factor ``on_weight_graph`` whose pattern is ``mirrored`` (computed here: the
+        proposals looked the weights up without storing them)."""
         if not (self.on_weight_graph and self.mirrored):
             raise ValueError("the factor was not computed on the weight graph on A's pattern")
-        return _pattern_matrix(self._mirror_w, self._matrix)
+        return mirror_weights(self._matrix)
 
 
 def _pattern_matrix(values, A):

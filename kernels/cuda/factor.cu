@@ -84,24 +84,25 @@ __device__ __forceinline__ void check_entry(const I v, const I j, const I from_e
     if (m < 0 || (V)fabs(data[m]) != w) raise_flag(check + 1);
 }
 
-// The first proposal on the weight graph A' + A'^T of a matrix with unsymmetric values
-// (`mirror_w` non-null): mirror_sum's weight of the entry e = (v, j), stored for the later
-// rounds; check[1] = 1 when a nonzero entry has no mirror (A's pattern does not hold the
+// A proposal on the weight graph A' + A'^T of a matrix with unsymmetric values (`mirror`):
+// mirror_sum's weight of the entry (v, j), looked up in every round instead of stored
+// (H200, a 7-point convection-diffusion matrix of 2.7M rows: the first proposal takes
+// 171 us without storing its 19M weights, 300 with, in float32, and 230 against 476 in
+// float64; the lookups cost the later rounds over the rows left open 35-38 us). With
+// `check`: check[1] = 1 when a nonzero entry has no mirror (A's pattern does not hold the
 // weight graph, whose factor is then void).
 template <typename V, typename I>
-__device__ __forceinline__ V mirror_entry(const I v, const I j, const I e, const I from_end, const V a,
-                                          const I* __restrict__ indptr,
-                                          const I* __restrict__ indices, const V* __restrict__ data, V* mirror_w,
-                                          unsigned long long* check) {
+__device__ __forceinline__ V mirror_entry(const I v, const I j, const I from_end, const V a,
+                                          const I* __restrict__ indptr, const I* __restrict__ indices,
+                                          const V* __restrict__ data, unsigned long long* check) {
     V w = V(0);
-    if (!isfinite(a)) raise_flag(check);
+    if (check && !isfinite(a)) raise_flag(check);
     if (j != v) {
         w = (V)fabs(a);
         const I m = mirror_position(indptr, indices, j, v, from_end);
         if (m >= 0) w = w + (V)fabs(data[m]);
-        else if (w != V(0)) raise_flag(check + 1);
+        else if (check && w != V(0)) raise_flag(check + 1);
     }
-    mirror_w[e] = w;
     return w;
 }
 
@@ -133,7 +134,7 @@ __device__ __forceinline__ int scan_row(const I v, const I lo, const I hi, const
                                         const int c, const int room, const unsigned int k, const unsigned int seed,
                                         const int charging, const unsigned long long threshold, const int absval,
                                         const int first, V* acc_w, I* acc_j, unsigned long long* check,
-                                        long long& balance, bool& alive, V* mirror_w) {
+                                        long long& balance, bool& alive, const int mirror) {
     const bool qv = (unsigned long long)hash32((unsigned int)v, k, seed) < threshold;
     I mine[MAX_N];
     for (int s = 0; s < MAX_N; ++s) mine[s] = s < c ? partners[(size_t)v * n + s] : (I)-1;
@@ -157,13 +158,13 @@ __device__ __forceinline__ int scan_row(const I v, const I lo, const I hi, const
             const I e = e0 + b * stride, j = jb[b];
             if (j < 0) continue;  // past the row's end
             V mirrored = V(0);
-            if (mirror_w) mirrored = mirror_entry(v, j, e, hi - 1 - e, ab[b], indptr, indices, data, mirror_w, check);
+            if (mirror) mirrored = mirror_entry(v, j, hi - 1 - e, ab[b], indptr, indices, data, check);
             else if (check) check_entry(v, j, hi - 1 - e, ab[b], indptr, indices, data, check, balance);
             if (j == v || cb[b] >= n) continue;
             bool already = false;
             for (int s = 0; s < MAX_N; ++s) already |= (mine[s] == j);
             if (already) continue;
-            const V w = mirror_w ? mirrored : absval ? (V)fabs(ab[b]) : ab[b];
+            const V w = mirror ? mirrored : absval ? (V)fabs(ab[b]) : ab[b];
             if (w == V(0)) continue;
             alive = true;
             if (charging && (((unsigned long long)hash32((unsigned int)j, k, seed) < threshold) == qv)) continue;
@@ -210,7 +211,7 @@ __device__ __forceinline__ void propose_rows(const I r0, const I step, const I n
                                              const unsigned long long threshold, const int absval, const int first,
                                              const int listed, const I* rows,
                                              const unsigned int* n_open, unsigned long long* check,
-                                             long long& balance, V* mirror_w) {
+                                             long long& balance, const int mirror) {
     const I total = listed ? (I)*n_open : n_rows;
     for (I r = r0; r < total; r += step) {
         const I v = listed ? rows[r] : r;
@@ -221,7 +222,7 @@ __device__ __forceinline__ void propose_rows(const I r0, const I step, const I n
         bool alive = false;
         const int filled = room > 0 ? scan_row(v, indptr[v], indptr[v + 1], 1, indptr, indices, data, partners, count,
                                                n, c, room, k, seed, charging, threshold, absval, first, acc_w, acc_j,
-                                               check, balance, alive, mirror_w)
+                                               check, balance, alive, mirror)
                                     : 0;
         store_proposals(v, n, filled, alive, acc_w, acc_j, prop, prop_w);
     }
@@ -234,12 +235,12 @@ __global__ void propose(const I n_rows, const I* __restrict__ indptr, const I* _
                         const int n, const unsigned int k, const unsigned int seed, const int charging,
                         const unsigned long long threshold, const int absval, const int first, const int listed,
                         const I* __restrict__ rows, const unsigned int* __restrict__ n_open,
-                        unsigned long long* __restrict__ check, V* __restrict__ mirror_w, const int choose) {
-    if (choose && check[3] == 0ull) mirror_w = nullptr;  // the sample found no fault: check A
+                        unsigned long long* __restrict__ check, int mirror, const int choose) {
+    if (choose) mirror = check[3] != 0ull;  // no fault in the sample: check A, else propose on A' + A'^T
     long long balance = 0;
     propose_rows<V, I>(blockIdx.x * (I)blockDim.x + threadIdx.x, (I)gridDim.x * blockDim.x, n_rows, indptr, indices,
                        data, partners, count, prop, prop_w, n, k, seed, charging, threshold, absval, first, listed,
-                       rows, n_open, check, balance, mirror_w);
+                       rows, n_open, check, balance, mirror);
     add_balance(check, balance);
 }
 
@@ -390,7 +391,7 @@ __device__ __forceinline__ void propose_rows_warp(const I w0, const I n_warps, c
                                                   const unsigned long long threshold, const int absval,
                                                   const int first, const int listed, const I* rows,
                                                   const unsigned int* n_open, unsigned long long* check,
-                                                  long long& balance, V* mirror_w) {
+                                                  long long& balance, const int mirror) {
     const unsigned FULL = 0xffffffffu;
     const I total = listed ? (I)*n_open : n_rows;
     for (I r = w0; r < total; r += n_warps) {  // warp-uniform loop
@@ -408,7 +409,7 @@ __device__ __forceinline__ void propose_rows_warp(const I w0, const I n_warps, c
         if (room > 0) {  // warp-uniform branch
             filled = scan_row(v, indptr[v] + lane, indptr[v + 1], 32, indptr, indices, data, partners, count, n, c,
                               room, k, seed, charging, threshold, absval, first, acc_w, acc_j, check, balance, alive,
-                              mirror_w);
+                              mirror);
             alive = __any_sync(FULL, alive);
             for (int off = 16; off > 0; off >>= 1) {
                 V ow[MAX_N];
@@ -455,13 +456,13 @@ __global__ void propose_warp(const I n_rows, const I* __restrict__ indptr, const
                              const int n, const unsigned int k, const unsigned int seed, const int charging,
                              const unsigned long long threshold, const int absval, const int first,
                              const int listed, const I* __restrict__ rows, const unsigned int* __restrict__ n_open,
-                             unsigned long long* __restrict__ check, V* __restrict__ mirror_w,
+                             unsigned long long* __restrict__ check, int mirror,
                              const int choose) {
-    if (choose && check[3] == 0ull) mirror_w = nullptr;
+    if (choose) mirror = check[3] != 0ull;
     long long balance = 0;
     propose_rows_warp<V, I>((blockIdx.x * (I)blockDim.x + threadIdx.x) >> 5, ((I)gridDim.x * blockDim.x) >> 5,
                       (int)(threadIdx.x & 31), n_rows, indptr, indices, data, partners, count, prop, prop_w, n, k,
-                      seed, charging, threshold, absval, first, listed, rows, n_open, check, balance, mirror_w);
+                      seed, charging, threshold, absval, first, listed, rows, n_open, check, balance, mirror);
     add_balance(check, balance);
 }
 
@@ -472,16 +473,16 @@ __global__ void propose_warp(const I n_rows, const I* __restrict__ indptr, const
 // n_open[k] (rows: 2 x n_rows; n_open zeroed; H100, a 2D diffusion matrix with random
 // coefficients, 2.9M rows, 61% open after round 0: the lists shrink to 50%, 24% and 13%
 // of the first). Stops after an uncharged round without proposals, as the host loop does.
-// With `check`, the rounds read the weights the first proposal chose (check[3]).
+// With `check`, the rounds propose on the weights the first proposal chose (check[3]).
 template <typename V, typename I>
 __global__ void open_rounds(const I n_rows, const I* __restrict__ indptr, const I* __restrict__ indices,
                             const V* __restrict__ data, I* partners, V* weights, int* count, I* prop, V* prop_w,
                             const int n, const int iterations, const int m, const int k_m, const unsigned int seed,
                             const unsigned long long threshold, const int absval, const int warp,
                             I* rows, unsigned int* n_open, unsigned long long* proposed,
-                            const V* __restrict__ mirror_w, const unsigned long long* __restrict__ check) {
+                            int mirror, const unsigned long long* __restrict__ check) {
     cooperative_groups::grid_group grid = cooperative_groups::this_grid();
-    if (check && check[3]) data = mirror_w;  // the first proposal chose A' + A'^T (`choose`)
+    if (check && check[3]) mirror = 1;  // the first proposal chose A' + A'^T (`choose`)
     const I tid = blockIdx.x * (I)blockDim.x + threadIdx.x, step = (I)gridDim.x * blockDim.x;
     long long no_balance = 0;  // the later rounds check nothing
     for (int k = 1; k < iterations; ++k) {
@@ -490,11 +491,11 @@ __global__ void open_rounds(const I n_rows, const I* __restrict__ indptr, const 
         if (warp)
             propose_rows_warp<V, I>(tid >> 5, step >> 5, (int)(threadIdx.x & 31), n_rows, indptr, indices, data,
                                     partners, count, prop, prop_w, n, (unsigned int)k, seed, charging, threshold,
-                                    absval, 0, 1, listed, n_open + k - 1, nullptr, no_balance, (V*)nullptr);
+                                    absval, 0, 1, listed, n_open + k - 1, nullptr, no_balance, mirror);
         else
             propose_rows<V, I>(tid, step, n_rows, indptr, indices, data, partners, count, prop, prop_w, n,
                                (unsigned int)k, seed, charging, threshold, absval, 0, 1, listed, n_open + k - 1,
-                               nullptr, no_balance, (V*)nullptr);
+                               nullptr, no_balance, mirror);
         grid.sync();
         confirm_rows<V, I>(tid, step, n_rows, prop, prop_w, partners, weights, count, n, proposed + k, !charging, 0, 1,
                            listed, n_open + k - 1, rows + (size_t)(k & 1) * n_rows, n_open + k);
