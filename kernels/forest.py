@@ -25,7 +25,7 @@ import time
 import numpy as np
 from numba import njit, prange
 
-from .backend import is_device_array, to_host
+from .backend import EarlyRead, is_device_array, to_host
 from .cuda import launch_cooperative
 from .hashing import hash32
 
@@ -209,7 +209,7 @@ def linear_forest_gpu(partners, weights, *, method="ruling", early_exit=True, ch
     return partners, path_id, position, perm, inverse, path_start, removed
 
 
-def linear_forest_arrays(partners, weights, method=None, *, paths_later=False, **kwargs):
+def linear_forest_arrays(partners, weights, method=None, *, paths_later=False, overlap=None, **kwargs):
     """Dispatch on the backend of ``partners``: ``(neighbors, path_id, position,
     permutation, inverse_permutation, path_start, removed_edges)``.
 
@@ -218,22 +218,26 @@ def linear_forest_arrays(partners, weights, method=None, *, paths_later=False, *
     bidirectional scan, GPU only). ``paths_later=True`` returns, in place of the last
     two, a function that returns them: the ruling set then computes them only when it is
     called (their sizes are counts on the device, read back there).
+
+    ``overlap``, if given, is a function that queues work independent of the forest (on
+    the backend of ``partners``): the ruling set calls it while its host waits for the
+    number of rulers, so that the device works meanwhile; the other methods call it first.
     """
     gpu = is_device_array(partners)
     if method is None:
         method = "ruling" if gpu else "walk"
-    if method == "ruling":
-        return linear_forest_ruling(partners, weights, paths_later=paths_later, **kwargs)
-    if method == "walk":
-        if gpu:
-            raise ValueError("method='walk' is the CPU reference; use 'ruling' or 'scan' on the GPU")
-        out = linear_forest_cpu(partners, weights)
-    elif method == "scan":
-        if not gpu:
-            raise ValueError("method='scan' (the paper's bidirectional scan) runs on the GPU only")
-        out = linear_forest_gpu(partners, weights, method="scan", **kwargs)
-    else:
+    if method not in ("walk", "ruling", "scan"):
         raise ValueError(f"method must be 'walk', 'ruling' or 'scan', got {method!r}")
+    if method == "walk" and gpu:
+        raise ValueError("method='walk' is the CPU reference; use 'ruling' or 'scan' on the GPU")
+    if method == "scan" and not gpu:
+        raise ValueError("method='scan' (the paper's bidirectional scan) runs on the GPU only")
+    if method == "ruling":
+        return linear_forest_ruling(partners, weights, paths_later=paths_later, overlap=overlap, **kwargs)
+    if overlap is not None:
+        overlap()
+    out = linear_forest_cpu(partners, weights) if method == "walk" else linear_forest_gpu(partners, weights,
+                                                                                          method="scan", **kwargs)
     return (*out[:5], lambda: out[5:]) if paths_later else out
 
 
@@ -671,7 +675,7 @@ def _order_paths(launcher, length, path_id, position, removed_lo):
 
 
 def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, run=RULER_RUN, seed=0, stats=None,
-                   paths_later=False):
+                   paths_later=False, overlap=None):
     xp = launcher.xp
     N = partners.shape[0]
     itype = launcher.itype
@@ -699,7 +703,12 @@ def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, run=RULER
     claim = xp.empty(N, dtype=np.int64)
     launcher("ruler_mark", N, sc(N), P, np.uint32(seed), np.uint64(_ruler_threshold(spacing, run)), np.uint32(run),
              rulers, n_rulers, claim)
-    nr = int(n_rulers[0])
+    if overlap is None:
+        nr = int(n_rulers[0])
+    else:  # the count copied as soon as ruler_mark is done, the caller's work queued behind it
+        count = EarlyRead(n_rulers)
+        overlap()
+        nr = int(count.get()[0])
     ns = 2 * nr
     mark()
     # the slots' 32 scratch arrays in one allocation (the device may be idle here, waiting
@@ -746,7 +755,7 @@ def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, run=RULER
 
 
 def linear_forest_ruling(partners, weights, *, spacing=RULER_SPACING, run=RULER_RUN, seed=0, stats=None,
-                         paths_later=False):
+                         paths_later=False, overlap=None):
     """Linear forest by a sparse ruling set (work-efficient list ranking), CPU or GPU.
 
     Same outputs as :func:`linear_forest_cpu`. About one vertex in ``spacing`` (chosen by
@@ -770,7 +779,8 @@ def linear_forest_ruling(partners, weights, *, spacing=RULER_SPACING, run=RULER_
     (parallel over vertices; the walks in lockstep rounds).
 
     ``paths_later=True`` returns a function in place of ``path_start, removed_edges``
-    that computes them when called (see :func:`linear_forest_arrays`).
+    that computes them when called, and ``overlap`` is called while the host waits for
+    the number of rulers (see :func:`linear_forest_arrays`).
 
     ``stats`` (a dict), if given, receives the number of rulers, the scan steps run and
     the time in seconds of the phases ``select_rulers``, ``walks``, ``ruler_scan``,
@@ -782,4 +792,4 @@ def linear_forest_ruling(partners, weights, *, spacing=RULER_SPACING, run=RULER_
         partners = np.asarray(partners)
         launcher = _CpuLauncher(partners.dtype, weights.dtype)
     return _ruling_forest(partners, weights, launcher, spacing=spacing, run=run, seed=seed, stats=stats,
-                          paths_later=paths_later)
+                          paths_later=paths_later, overlap=overlap)

@@ -22,7 +22,7 @@ from numba import njit, prange
 
 from .backend import get_array_module
 
-__all__ = ["TridiagonalSolver", "tridiagonal_solve", "BlockTridiagonalSolver", "extract_tridiagonal",
+__all__ = ["TridiagonalSolver", "tridiagonal_solve", "BlockTridiagonalSolver", "extract_tridiagonal", "partner_entries",
            "extract_block_tridiagonal"]
 
 _EPS = {np.dtype(np.float32): 1e-6, np.dtype(np.float64): 1e-13}
@@ -525,18 +525,13 @@ class BlockTridiagonalSolver(_PartitionedGPU):
 
 
 @njit(cache=True, parallel=True)
-def _extract_cpu(indptr, indices, data, inverse, partners, dl, d, du):
+def _extract_cpu(indptr, indices, data, inverse, dl, d, du):
     """Twin of the CUDA ``extract_tridiagonal``: old row i writes new row ``inverse[i]``."""
     N = len(indptr) - 1
     use_inverse = len(inverse) > 0
-    use_forest = partners.shape[0] > 0
     for row in prange(N):
         i = np.int64(row)  # signed: the prange index may be unsigned
         k = inverse[i] if use_inverse else i
-        p0 = partners[i, 0] if use_forest else -1
-        p1 = partners[i, 1] if use_forest else -1
-        k0 = inverse[p0] if p0 >= 0 else -1
-        k1 = inverse[p1] if p1 >= 0 else -1
         diag = data[0] * 0
         lower = data[0] * 0
         upper = data[0] * 0
@@ -545,15 +540,7 @@ def _extract_cpu(indptr, indices, data, inverse, partners, dl, d, du):
             if j == i:
                 diag += data[e]
                 continue
-            if use_forest:
-                if j == p0:
-                    kj = k0
-                elif j == p1:
-                    kj = k1
-                else:
-                    continue
-            else:
-                kj = inverse[j] if use_inverse else j
+            kj = inverse[j] if use_inverse else j
             if kj == k - 1:
                 lower += data[e]
             elif kj == k + 1:
@@ -563,50 +550,128 @@ def _extract_cpu(indptr, indices, data, inverse, partners, dl, d, du):
         du[k] = upper
 
 
-def extract_tridiagonal(A, perm=None, partners=None, *, inverse=None):
-    """Tridiagonal coefficients ``(dl, d, du)`` of ``A`` in the order ``perm`` (new -> old)
-    in one pass over A's entries (paper 001, Sec. 4.3). With ``partners`` (N x 2 forest),
-    only forest edges enter the off-diagonals (``perm`` must then order every path
-    consecutively, as the linear forest's permutation does); otherwise the neighbours in
-    the order ``perm`` (default: the original ordering, also for a forest). ``inverse``
-    (old -> new), if given, is ``perm``'s inverse (a linear forest has it), else it is
-    computed. Arrays of the wrong shape raise ``ValueError``.
+@njit(cache=True, parallel=True)
+def _partner_entries_cpu(indptr, indices, data, partners, entries):
+    """Twin of the CUDA ``partner_entries``."""
+    for row in prange(len(indptr) - 1):
+        i = np.int64(row)
+        p0, p1 = partners[i, 0], partners[i, 1]
+        for e in range(indptr[i], indptr[i + 1]):
+            j = indices[e]
+            if j == i:
+                entries[i, 0] += data[e]
+            elif j == p0:
+                entries[i, 1] += data[e]
+            elif j == p1:
+                entries[i, 2] += data[e]
 
-    A's rows are read in their own order and the coefficients scattered to their new rows:
-    reading A is the bulk of the traffic, and a permutation that follows the columns of a
-    grid (ANISO2) would scatter those reads over the whole matrix."""
+
+@njit(cache=True, parallel=True)
+def _order_partner_entries_cpu(perm, partners, entries, dl, d, du):
+    """Twin of the CUDA ``order_partner_entries`` (``perm`` empty: the original order)."""
+    N = len(d)
+    use_perm = len(perm) > 0
+    for row in prange(N):
+        k = np.int64(row)
+        i = perm[k] if use_perm else k
+        before = (perm[k - 1] if use_perm else k - 1) if k > 0 else -1
+        after = (perm[k + 1] if use_perm else k + 1) if k + 1 < N else -1
+        d[k] = entries[i, 0]
+        for s in range(2):
+            if before >= 0 and before == partners[i, s]:
+                dl[k] = entries[i, 1 + s]
+            if after >= 0 and after == partners[i, s]:
+                du[k] = entries[i, 1 + s]
+
+
+def partner_entries(A, partners):
+    """Per row ``i`` of ``A``, its diagonal and its entries to its two partners (``N x 2``,
+    -1 for none), as an ``N x 4`` array ``(a_ii, a_{i,p0}, a_{i,p1}, 0)``: the pass
+    over A of :func:`extract_tridiagonal` with partners. It needs the partners only, not
+    the order: the [0,2]-factor's will do, so that it runs while the forest is computed."""
     xp = get_array_module(A)
     A = A.tocsr()
     N = A.shape[0]
-    for name, x, shape in (("perm", perm, (N,)), ("inverse", inverse, (N,)), ("partners", partners, (N, 2))):
+    if tuple(partners.shape) != (N, 2):
+        raise ValueError(f"partners must have shape {(N, 2)} for a matrix of {N} rows, got {tuple(partners.shape)}")
+    vt = np.dtype(A.dtype)
+    if xp is np:
+        entries = np.zeros((N, 4), vt)
+        _partner_entries_cpu(A.indptr, A.indices, A.data, np.ascontiguousarray(partners, dtype=np.int64), entries)
+        return entries
+    from .cuda import get_kernel
+
+    itype = A.indices.dtype
+    entries = xp.empty((N, 4), vt)  # written in full
+    threads = 512
+    get_kernel("tridiag", "partner_entries", vt, itype)(
+        ((N + threads - 1) // threads,), (threads,),
+        (itype.type(N), A.indptr, A.indices, A.data, xp.ascontiguousarray(partners, dtype=itype), entries))
+    return entries
+
+
+def extract_tridiagonal(A, perm=None, partners=None, *, inverse=None, entries=None):
+    """Tridiagonal coefficients ``(dl, d, du)`` of ``A`` in the order ``perm`` (new -> old)
+    (paper 001, Sec. 4.3).
+
+    Without ``partners``: the tridiagonal part of ``A`` permuted by ``perm`` (default: the
+    original ordering), in one pass over A's entries: A's rows are read in their own order
+    and the coefficients scattered to their new rows (``inverse``, old -> new, is
+    ``perm``'s inverse if given, else it is computed).
+
+    With ``partners`` (``N x 2``, -1 for none), only entries between partners that are
+    neighbours in the order enter the off-diagonals: a linear forest's partners and
+    permutation give its tridiagonal system. The partners of the [0,2]-factor the forest
+    was built from give the same system (a factor edge between rows adjacent in the
+    forest's order is a forest edge: a cut cycle's removed edge joins the two ends of one
+    path). Two passes: :func:`partner_entries` reads A in its own order (``entries``, if
+    given, is its result), then each new row gathers its old row's entries; a permutation
+    that follows the columns of a grid (ANISO2) would scatter reads of A's rows, or the
+    one-pass writes, over the whole matrix.
+
+    Arrays of the wrong shape raise ``ValueError``."""
+    xp = get_array_module(A)
+    A = A.tocsr()
+    N = A.shape[0]
+    for name, x, shape in (("perm", perm, (N,)), ("inverse", inverse, (N,)), ("partners", partners, (N, 2)),
+                           ("entries", entries, (N, 4))):
         if x is not None and tuple(x.shape) != shape:
             raise ValueError(f"{name} must have shape {shape} for a matrix of {N} rows, got {tuple(x.shape)}")
     vt = np.dtype(A.dtype)
     itype = np.dtype(np.int64) if xp is np else A.indices.dtype
-    # the kernel's order: None (the original one, without a forest), else old -> new
-    if inverse is None and perm is not None:
+    if partners is not None:
+        if entries is None:
+            entries = partner_entries(A, partners)
+        if xp is np:
+            dl, d, du = (np.zeros(N, vt) for _ in range(3))
+            perm = np.empty(0, np.int64) if perm is None else np.ascontiguousarray(perm, dtype=np.int64)
+            _order_partner_entries_cpu(perm, np.ascontiguousarray(partners, dtype=np.int64), entries, dl, d, du)
+            return dl, d, du
+        from .cuda import get_kernel
+
+        perm = None if perm is None else xp.ascontiguousarray(perm, dtype=itype)
+        dl, d, du = (xp.empty(N, vt) for _ in range(3))  # every row is written
+        threads = 512
+        get_kernel("tridiag", "order_partner_entries", vt, itype)(
+            ((N + threads - 1) // threads,), (threads,),
+            (itype.type(N), perm, xp.ascontiguousarray(partners, dtype=itype), entries, dl, d, du))
+        return dl, d, du
+    if inverse is None and perm is not None:  # the kernel's order: None (the original one), else old -> new
         inverse = xp.empty(N, dtype=itype)
         inverse[xp.asarray(perm)] = xp.arange(N, dtype=itype)
-    elif inverse is None and partners is not None:  # a forest in the original order
-        inverse = xp.arange(N, dtype=itype)
     if xp is np:
         inverse = np.empty(0, np.int64) if inverse is None else np.ascontiguousarray(inverse, dtype=np.int64)
-        nb = np.zeros((0, 2), np.int64) if partners is None else np.ascontiguousarray(partners, dtype=np.int64)
         dl, d, du = (np.zeros(N, vt) for _ in range(3))
         if A.nnz:
-            _extract_cpu(A.indptr, A.indices, A.data, inverse, nb, dl, d, du)
+            _extract_cpu(A.indptr, A.indices, A.data, inverse, dl, d, du)
         return dl, d, du
-    import cupy
-
     from .cuda import get_kernel
 
-    inverse = None if inverse is None else cupy.ascontiguousarray(inverse, dtype=itype)
-    nb = None if partners is None else cupy.ascontiguousarray(partners, dtype=itype)
-    dl, d, du = (cupy.empty(N, vt) for _ in range(3))  # every row is written
+    inverse = None if inverse is None else xp.ascontiguousarray(inverse, dtype=itype)
+    dl, d, du = (xp.empty(N, vt) for _ in range(3))  # every row is written
     threads = 512
     get_kernel("tridiag", "extract_tridiagonal", vt, itype)(
-        ((N + threads - 1) // threads,), (threads,), (itype.type(N), A.indptr, A.indices, A.data, inverse, nb, dl, d,
-                                                      du))
+        ((N + threads - 1) // threads,), (threads,), (itype.type(N), A.indptr, A.indices, A.data, inverse, dl, d, du))
     return dl, d, du
 
 

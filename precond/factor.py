@@ -399,14 +399,15 @@ def linear_forest(A, f=None, *, method=None, **factor_kwargs) -> LinearForest:
     return _linear_forest(A, f, method)
 
 
-def _linear_forest(A, f, method=None) -> LinearForest:
-    """:func:`linear_forest` of a validated matrix and its factor."""
+def _linear_forest(A, f, method=None, overlap=None) -> LinearForest:
+    """:func:`linear_forest` of a validated matrix and its factor; ``overlap``: see
+    :func:`kernels.forest.linear_forest_arrays`."""
     if f.n != 2:
         raise ValueError(f"a linear forest needs a [0,2]-factor, got n={f.n}")
     if is_device_array(f.neighbors) != is_device_array(A):
         raise TypeError("factor and matrix live on different devices")
     clock = PhaseClock(is_device_array(A))
     nb, pid, pos, perm, inverse, paths = linear_forest_arrays(f.neighbors, f.weights, method=method,
-                                                              paths_later=True)
+                                                              paths_later=True, overlap=overlap)
     clock.mark("forest")
     return LinearForest(pid, pos, perm, inverse, nb, paths, clock)

@@ -213,7 +213,7 @@ class AlgebraicTridiagonalPrecond(_FactorizedPrecond):
     coefficients from ``A`` (one pass) -> factorized once; apply = permute, solve, unpermute."""
 
     def __init__(self, A, *, iterations=5, m=5, k_m=0, p=0.5, seed=0):
-        from kernels.tridiag import TridiagonalSolver, extract_tridiagonal
+        from kernels.tridiag import TridiagonalSolver, extract_tridiagonal, partner_entries
         from precond.factor import _linear_forest
 
         A = check_matrix(A, finite=False)  # the factor tests the entries in its first round
@@ -221,9 +221,12 @@ class AlgebraicTridiagonalPrecond(_FactorizedPrecond):
         clock = self._clock
         f, self.m = _best_factor(A, 2, m, iterations=iterations, k_m=k_m, p=p, seed=seed)
         clock.mark("factor")
-        forest = _linear_forest(A, f)
+        # the extraction's pass over A needs the factor only: queued while the forest's host
+        # waits for a count (its time is in "forest", the ordering pass in "extract")
+        entries = []
+        forest = _linear_forest(A, f, overlap=lambda: entries.append(partner_entries(A, f.neighbors)))
         clock.mark("forest")
-        dl, d, du = extract_tridiagonal(A, forest.permutation, forest.neighbors, inverse=forest.inverse_permutation)
+        dl, d, du = extract_tridiagonal(A, forest.permutation, f.neighbors, entries=entries[0])
         clock.mark("extract")
         self.solver = TridiagonalSolver(dl, d, du, forest.permutation)
         clock.mark("factorize")

@@ -87,6 +87,52 @@ def test_single_long_cycle_broken_at_weakest_edge():
         _check_forest(A, lf)
 
 
+def test_extraction_from_the_factors_partners_equals_the_forests():
+    """A factor edge between rows adjacent in the forest's order is a forest edge: the
+    extraction may read the factor's partners (before the forest exists)."""
+    from kernels.tridiag import extract_tridiagonal, partner_entries
+
+    N = 40
+    w = np.linspace(2.0, 3.0, N)
+    w[17] = 0.5
+    ring = _ring(N, w) + sp.eye(N) * 9
+    for A in (ring.tocsr(), matrices.random_diffusion2d(20), matrices.convection_diffusion3d(6)):
+        f = precond.factor(A, n=2, iterations=50, m=1)
+        lf = precond.linear_forest(A, f)
+        ref = extract_tridiagonal(A, lf.permutation, lf.neighbors)
+        entries = partner_entries(A, f.neighbors)
+        for got in (extract_tridiagonal(A, lf.permutation, f.neighbors),
+                    extract_tridiagonal(A, lf.permutation, f.neighbors, entries=entries)):
+            for a, b in zip(got, ref):
+                np.testing.assert_array_equal(a, b)
+        B = A[lf.permutation][:, lf.permutation].toarray()
+        forest = np.zeros_like(B, dtype=bool)
+        k = lf.inverse_permutation
+        for i, p in enumerate(lf.neighbors):
+            forest[k[i], k[p[p >= 0]]] = True
+        np.testing.assert_array_equal(ref[2][:-1], np.where(np.diag(forest, 1), np.diag(B, 1), 0))
+        np.testing.assert_array_equal(ref[0][1:], np.where(np.diag(forest, -1), np.diag(B, -1), 0))
+        if A.shape[0] == N:  # the ring: one path, its edge (17, 18) cut
+            assert lf.removed_edges.tolist() == [[17, 18]] and np.count_nonzero(ref[0]) == N - 1
+    with pytest.raises(ValueError, match="shape"):
+        partner_entries(A, f.neighbors[:, :1])
+
+
+@pytest.mark.parametrize("method, device", [("walk", "cpu"), ("ruling", "cpu"),
+                                            pytest.param("ruling", "gpu", marks=pytest.mark.gpu),
+                                            pytest.param("scan", "gpu", marks=pytest.mark.gpu)])
+def test_overlap_is_called_once(method, device):
+    from kernels.backend import to_device, to_host
+    from kernels.forest import linear_forest_arrays
+
+    A = matrices.aniso2(12)
+    f = precond.factor(to_device(A) if device == "gpu" else A, n=2)
+    calls = []
+    out = linear_forest_arrays(f.neighbors, f.weights, method, overlap=lambda: calls.append(len(calls)))
+    assert calls == [0]
+    np.testing.assert_array_equal(to_host(out[3]), precond.linear_forest(A).permutation)
+
+
 def test_equal_weight_cycle_ties_by_vertex_ids():
     A = _ring(7, np.ones(7))  # all edges equal: the weakest is the smallest (lo, hi) = (0, 1)
     f = precond.factor(A, n=2, iterations=50, m=1)

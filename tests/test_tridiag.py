@@ -6,7 +6,8 @@ import pytest
 import scipy.sparse as sp
 
 import matrices
-from kernels.tridiag import BlockTridiagonalSolver, TridiagonalSolver, extract_tridiagonal, tridiagonal_solve
+from kernels.tridiag import (BlockTridiagonalSolver, TridiagonalSolver, extract_tridiagonal, partner_entries,
+                             tridiagonal_solve)
 
 
 def _system(rng, n, dtype=np.float64, dominant=True):
@@ -230,10 +231,14 @@ def test_gpu_extract_matches_cpu(rng):
     Ad = to_device(A)
     fg = precond.factor(Ad, n=2)
     lg = precond.linear_forest(Ad, fg)
+    np.testing.assert_array_equal(partner_entries(Ad, fg.neighbors).get(), partner_entries(A, f.neighbors))
     for got in (extract_tridiagonal(Ad, lg.permutation, lg.neighbors),
+                extract_tridiagonal(Ad, lg.permutation, fg.neighbors),  # the factor's partners
                 extract_tridiagonal(Ad, lg.permutation, lg.neighbors, inverse=lg.inverse_permutation)):
         for a, b in zip(got, ref):
             np.testing.assert_array_equal(a.get(), b)
+    for a, b in zip(extract_tridiagonal(Ad, partners=lg.neighbors), extract_tridiagonal(A, partners=lf.neighbors)):
+        np.testing.assert_array_equal(a.get(), b)  # a forest in the original order
     for a, b in zip(extract_tridiagonal(Ad), extract_tridiagonal(A)):
         np.testing.assert_array_equal(a.get(), b)
     perm = rng.permutation(A.shape[0])

@@ -22,6 +22,7 @@
 // negative eigenvalues (Sylvester's law of inertia, and Haynsworth's additivity of inertia
 // over each level's Schur complement).
 // templates: partitioned_factor<V,I>, chunk_forward<V,I>, reduced_rhs<V,I>, chunk_back<V,I>, thomas_solve<V,I>, extract_tridiagonal<V,I>
+// templates: partner_entries<V,I>, order_partner_entries<V,I>
 #include <cooperative_groups.h>
 
 // A pivot is tiny when |den| <= eps * (|dl| + |d| + |du|) of its own row (1 for a zero row).
@@ -436,23 +437,13 @@ __global__ void thomas_solve(const I n, const V* __restrict__ dl, const V* __res
 // One pass over the CSR entries of A: the tridiagonal coefficients in the order `inverse`
 // (old -> new; null: the original order), one thread per old row i (coalesced reads of A,
 // whose rows are the bulk of the traffic) writing new row k = inverse[i]. An entry a_ij
-// enters the lower (upper) coefficient when j's new row is k - 1 (k + 1); with partners
-// (N x 2 forest, which needs `inverse`) only forest edges are tested, so at most two new
-// rows are looked up.
+// enters the lower (upper) coefficient when j's new row is k - 1 (k + 1).
 template <typename V, typename I>
 __global__ void extract_tridiagonal(const I N, const I* __restrict__ indptr, const I* __restrict__ indices,
-                                    const V* __restrict__ data, const I* __restrict__ inverse,
-                                    const I* __restrict__ partners, V* __restrict__ dl, V* __restrict__ d,
-                                    V* __restrict__ du) {
+                                    const V* __restrict__ data, const I* __restrict__ inverse, V* __restrict__ dl,
+                                    V* __restrict__ d, V* __restrict__ du) {
     for (I i = blockIdx.x * (I)blockDim.x + threadIdx.x; i < N; i += (I)gridDim.x * blockDim.x) {
         const I k = inverse ? inverse[i] : i;
-        I p0 = -1, p1 = -1, k0 = -1, k1 = -1;  // forest partners and their new rows
-        if (partners) {
-            p0 = partners[2 * (size_t)i];
-            p1 = partners[2 * (size_t)i + 1];
-            if (p0 >= 0) k0 = inverse[p0];
-            if (p1 >= 0) k1 = inverse[p1];
-        }
         V diag = 0, lower = 0, upper = 0;
         for (I e = indptr[i]; e < indptr[i + 1]; ++e) {
             const I j = indices[e];
@@ -460,20 +451,58 @@ __global__ void extract_tridiagonal(const I N, const I* __restrict__ indptr, con
                 diag += data[e];
                 continue;
             }
-            I kj;
-            if (partners) {
-                if (j == p0) kj = k0;
-                else if (j == p1) kj = k1;
-                else continue;
-            } else {
-                kj = inverse ? inverse[j] : j;
-            }
+            const I kj = inverse ? inverse[j] : j;
             if (kj == k - 1) lower += data[e];
             else if (kj == k + 1) upper += data[e];
         }
         d[k] = diag;
         dl[k] = lower;
         du[k] = upper;
+    }
+}
+
+// The forest's coefficients in two passes. partner_entries reads A in its own order (one
+// thread per row, coalesced): entries[4 i .. 4 i + 3] = (a_ii, a_{i,p0}, a_{i,p1}, 0) for the
+// partners p0, p1 of row i (N x 2, -1: none; duplicates summed). It needs the partners
+// only, not the order, so it can run while the forest is computed. order_partner_entries
+// then writes row k of the order perm (new -> old; null: the original order): i = perm[k]
+// and the entries to the rows before and after it when they are partners of i. Its reads
+// of a row's entries and partners are gathered, its writes coalesced.
+template <typename V, typename I>
+__global__ void partner_entries(const I N, const I* __restrict__ indptr, const I* __restrict__ indices,
+                                const V* __restrict__ data, const I* __restrict__ partners, V* __restrict__ entries) {
+    for (I i = blockIdx.x * (I)blockDim.x + threadIdx.x; i < N; i += (I)gridDim.x * blockDim.x) {
+        const I p0 = partners[2 * (size_t)i], p1 = partners[2 * (size_t)i + 1];
+        V diag = 0, to0 = 0, to1 = 0;
+        for (I e = indptr[i]; e < indptr[i + 1]; ++e) {
+            const I j = indices[e];
+            if (j == i) diag += data[e];
+            else if (j == p0) to0 += data[e];
+            else if (j == p1) to1 += data[e];
+        }
+        // all four values: a record fills half or all of a 32-byte sector, and a partly
+        // written sector is read from memory before it is written back (H100, ANISO1
+        // float64 at 6.25M rows: 431 us with three stores)
+        entries[4 * (size_t)i] = diag;
+        entries[4 * (size_t)i + 1] = to0;
+        entries[4 * (size_t)i + 2] = to1;
+        entries[4 * (size_t)i + 3] = V(0);
+    }
+}
+
+template <typename V, typename I>
+__global__ void order_partner_entries(const I N, const I* __restrict__ perm, const I* __restrict__ partners,
+                                      const V* __restrict__ entries, V* __restrict__ dl, V* __restrict__ d,
+                                      V* __restrict__ du) {
+    for (I k = blockIdx.x * (I)blockDim.x + threadIdx.x; k < N; k += (I)gridDim.x * blockDim.x) {
+        const I i = perm ? perm[k] : k;
+        const I before = k > 0 ? (perm ? perm[k - 1] : k - 1) : (I)-1;
+        const I after = k + 1 < N ? (perm ? perm[k + 1] : k + 1) : (I)-1;
+        const I p0 = partners[2 * (size_t)i], p1 = partners[2 * (size_t)i + 1];
+        const V* e = entries + 4 * (size_t)i;
+        d[k] = e[0];
+        dl[k] = before < 0 ? V(0) : before == p0 ? e[1] : before == p1 ? e[2] : V(0);
+        du[k] = after < 0 ? V(0) : after == p0 ? e[1] : after == p1 ? e[2] : V(0);
     }
 }
 
