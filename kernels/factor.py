@@ -290,8 +290,8 @@ def factor_rounds(W, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, from_matrix=F
     run: the host need not wait for the later rounds. Before it, the GPU tests a sample of
     ``SAMPLE_ROWS`` rows; when the sample proves ``|A| - diag(A)`` unsymmetric, the rounds
     run on the weight graph ``A' + A'^T`` instead (:attr:`MatrixCheck.on_weight_graph`),
-    whose weights need a buffer of ``W.nnz`` values, allocated for every checked GPU
-    factor."""
+    whose weights the proposals look up on ``A``'s pattern (no buffer of them is stored;
+    :meth:`MatrixCheck.weight_graph` builds the graph when asked)."""
     threshold = charge_threshold(p)
     if check:
         _check_canonical(W, "factor_rounds(check=True)")

@@ -210,7 +210,8 @@ def _best_factor(A, n, m, **kw):
 
 class AlgebraicTridiagonalPrecond(_FactorizedPrecond):
     """AlgTriScalPrecond: [0,2]-factor -> linear forest -> permutation -> tridiagonal
-    coefficients from ``A`` (one pass) -> factorized once; apply = permute, solve, unpermute."""
+    coefficients from ``A`` (one pass over its entries, run during the forest, then a gather
+    into the forest's order) -> factorized once; apply = permute, solve, unpermute."""
 
     def __init__(self, A, *, iterations=5, m=5, k_m=0, p=0.5, seed=0):
         from kernels.tridiag import TridiagonalSolver, extract_tridiagonal, partner_entries
