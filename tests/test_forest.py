@@ -116,6 +116,11 @@ def test_extraction_from_the_factors_partners_equals_the_forests():
             assert lf.removed_edges.tolist() == [[17, 18]] and np.count_nonzero(ref[0]) == N - 1
     with pytest.raises(ValueError, match="shape"):
         partner_entries(A, f.neighbors[:, :1])
+    with pytest.raises(ValueError, match="entries must have shape"):
+        extract_tridiagonal(A, lf.permutation, f.neighbors, entries=entries[:-1])
+    C = A.astype(complex) * (1 + 0.5j)  # complex on the CPU: the same system, scaled
+    for a, b in zip(extract_tridiagonal(C, lf.permutation, f.neighbors), ref):
+        np.testing.assert_allclose(a, b * (1 + 0.5j))
 
 
 @pytest.mark.parametrize("method, device", [("walk", "cpu"), ("ruling", "cpu"),
