@@ -640,8 +640,7 @@ def extract_tridiagonal(A, perm=None, partners=None, *, inverse=None, entries=No
     vt = np.dtype(A.dtype)
     itype = np.dtype(np.int64) if xp is np else A.indices.dtype
     if partners is not None:
-        if entries is None:
-            entries = partner_entries(A, partners)
+        entries = partner_entries(A, partners) if entries is None else xp.ascontiguousarray(entries, dtype=vt)
         if xp is np:
             dl, d, du = (np.zeros(N, vt) for _ in range(3))
             perm = np.empty(0, np.int64) if perm is None else np.ascontiguousarray(perm, dtype=np.int64)

@@ -118,6 +118,9 @@ def test_extraction_from_the_factors_partners_equals_the_forests():
         partner_entries(A, f.neighbors[:, :1])
     with pytest.raises(ValueError, match="entries must have shape"):
         extract_tridiagonal(A, lf.permutation, f.neighbors, entries=entries[:-1])
+    for a, b in zip(extract_tridiagonal(A, lf.permutation, f.neighbors, entries=entries.astype(np.float32)), ref):
+        assert a.dtype == A.dtype  # entries of another precision are cast to A's
+        np.testing.assert_allclose(a, b, rtol=1e-6)
     C = A.astype(complex) * (1 + 0.5j)  # complex on the CPU: the same system, scaled
     for a, b in zip(extract_tridiagonal(C, lf.permutation, f.neighbors), ref):
         np.testing.assert_allclose(a, b * (1 + 0.5j))
