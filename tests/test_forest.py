@@ -95,14 +95,13 @@ def test_extraction_from_the_factors_partners_equals_the_forests():
     N = 40
     w = np.linspace(2.0, 3.0, N)
     w[17] = 0.5
-    ring = _ring(N, w) + sp.eye(N) * 9
-    for A in (ring.tocsr(), matrices.random_diffusion2d(20), matrices.convection_diffusion3d(6)):
+    ring = (_ring(N, w) + sp.eye(N) * 9).tocsr()
+    for A in (ring, matrices.random_diffusion2d(20), matrices.convection_diffusion3d(6)):
         f = precond.factor(A, n=2, iterations=50, m=1)
         lf = precond.linear_forest(A, f)
         ref = extract_tridiagonal(A, lf.permutation, lf.neighbors)
-        entries = partner_entries(A, f.neighbors)
         for got in (extract_tridiagonal(A, lf.permutation, f.neighbors),
-                    extract_tridiagonal(A, lf.permutation, f.neighbors, entries=entries)):
+                    extract_tridiagonal(A, lf.permutation, f.neighbors, entries=partner_entries(A, f.neighbors))):
             for a, b in zip(got, ref):
                 np.testing.assert_array_equal(a, b)
         B = A[lf.permutation][:, lf.permutation].toarray()
@@ -112,17 +111,27 @@ def test_extraction_from_the_factors_partners_equals_the_forests():
             forest[k[i], k[p[p >= 0]]] = True
         np.testing.assert_array_equal(ref[2][:-1], np.where(np.diag(forest, 1), np.diag(B, 1), 0))
         np.testing.assert_array_equal(ref[0][1:], np.where(np.diag(forest, -1), np.diag(B, -1), 0))
-        if A.shape[0] == N:  # the ring: one path, its edge (17, 18) cut
+        if A is ring:  # one path, its edge (17, 18) cut
             assert lf.removed_edges.tolist() == [[17, 18]] and np.count_nonzero(ref[0]) == N - 1
+
+
+def test_partner_entries_bad_input_and_other_dtypes():
+    from kernels.tridiag import extract_tridiagonal, partner_entries
+
+    A = matrices.convection_diffusion3d(6)
+    f = precond.factor(A, n=2)
+    perm = precond.linear_forest(A, f).permutation
+    entries = partner_entries(A, f.neighbors)
+    ref = extract_tridiagonal(A, perm, f.neighbors)
     with pytest.raises(ValueError, match="shape"):
         partner_entries(A, f.neighbors[:, :1])
     with pytest.raises(ValueError, match="entries must have shape"):
-        extract_tridiagonal(A, lf.permutation, f.neighbors, entries=entries[:-1])
-    for a, b in zip(extract_tridiagonal(A, lf.permutation, f.neighbors, entries=entries.astype(np.float32)), ref):
+        extract_tridiagonal(A, perm, f.neighbors, entries=entries[:-1])
+    for a, b in zip(extract_tridiagonal(A, perm, f.neighbors, entries=entries.astype(np.float32)), ref):
         assert a.dtype == A.dtype  # entries of another precision are cast to A's
         np.testing.assert_allclose(a, b, rtol=1e-6)
     C = A.astype(complex) * (1 + 0.5j)  # complex on the CPU: the same system, scaled
-    for a, b in zip(extract_tridiagonal(C, lf.permutation, f.neighbors), ref):
+    for a, b in zip(extract_tridiagonal(C, perm, f.neighbors), ref):
         np.testing.assert_allclose(a, b * (1 + 0.5j))
 
 
