@@ -104,10 +104,8 @@ def _linear_forest(partners, weights):
     for v in range(N):
         offsets[v + 1] = offsets[v] + length[v]
     perm = np.empty(N, dtype=np.int64)
-    inverse = np.empty(N, dtype=np.int64)
     for v in range(N):
-        inverse[v] = offsets[path_id[v]] + position[v]
-        perm[inverse[v]] = v
+        perm[offsets[path_id[v]] + position[v]] = v
     n_paths = 0
     for v in range(N):
         if length[v] > 0:
@@ -119,13 +117,12 @@ def _linear_forest(partners, weights):
             path_start[t] = offsets[v]
             t += 1
     path_start[n_paths] = N
-    return partners, path_id, position, perm, inverse, path_start, removed[:n_removed]
+    return partners, path_id, position, perm, path_start, removed[:n_removed]
 
 
 def linear_forest_cpu(partners, weights):
     """CPU reference: returns ``(forest_partners, path_id, position, permutation,
-    inverse_permutation, path_start, removed_edges)`` with ``removed_edges`` as ``k x 2``
-    (lo, hi)."""
+    path_start, removed_edges)`` with ``removed_edges`` as ``k x 2`` (lo, hi)."""
     return _linear_forest(np.ascontiguousarray(partners, dtype=np.int64), np.ascontiguousarray(weights))
 
 
@@ -197,7 +194,7 @@ def linear_forest_gpu(partners, weights, *, method="ruling", early_exit=True, ch
     if events:
         events[2].record()
     # ---- (3) permutation, path starts and removed edges, as for the ruling set
-    perm, inverse, paths = _order_paths(_GpuLauncher(itype, vtype), length, path_id, position, removed_lo)
+    perm, paths = _order_paths(_GpuLauncher(itype, vtype), length, path_id, position, removed_lo)
     path_start, removed = paths()
     if stats is not None:
         events[3].record()
@@ -206,12 +203,12 @@ def linear_forest_gpu(partners, weights, *, method="ruling", early_exit=True, ch
         stats["rank_steps"] = ran
         for name, (a, b) in zip(("cycles", "ranking", "permutation"), zip(events, events[1:])):
             stats[name] = cupy.cuda.get_elapsed_time(a, b) * 1e-3
-    return partners, path_id, position, perm, inverse, path_start, removed
+    return partners, path_id, position, perm, path_start, removed
 
 
 def linear_forest_arrays(partners, weights, method=None, *, paths_later=False, overlap=None, **kwargs):
     """Dispatch on the backend of ``partners``: ``(neighbors, path_id, position,
-    permutation, inverse_permutation, path_start, removed_edges)``.
+    permutation, path_start, removed_edges)``.
 
     ``method``: None (CPU: ``"walk"``, GPU: ``"ruling"``), ``"walk"`` (CPU linear-time
     walk), ``"ruling"`` (sparse ruling set, CPU or GPU), ``"scan"`` (the paper's
@@ -238,7 +235,7 @@ def linear_forest_arrays(partners, weights, method=None, *, paths_later=False, o
         overlap()
     out = linear_forest_cpu(partners, weights) if method == "walk" else linear_forest_gpu(partners, weights,
                                                                                           method="scan", **kwargs)
-    return (*out[:5], lambda: out[5:]) if paths_later else out
+    return (*out[:4], lambda: out[4:]) if paths_later else out
 
 
 # ---------------------------------------------------------------------------------------
@@ -509,11 +506,9 @@ def _ruler_finish(N, P, Wt, claim, link, gap, gma, gmb, near, near_dist, q, r, m
 
 
 @njit(cache=True, parallel=True)
-def _scatter_permutation(N, path_id, position, offsets, perm, inverse):
+def _scatter_permutation(N, path_id, position, offsets, perm):
     for v in prange(N):
-        k = offsets[path_id[v]] + position[v]
-        perm[k] = v
-        inverse[v] = k
+        perm[offsets[path_id[v]] + position[v]] = v
 
 
 _ORDER_TILE = 1024  # vertices per tile of the order scan: 256 threads x ORDER_ITEMS in forest.cu
@@ -639,7 +634,7 @@ def _forest_kernels(itype, vtype, device_id):
 
 
 def _order_paths(launcher, length, path_id, position, removed_lo):
-    """``(permutation, inverse, paths)`` from the ranked forest, where ``paths()`` returns
+    """``(permutation, paths)`` from the ranked forest, where ``paths()`` returns
     ``(path_start, removed_edges)``. One tiled scan over the vertices of (length, path
     id?, removed edge's lower end?) gives the first new position of every path at its path
     id, the path starts in path id order and the removed edges in the order of their lower
@@ -659,8 +654,8 @@ def _order_paths(launcher, length, path_id, position, removed_lo):
     unused = xp.empty(0, dtype=launcher.itype)
     launcher("order_place", n_tiles * 256, sc(N), length, removed_lo, sums, np.int32(_PLACE_OFFSETS), offsets, unused,
              xp.empty((0, 2), dtype=np.int64))
-    perm, inverse = (xp.empty(N, dtype=launcher.itype) for _ in range(2))
-    launcher("scatter_permutation", N, sc(N), path_id, position, offsets, perm, inverse)
+    perm = xp.empty(N, dtype=launcher.itype)
+    launcher("scatter_permutation", N, sc(N), path_id, position, offsets, perm)
 
     def paths():
         _, n_paths, n_removed = (int(x) for x in to_host(totals))
@@ -671,7 +666,7 @@ def _order_paths(launcher, length, path_id, position, removed_lo):
                  path_start, removed)
         return path_start, removed
 
-    return perm, inverse, paths
+    return perm, paths
 
 
 def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, run=RULER_RUN, seed=0, stats=None,
@@ -739,7 +734,7 @@ def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, run=RULER
              P_out, path_id, position, length, removed_lo)
     del slot_buffer  # freed after the kernels queued on it (CuPy's pool is stream-ordered)
     mark()
-    perm, inverse, paths = _order_paths(launcher, length, path_id, position, removed_lo)
+    perm, paths = _order_paths(launcher, length, path_id, position, removed_lo)
     mark()
     if stats is not None:
         stats["rulers"] = nr
@@ -750,7 +745,7 @@ def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, run=RULER
             marks[-1].synchronize()
             spans = [xp.cuda.get_elapsed_time(a, b) * 1e-3 for a, b in zip(marks, marks[1:])]
         stats.update(zip(("select_rulers", "walks", "ruler_scan", "finish", "permutation"), spans))
-    out = (P_out, path_id, position, perm, inverse)
+    out = (P_out, path_id, position, perm)
     return (*out, paths) if paths_later else (*out, *paths())
 
 

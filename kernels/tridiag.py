@@ -524,6 +524,14 @@ class BlockTridiagonalSolver(_PartitionedGPU):
         return self._solve_gpu(self.xp.ascontiguousarray(x, dtype=self.dtype))
 
 
+def _launch_per_row(name, n, vt, itype, *args, threads=512):
+    """Launches the ``tridiag.cu`` kernel ``name`` with one thread per row for ``n`` rows
+    (its first argument)."""
+    from .cuda import get_kernel
+
+    get_kernel("tridiag", name, vt, itype)(((n + threads - 1) // threads,), (threads,), (itype.type(n), *args))
+
+
 @njit(cache=True, parallel=True)
 def _extract_cpu(indptr, indices, data, inverse, dl, d, du):
     """Twin of the CUDA ``extract_tridiagonal``: old row i writes new row ``inverse[i]``."""
@@ -599,25 +607,20 @@ def partner_entries(A, partners):
         entries = np.zeros((N, 4), vt)
         _partner_entries_cpu(A.indptr, A.indices, A.data, np.ascontiguousarray(partners, dtype=np.int64), entries)
         return entries
-    from .cuda import get_kernel
-
     itype = A.indices.dtype
     entries = xp.empty((N, 4), vt)  # written in full
-    threads = 512
-    get_kernel("tridiag", "partner_entries", vt, itype)(
-        ((N + threads - 1) // threads,), (threads,),
-        (itype.type(N), A.indptr, A.indices, A.data, xp.ascontiguousarray(partners, dtype=itype), entries))
+    _launch_per_row("partner_entries", N, vt, itype, A.indptr, A.indices, A.data,
+                    xp.ascontiguousarray(partners, dtype=itype), entries)
     return entries
 
 
-def extract_tridiagonal(A, perm=None, partners=None, *, inverse=None, entries=None):
+def extract_tridiagonal(A, perm=None, partners=None, *, entries=None):
     """Tridiagonal coefficients ``(dl, d, du)`` of ``A`` in the order ``perm`` (new -> old)
     (paper 001, Sec. 4.3).
 
     Without ``partners``: the tridiagonal part of ``A`` permuted by ``perm`` (default: the
     original ordering), in one pass over A's entries: A's rows are read in their own order
-    and the coefficients scattered to their new rows (``inverse``, old -> new, is
-    ``perm``'s inverse if given, else it is computed).
+    and the coefficients scattered to their new rows (``perm``'s inverse).
 
     With ``partners`` (``N x 2``, -1 for none), only entries between partners that are
     neighbours in the order enter the off-diagonals: a linear forest's partners and
@@ -633,8 +636,7 @@ def extract_tridiagonal(A, perm=None, partners=None, *, inverse=None, entries=No
     xp = get_array_module(A)
     A = A.tocsr()
     N = A.shape[0]
-    for name, x, shape in (("perm", perm, (N,)), ("inverse", inverse, (N,)), ("partners", partners, (N, 2)),
-                           ("entries", entries, (N, 4))):
+    for name, x, shape in (("perm", perm, (N,)), ("partners", partners, (N, 2)), ("entries", entries, (N, 4))):
         if x is not None and tuple(x.shape) != shape:
             raise ValueError(f"{name} must have shape {shape} for a matrix of {N} rows, got {tuple(x.shape)}")
     vt = np.dtype(A.dtype)
@@ -646,31 +648,23 @@ def extract_tridiagonal(A, perm=None, partners=None, *, inverse=None, entries=No
             perm = np.empty(0, np.int64) if perm is None else np.ascontiguousarray(perm, dtype=np.int64)
             _order_partner_entries_cpu(perm, np.ascontiguousarray(partners, dtype=np.int64), entries, dl, d, du)
             return dl, d, du
-        from .cuda import get_kernel
-
         perm = None if perm is None else xp.ascontiguousarray(perm, dtype=itype)
         dl, d, du = (xp.empty(N, vt) for _ in range(3))  # every row is written
-        threads = 512
-        get_kernel("tridiag", "order_partner_entries", vt, itype)(
-            ((N + threads - 1) // threads,), (threads,),
-            (itype.type(N), perm, xp.ascontiguousarray(partners, dtype=itype), entries, dl, d, du))
+        _launch_per_row("order_partner_entries", N, vt, itype, perm, xp.ascontiguousarray(partners, dtype=itype),
+                        entries, dl, d, du)
         return dl, d, du
-    if inverse is None and perm is not None:  # the kernel's order: None (the original one), else old -> new
+    inverse = None  # the kernel's order: None (the original one), else old -> new
+    if perm is not None:
         inverse = xp.empty(N, dtype=itype)
         inverse[xp.asarray(perm)] = xp.arange(N, dtype=itype)
     if xp is np:
-        inverse = np.empty(0, np.int64) if inverse is None else np.ascontiguousarray(inverse, dtype=np.int64)
+        inverse = np.empty(0, np.int64) if inverse is None else inverse
         dl, d, du = (np.zeros(N, vt) for _ in range(3))
         if A.nnz:
             _extract_cpu(A.indptr, A.indices, A.data, inverse, dl, d, du)
         return dl, d, du
-    from .cuda import get_kernel
-
-    inverse = None if inverse is None else xp.ascontiguousarray(inverse, dtype=itype)
     dl, d, du = (xp.empty(N, vt) for _ in range(3))  # every row is written
-    threads = 512
-    get_kernel("tridiag", "extract_tridiagonal", vt, itype)(
-        ((N + threads - 1) // threads,), (threads,), (itype.type(N), A.indptr, A.indices, A.data, inverse, dl, d, du))
+    _launch_per_row("extract_tridiagonal", N, vt, itype, A.indptr, A.indices, A.data, inverse, dl, d, du)
     return dl, d, du
 
 
@@ -737,15 +731,10 @@ def extract_block_tridiagonal(A, index, starts):
         covered, total = _extract_blocks_cpu(A.indptr, A.indices, A.data, slot, path_of, L, D, U)
         D[index[:, 1] < 0, 1, 1] = 1
         return L, D, U, (covered / total if total else 0.0)
-    from .cuda import get_kernel
-
     vt = np.dtype(A.dtype)
     L, D, U = (xp.empty((m, 2, 2), dtype=vt) for _ in range(3))  # every entry is written
     covered, total = xp.empty(m), xp.empty(m)
-    threads = 256
-    get_kernel("tridiag", "extract_blocks", vt, itype)(
-        ((m + threads - 1) // threads,), (threads,),
-        (itype.type(m), A.indptr, A.indices, A.data, xp.ascontiguousarray(index, dtype=itype), slot, path_of,
-         L, D, U, covered, total))
+    _launch_per_row("extract_blocks", m, vt, itype, A.indptr, A.indices, A.data,
+                    xp.ascontiguousarray(index, dtype=itype), slot, path_of, L, D, U, covered, total, threads=256)
     total = float(total.sum())
     return L, D, U, (float(covered.sum()) / total if total else 0.0)

@@ -75,22 +75,23 @@ class Factor:
 class LinearForest:
     """Vertex-disjoint paths: ``path_id`` (smaller end id), ``position`` (0 at that end),
     ``permutation`` (new -> old; the forest is tridiagonal in this order) and
-    ``inverse_permutation`` (old -> new), ``path_start``
-    (offsets of the paths in the new order, length ``n_paths + 1``), ``removed_edges``
-    (``k x 2``, the cycle edges dropped), ``neighbors`` (N x 2 forest partners) and setup
-    ``time`` (s, read once the device has finished).
+    ``inverse_permutation`` (old -> new), ``path_start`` (offsets of the paths in the new
+    order, length ``n_paths + 1``), ``removed_edges`` (``k x 2``, the cycle edges
+    dropped), ``neighbors`` (N x 2 forest partners) and setup ``time`` (s, read once the
+    device has finished).
 
     ``path_start``, ``removed_edges`` and ``n_paths`` are computed on first access on the
-    GPU (their sizes are counts on the device): the preconditioners need only the
-    permutation and the partners, and their set-up does not wait for the device.
+    GPU (their sizes are counts on the device), ``inverse_permutation`` on first access on
+    either backend: the preconditioners need only the permutation and the partners, and
+    their set-up neither waits for the device nor writes arrays it does not read.
     """
 
-    def __init__(self, path_id, position, permutation, inverse_permutation, neighbors, paths, clock=None):
+    def __init__(self, path_id, position, permutation, neighbors, paths, clock=None):
         # paths: (path_start, removed_edges), or a function returning them
         self.path_id = path_id
         self.position = position
         self.permutation = permutation
-        self.inverse_permutation = inverse_permutation
+        self._inverse = None
         self.neighbors = neighbors
         self._paths = paths
         self._clock = clock
@@ -99,6 +100,16 @@ class LinearForest:
         if callable(self._paths):
             self._paths = tuple(self._paths())
         return self._paths
+
+    @property
+    def inverse_permutation(self):
+        """Old -> new, computed on first access (the set-up does not need it)."""
+        if self._inverse is None:
+            xp = get_array_module(self.permutation)
+            N = len(self.permutation)
+            self._inverse = xp.empty(N, dtype=self.permutation.dtype)
+            self._inverse[self.permutation] = xp.arange(N, dtype=self.permutation.dtype)
+        return self._inverse
 
     @property
     def path_start(self):
@@ -407,7 +418,7 @@ def _linear_forest(A, f, method=None, overlap=None) -> LinearForest:
     if is_device_array(f.neighbors) != is_device_array(A):
         raise TypeError("factor and matrix live on different devices")
     clock = PhaseClock(is_device_array(A))
-    nb, pid, pos, perm, inverse, paths = linear_forest_arrays(f.neighbors, f.weights, method=method,
-                                                              paths_later=True, overlap=overlap)
+    nb, pid, pos, perm, paths = linear_forest_arrays(f.neighbors, f.weights, method=method, paths_later=True,
+                                                     overlap=overlap)
     clock.mark("forest")
-    return LinearForest(pid, pos, perm, inverse, nb, paths, clock)
+    return LinearForest(pid, pos, perm, nb, paths, clock)

@@ -279,7 +279,7 @@ class AlgebraicBlockTridiagonalPrecond(_FactorizedPrecond):
         # symmetry tested, not assumed: a coarse weight sums up to four fine weights, and the
         # two rows of a coarse edge add them in different orders (last-bit differences)
         f2 = _factor(Wc, n=2, iterations=iterations, m=self.m, k_m=k_m, p=p, seed=seed, validated=True)
-        _, _, _, cperm, _, starts, _ = linear_forest_arrays(f2.neighbors, f2.weights)
+        _, _, _, cperm, starts, _ = linear_forest_arrays(f2.neighbors, f2.weights)
         clock.mark("coarse forest")
         index = members[cperm]  # block k of the system = coarse vertex cperm[k]
         L, D, U, self.weight_coverage = extract_block_tridiagonal(A, index, starts)

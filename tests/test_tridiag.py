@@ -193,7 +193,7 @@ def test_extract_original_and_forest_orders():
     dl, d, du = extract_tridiagonal(A, partners=partners)
     assert du[0] == A[0, 1] and dl[1] == A[1, 0]
     assert np.count_nonzero(dl) == 1 and np.count_nonzero(du) == 1
-    for bad in ({"perm": perm[:-1]}, {"perm": perm, "inverse": perm[:-1]}, {"partners": partners[:, :1]}):
+    for bad in ({"perm": perm[:-1]}, {"partners": partners[:, :1]}):
         with pytest.raises(ValueError, match="shape"):
             extract_tridiagonal(A, **bad)
 
@@ -233,8 +233,7 @@ def test_gpu_extract_matches_cpu(rng):
     lg = precond.linear_forest(Ad, fg)
     np.testing.assert_array_equal(partner_entries(Ad, fg.neighbors).get(), partner_entries(A, f.neighbors))
     for got in (extract_tridiagonal(Ad, lg.permutation, lg.neighbors),
-                extract_tridiagonal(Ad, lg.permutation, fg.neighbors),  # the factor's partners
-                extract_tridiagonal(Ad, lg.permutation, lg.neighbors, inverse=lg.inverse_permutation)):
+                extract_tridiagonal(Ad, lg.permutation, fg.neighbors)):  # the factor's partners
         for a, b in zip(got, ref):
             np.testing.assert_array_equal(a.get(), b)
     for a, b in zip(extract_tridiagonal(Ad, partners=lg.neighbors), extract_tridiagonal(A, partners=lf.neighbors)):

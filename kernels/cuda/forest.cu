@@ -138,15 +138,11 @@ __global__ void rank_finish(const I N, const I* __restrict__ q, const I* __restr
     }
 }
 
-// perm (new -> old) and its inverse (old -> new)
 template <typename V, typename I>
 __global__ void scatter_permutation(const I N, const I* __restrict__ path_id, const I* __restrict__ position,
-                                    const I* __restrict__ offsets, I* __restrict__ perm, I* __restrict__ inverse) {
-    for (I v = blockIdx.x * (I)blockDim.x + threadIdx.x; v < N; v += (I)gridDim.x * blockDim.x) {
-        const I k = offsets[path_id[v]] + position[v];
-        perm[k] = v;
-        inverse[v] = k;
-    }
+                                    const I* __restrict__ offsets, I* __restrict__ perm) {
+    for (I v = blockIdx.x * (I)blockDim.x + threadIdx.x; v < N; v += (I)gridDim.x * blockDim.x)
+        perm[offsets[path_id[v]] + position[v]] = v;
 }
 
 // ---------------------------------------------------------------------------------------
