@@ -445,7 +445,7 @@ class BlockTridiagonalSolver(_PartitionedGPU):
 
     bottom_size = 64
 
-    def __init__(self, L, D, U, index, *, chunk=16):
+    def __init__(self, L, D, U, index, *, chunk=8):
         xp = get_array_module(D)
         self.xp = xp
         if D.ndim != 3 or D.shape[1:] != (2, 2) or L.shape != D.shape or U.shape != D.shape:

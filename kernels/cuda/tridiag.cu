@@ -183,6 +183,62 @@ __device__ __noinline__ Counts factor_chunk(const size_t j, const size_t P, cons
     return counts;
 }
 
+// factor_chunk for chunks of at most MAXC rows (the default 8 and 16): every coefficient
+// of the chunk is loaded before the recurrence, which then runs in registers (the spikes
+// are stored once), as in the apply's sweep_chunk_unrolled. H100, partitioned_factor
+// (per-kernel medians, us): random_diffusion2d float32 (2.9M rows) 179 -> 125-141, ANISO2
+// float32 (6.25M) 308 -> 271, ANISO1 float64 445 -> 411.
+template <int MAXC, typename V>
+__device__ __noinline__ Counts factor_chunk_unrolled(const size_t j, const size_t P, const int C, const long long N,
+                                                     const V* dl, const V* d, const V* du, V* __restrict__ inv_den,
+                                                     V* __restrict__ cp, V* __restrict__ ldl, V* __restrict__ v,
+                                                     V* __restrict__ w, const bool level0) {
+    Counts counts{0, 0, 0};
+    const size_t base = j * C;
+    const int n = C - 1;
+    const V first_lo = lower_at(dl, base, N);  // couples row 0 to the separator on the left (spike v)
+    V a[MAXC], di[MAXC], ui[MAXC];
+#pragma unroll
+    for (int i = 0; i < MAXC; ++i) {
+        a[i] = di[i] = ui[i] = V(0);
+        if (i < n) {
+            di[i] = diag_at(d, base + i, N);
+            ui[i] = upper_at(du, base + i, N);
+            if (i > 0) a[i] = lower_at(dl, base + i, N);
+        }
+    }
+    V c[MAXC], zv[MAXC], zw[MAXC];
+    V prev_cp = 0, pv = 0, pw = 0;
+#pragma unroll
+    for (int i = 0; i < MAXC; ++i) {
+        c[i] = zv[i] = zw[i] = V(0);
+        if (i < n) {
+            const size_t t = (size_t)i * P + j;
+            const V den = boost(di[i] - a[i] * prev_cp, fabs(di[i]) + fabs(a[i]) + fabs(ui[i]), counts.boosted);
+            counts.negative += den < V(0);
+            if (level0) counts.negative_diag += di[i] < V(0);
+            const V inv = V(1) / den;
+            prev_cp = i == n - 1 ? V(0) : ui[i] * inv;
+            inv_den[t] = inv;
+            cp[t] = prev_cp;
+            ldl[t] = a[i];
+            c[i] = prev_cp;
+            zv[i] = pv = ((i == 0 ? first_lo : V(0)) - a[i] * pv) * inv;
+            zw[i] = pw = ((i == n - 1 ? ui[i] : V(0)) - a[i] * pw) * inv;
+        }
+    }
+    V nv = 0, nw = 0;
+#pragma unroll
+    for (int i = MAXC - 1; i >= 0; --i) {
+        if (i < n) {
+            const size_t t = (size_t)i * P + j;
+            v[t] = nv = zv[i] - c[i] * nv;
+            w[t] = nw = zw[i] - c[i] * nw;
+        }
+    }
+    return counts;
+}
+
 // Separator j of a level: a_j L_{j-1} + b_j L_j + c_j L_{j+1} = g_j, the next level's row j.
 // The separator rows' own off-diagonal coefficients are kept (sep_lo, sep_hi) for the
 // right-hand side at apply time.
@@ -242,8 +298,12 @@ __global__ void partitioned_factor(const I N0, const int C0, const int C1, const
     for (int l = 0; l < n_levels; ++l) {
         const Level lv = level_at<1, 1>(l, N0, C0, C1);
         for (size_t j = tid; j < (size_t)lv.P; j += step) {
-            const Counts c = factor_chunk(j, (size_t)lv.P, lv.C, lv.N, dl, d, du, work + lv.inv, work + lv.cp,
-                                          work + lv.lint, work + lv.v, work + lv.w, l == 0);
+            V *inv = work + lv.inv, *cp = work + lv.cp, *lint = work + lv.lint, *v = work + lv.v, *w = work + lv.w;
+            const size_t P = (size_t)lv.P;
+            const bool l0 = l == 0;
+            const Counts c = lv.C <= 8    ? factor_chunk_unrolled<8>(j, P, lv.C, lv.N, dl, d, du, inv, cp, lint, v, w, l0)
+                             : lv.C <= 16 ? factor_chunk_unrolled<16>(j, P, lv.C, lv.N, dl, d, du, inv, cp, lint, v, w, l0)
+                                          : factor_chunk(j, P, lv.C, lv.N, dl, d, du, inv, cp, lint, v, w, l0);
             boosted += c.boosted;
             negative += c.negative;
             negative_diag += c.negative_diag;
@@ -741,9 +801,57 @@ __global__ void block_partitioned_factor(const I m, const int C, const int n_lev
     add_counts(stats, boosted, negative, negative_diag, unknowns);
 }
 
-// y = T_int^{-1} b per chunk; the separator's right-hand side goes to sep_b. Level 0
-// gathers b through `gather` (ghost: 1); deeper levels read x in block-row order (rows
-// >= N are padding, 0).
+// Right-hand side of block row r of chunk j: level 0 gathers it through `gather` (ghost:
+// 1); deeper levels read x in block-row order (rows >= N are padding, 0).
+template <typename V, typename I>
+__device__ __forceinline__ V2<V> block_rhs(const size_t r, const I N, const V* __restrict__ x,
+                                           const I* __restrict__ gather) {
+    V2<V> b{0, 0};
+    if (gather) {
+        const I g0 = gather[2 * r], g1 = gather[2 * r + 1];
+        b.x = g0 >= 0 ? x[g0] : V(1);
+        b.y = g1 >= 0 ? x[g1] : V(1);
+    } else if (r < (size_t)N) {
+        b = v2_load(x, r);
+    }
+    return b;
+}
+
+// block_chunk_forward for chunks of at most MAXC block rows: the chunk's right-hand sides
+// (gathered at level 0) are loaded before the recurrence, so that their latencies overlap.
+template <int MAXC, typename V, typename I>
+__device__ __forceinline__ void block_sweep_unrolled(const I j, const I P, const int C, const I N,
+                                                     const V* __restrict__ x, const I* __restrict__ gather,
+                                                     const V* __restrict__ inv, const V* __restrict__ cp,
+                                                     const V* __restrict__ lint, V* __restrict__ y,
+                                                     V* __restrict__ sep_b) {
+    const int n = C - 1;
+    V2<V> b[MAXC];
+#pragma unroll
+    for (int i = 0; i < MAXC; ++i) b[i] = i < C ? block_rhs((size_t)j * C + i, N, x, gather) : V2<V>{0, 0};
+#pragma unroll
+    for (int i = 0; i < MAXC; ++i)
+        if (i == n) v2_store(sep_b, (size_t)j, b[i]);
+    V2<V> z{0, 0};
+#pragma unroll
+    for (int i = 0; i < MAXC; ++i) {
+        if (i < n) {
+            const size_t t = (size_t)i * P + j;
+            b[i] = z = mv(m2_load(inv, t), v2_sub(b[i], mv(m2_load(lint, t), z)));
+        }
+    }
+    V2<V> next{0, 0};
+#pragma unroll
+    for (int i = MAXC - 1; i >= 0; --i) {
+        if (i < n) {
+            const size_t t = (size_t)i * P + j;
+            next = v2_sub(b[i], mv(m2_load(cp, t), next));
+            v2_store(y, t, next);
+        }
+    }
+}
+
+// y = T_int^{-1} b per chunk; the separator's right-hand side goes to sep_b.
 template <typename V, typename I>
 __global__ void block_chunk_forward(const I P, const int C, const I N, const V* __restrict__ x,
                                     const I* __restrict__ gather, const V* __restrict__ inv,
@@ -751,18 +859,12 @@ __global__ void block_chunk_forward(const I P, const int C, const I N, const V* 
                                     V* __restrict__ sep_b) {
     const I j = blockIdx.x * (I)blockDim.x + threadIdx.x;
     if (j >= P) return;
-    const int n = C - 1;
+    if (C <= 8) return block_sweep_unrolled<8>(j, P, C, N, x, gather, inv, cp, lint, y, sep_b);
+    if (C <= 16) return block_sweep_unrolled<16>(j, P, C, N, x, gather, inv, cp, lint, y, sep_b);
+    const int n = C - 1;  // longer chunks: row by row
     V2<V> z{0, 0};
     for (int i = 0; i < C; ++i) {
-        const size_t r = (size_t)j * C + i;
-        V2<V> b{0, 0};
-        if (gather) {
-            const I g0 = gather[2 * r], g1 = gather[2 * r + 1];
-            b.x = g0 >= 0 ? x[g0] : V(1);
-            b.y = g1 >= 0 ? x[g1] : V(1);
-        } else if (r < (size_t)N) {
-            b = v2_load(x, r);
-        }
+        const V2<V> b = block_rhs((size_t)j * C + i, N, x, gather);
         if (i == n) {
             v2_store(sep_b, (size_t)j, b);
             break;
@@ -792,6 +894,38 @@ __global__ void block_reduced_rhs(const I P, const int C, const V* __restrict__ 
 
 // x_interior = y - V S_{j-1} - W S_j; separators are S. With `scatter`, unknown (r, c)
 // goes to out[scatter[2r + c]] (< 0 dropped), else to out[2r + c] for rows r < N.
+// block_chunk_back for chunks of at most MAXC block rows: every value of the chunk is
+// computed before the first store.
+template <int MAXC, typename V, typename I>
+__device__ __forceinline__ void block_back_unrolled(const I j, const I P, const int C, const I N,
+                                                    const V* __restrict__ y, const V* __restrict__ v,
+                                                    const V* __restrict__ w, const V2<V> left, const V2<V> right,
+                                                    const I* __restrict__ scatter, V* __restrict__ out) {
+    V2<V> val[MAXC];
+    I dest[2 * MAXC];
+#pragma unroll
+    for (int i = 0; i < MAXC; ++i) {
+        const size_t t = (size_t)i * P + j, r = (size_t)j * C + i;
+        val[i] = right;
+        if (i < C - 1) val[i] = v2_sub(v2_sub(v2_load(y, t), mv(m2_load(v, t), left)), mv(m2_load(w, t), right));
+        dest[2 * i] = dest[2 * i + 1] = (I)-1;
+        if (i < C) {
+            if (scatter) {
+                dest[2 * i] = scatter[2 * r];
+                dest[2 * i + 1] = scatter[2 * r + 1];
+            } else if (r < (size_t)N) {
+                dest[2 * i] = (I)(2 * r);
+                dest[2 * i + 1] = (I)(2 * r + 1);
+            }
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < MAXC; ++i) {
+        if (dest[2 * i] >= 0) out[dest[2 * i]] = val[i].x;
+        if (dest[2 * i + 1] >= 0) out[dest[2 * i + 1]] = val[i].y;
+    }
+}
+
 template <typename V, typename I>
 __global__ void block_chunk_back(const I P, const int C, const I N, const V* __restrict__ y, const V* __restrict__ v,
                                  const V* __restrict__ w, const V* __restrict__ S, const I* __restrict__ scatter,
@@ -800,7 +934,9 @@ __global__ void block_chunk_back(const I P, const int C, const I N, const V* __r
     if (j >= P) return;
     const V2<V> left = j > 0 ? v2_load(S, (size_t)(j - 1)) : V2<V>{0, 0};
     const V2<V> right = v2_load(S, (size_t)j);
-    for (int i = 0; i < C; ++i) {
+    if (C <= 8) return block_back_unrolled<8>(j, P, C, N, y, v, w, left, right, scatter, out);
+    if (C <= 16) return block_back_unrolled<16>(j, P, C, N, y, v, w, left, right, scatter, out);
+    for (int i = 0; i < C; ++i) {  // longer chunks: row by row
         const size_t t = (size_t)i * P + j;
         const size_t r = (size_t)j * C + i;
         V2<V> val = right;
