@@ -87,6 +87,19 @@ def _warn_boosted(count, n):
         )
 
 
+#: Rows per chunk of the GPU partitioned solvers at most: a thread sweeps its chunk
+#: unrolled, in registers (``MAX_CHUNK`` in tridiag.cu). Longer chunks only lengthen each
+#: thread's dependent chain (H100, 6.25M rows, chunks swept row by row: the apply was 21%
+#: faster at the default 8 / 16 than at 32 / 32; BENCHMARKS.md).
+MAX_CHUNK = 16
+
+
+def _check_chunks(**sizes):
+    for name, size in sizes.items():
+        if not 2 <= size <= MAX_CHUNK:
+            raise ValueError(f"{name} must be in [2, {MAX_CHUNK}], got {size}")
+
+
 def _align(k):
     """Workspace arrays start on a multiple of 32 values (``ws_align`` in tridiag.cu)."""
     return -(-k // 32) * 32
@@ -190,10 +203,11 @@ class TridiagonalSolver(_PartitionedGPU):
     perm : int array, optional
         New -> old permutation folded into :meth:`solve`.
     chunk, upper_chunk : int
-        GPU chunk sizes (rows per thread) of the partitioned method: of the first level
-        and of the separator systems above it. Short chunks give more threads and shorter
-        dependent chains (H100, 6.25M rows: apply 21% faster on average over ten matrix /
-        precision pairs at 8 / 16 than at 32 / 32; see BENCHMARKS.md).
+        GPU chunk sizes (rows per thread, 2 to ``MAX_CHUNK`` = 16) of the partitioned
+        method: of the first level and of the separator systems above it. Short chunks
+        give more threads and shorter dependent chains (H100, 6.25M rows: apply 21% faster
+        on average over ten matrix / precision pairs at 8 / 16 than at 32 / 32; see
+        BENCHMARKS.md).
 
     Attributes
     ----------
@@ -225,8 +239,7 @@ class TridiagonalSolver(_PartitionedGPU):
             raise ValueError("dl, d and du must have the same length")
         if n == 0:
             raise ValueError("empty tridiagonal system")
-        if min(chunk, upper_chunk) < 2:
-            raise ValueError("chunk and upper_chunk must be >= 2")
+        _check_chunks(chunk=chunk, upper_chunk=upper_chunk)
         self.dtype = np.dtype(d.dtype)
         if xp is np:
             self.perm = np.ascontiguousarray(perm, dtype=np.int64) if perm is not None else np.zeros(0, np.int64)
@@ -427,7 +440,9 @@ class BlockTridiagonalSolver(_PartitionedGPU):
     side 1, as in paper 001). NumPy arrays: block Thomas in Numba. CuPy arrays: the
     partitioned (SPIKE-like) method of :class:`TridiagonalSolver` with 2x2 blocks and
     spikes, recursive on the separator system; gather and scatter through ``index``
-    happen inside the first and last kernels, so a solve does not synchronize with the host.
+    happen inside the first and last kernels, so a solve does not synchronize with the host;
+    ``chunk`` (2 to ``MAX_CHUNK`` = 16) is its block rows per thread at every level (H100,
+    ANISO2 float32: apply 0.46-0.48 ms at 16, 0.39-0.40 at the default 8).
     ``boosted``, ``negative_pivots`` and ``negative_diagonal`` are counted as in
     :class:`TridiagonalSolver`, over the eigenvalues of the 2x2 pivot and diagonal blocks
     (for a symmetric system, ``negative_pivots`` is its number of negative eigenvalues).
@@ -454,8 +469,7 @@ class BlockTridiagonalSolver(_PartitionedGPU):
             raise ValueError(f"index must have shape ({D.shape[0]}, 2), got {index.shape}")
         if D.shape[0] == 0:
             raise ValueError("empty block tridiagonal system")
-        if chunk < 2:
-            raise ValueError("chunk must be >= 2")
+        _check_chunks(chunk=chunk)
         self.dtype = np.dtype(D.dtype)
         self.m = D.shape[0]
         if xp is np:

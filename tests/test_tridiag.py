@@ -69,7 +69,7 @@ def test_bad_input():
         TridiagonalSolver(np.ones(0), np.ones(0), np.ones(0))
     with pytest.raises(ValueError, match="length"):
         TridiagonalSolver(np.ones(3), np.ones(3), np.ones(3)).solve(np.ones(4))
-    for sizes in ({"chunk": 1}, {"upper_chunk": 1}):
+    for sizes in ({"chunk": 1}, {"upper_chunk": 1}, {"chunk": 17}, {"upper_chunk": 32}):
         with pytest.raises(ValueError, match="chunk"):
             TridiagonalSolver(np.ones(3), np.ones(3), np.ones(3), **sizes)
 
@@ -210,8 +210,8 @@ def test_gpu_solver_matches_cpu(rng, dtype, n):
     b = rng.standard_normal(n).astype(dtype)
     cpu = TridiagonalSolver(dl, d, du, perm).solve(b)
     tol = 2e-4 if dtype == np.float32 else 1e-11
-    # the default chunks, chunks shorter than the unrolled sweeps, and longer ones (row by row)
-    for sizes in ({}, {"chunk": 5, "upper_chunk": 11}, {"chunk": 24, "upper_chunk": 32}):
+    # the default chunks, chunks shorter than either unrolled sweep, and the longest
+    for sizes in ({}, {"chunk": 5, "upper_chunk": 11}, {"chunk": 16, "upper_chunk": 16}, {"chunk": 2, "upper_chunk": 3}):
         gpu = TridiagonalSolver(*(cupy.asarray(a) for a in (dl, d, du)), cupy.asarray(perm), **sizes)
         np.testing.assert_allclose(gpu.solve(cupy.asarray(b)).get(), cpu, rtol=tol, atol=tol, err_msg=str(sizes))
     plain = TridiagonalSolver(*(cupy.asarray(a) for a in (dl, d, du))).solve(cupy.asarray(b))
@@ -281,6 +281,9 @@ def test_block_solver_bad_input(rng):
         BlockTridiagonalSolver(L[:, :1], D, U, index)
     with pytest.raises(ValueError, match="index"):
         BlockTridiagonalSolver(L, D, U, index[:5])
+    for chunk in (1, 17):
+        with pytest.raises(ValueError, match="chunk"):
+            BlockTridiagonalSolver(L, D, U, index, chunk=chunk)
     s = BlockTridiagonalSolver(L, D, U, index)
     with pytest.raises(ValueError, match="right-hand side"):
         s.solve(np.ones(s.n + 1))
@@ -298,14 +301,16 @@ def test_gpu_block_solver_matches_cpu(rng, dtype, m):
 
     L, D, U, index = _block_system(rng, m, dtype)
     cpu = BlockTridiagonalSolver(L, D, U, index)
-    gpu = BlockTridiagonalSolver(*(cupy.asarray(a) for a in (L, D, U, index)))
-    assert gpu.n == cpu.n
     b = rng.standard_normal(cpu.n).astype(dtype)
-    bd = cupy.asarray(b)
-    got = gpu.solve(bd)
-    assert bool((bd == cupy.asarray(b)).all())  # input untouched
     tol = 2e-4 if dtype == np.float32 else 1e-11
-    np.testing.assert_allclose(got.get(), cpu.solve(b), rtol=tol, atol=tol)
+    # the default chunks, and chunks for the longer and the shorter unrolled sweep
+    for chunk in (8, 16, 3):
+        gpu = BlockTridiagonalSolver(*(cupy.asarray(a) for a in (L, D, U, index)), chunk=chunk)
+        assert gpu.n == cpu.n
+        bd = cupy.asarray(b)
+        got = gpu.solve(bd)
+        assert bool((bd == cupy.asarray(b)).all())  # input untouched
+        np.testing.assert_allclose(got.get(), cpu.solve(b), rtol=tol, atol=tol, err_msg=f"chunk {chunk}")
 
 
 @pytest.mark.gpu

@@ -25,6 +25,10 @@
 // templates: partner_entries<V,I>, order_partner_entries<V,I>
 #include <cooperative_groups.h>
 
+// Rows per chunk at most (kernels.tridiag.MAX_CHUNK): a thread's chunk is swept unrolled,
+// in registers (instantiated for 8 and 16 rows).
+#define MAX_CHUNK 16
+
 // A pivot is tiny when |den| <= eps * (|dl| + |d| + |du|) of its own row (1 for a zero row).
 template <typename V>
 __device__ __forceinline__ V boost(V den, V local, unsigned long long& boosted) {
@@ -139,60 +143,20 @@ struct Counts {
     unsigned long long boosted, negative, negative_diag;
 };
 
-// Chunk j of a level: interior factorization and spikes. Not inlined, so that its
-// __restrict__ outputs keep the compiler free to load the next rows ahead of the stores
-// (inlined, the pointers are offsets of one workspace pointer to it). The coefficients
-// are plain pointers: those of the upper levels are written by the same launch, so they
-// must not go through the read-only cache.
-template <typename V>
+// Chunk j of a level (at most MAXC rows): interior factorization and spikes. Every
+// coefficient of the chunk is loaded before the recurrence, which then runs in registers
+// (the spikes are stored once), as in the apply's sweep_chunk: H100, partitioned_factor
+// (per-kernel medians, us), random_diffusion2d float32 (2.9M rows) 179 -> 125-141, ANISO2
+// float32 (6.25M) 308 -> 271, ANISO1 float64 445 -> 411, against a loop with its loads
+// inside. Not inlined, so that its __restrict__ outputs keep the compiler free to order
+// the loads ahead of the stores (inlined, the pointers are offsets of one workspace
+// pointer to it). The coefficients are plain pointers: those of the upper levels are
+// written by the same launch, so they must not go through the read-only cache.
+template <int MAXC, typename V>
 __device__ __noinline__ Counts factor_chunk(const size_t j, const size_t P, const int C, const long long N,
                                             const V* dl, const V* d, const V* du, V* __restrict__ inv_den,
                                             V* __restrict__ cp, V* __restrict__ ldl, V* __restrict__ v,
                                             V* __restrict__ w, const bool level0) {
-    Counts counts{0, 0, 0};
-    const size_t base = j * C;
-    const int n = C - 1;
-    V prev_cp = 0, zv = 0, zw = 0;
-    for (int i = 0; i < n; ++i) {
-        const size_t t = (size_t)i * P + j;
-        const V di = diag_at(d, base + i, N), ui = upper_at(du, base + i, N);
-        const V a = i > 0 ? lower_at(dl, base + i, N) : V(0);
-        const V den = boost(di - a * prev_cp, fabs(di) + fabs(a) + fabs(ui), counts.boosted);
-        counts.negative += den < V(0);
-        if (level0) counts.negative_diag += di < V(0);  // padding rows have diagonal 1
-        const V inv = V(1) / den;
-        prev_cp = ui * inv;
-        if (i == n - 1) prev_cp = 0;  // the last interior row couples to the separator (spike w)
-        inv_den[t] = inv;
-        cp[t] = prev_cp;
-        ldl[t] = a;
-        // forward sweeps of the spikes: v from dl[base] at row 0, w from du[base+n-1] at row n-1
-        zv = ((i == 0 ? lower_at(dl, base, N) : V(0)) - a * zv) * inv;
-        zw = ((i == n - 1 ? ui : V(0)) - a * zw) * inv;
-        v[t] = zv;
-        w[t] = zw;
-    }
-    V nv = 0, nw = 0;
-    for (int i = n - 1; i >= 0; --i) {
-        const size_t t = (size_t)i * P + j;
-        nv = v[t] - cp[t] * nv;
-        nw = w[t] - cp[t] * nw;
-        v[t] = nv;
-        w[t] = nw;
-    }
-    return counts;
-}
-
-// factor_chunk for chunks of at most MAXC rows (the default 8 and 16): every coefficient
-// of the chunk is loaded before the recurrence, which then runs in registers (the spikes
-// are stored once), as in the apply's sweep_chunk_unrolled. H100, partitioned_factor
-// (per-kernel medians, us): random_diffusion2d float32 (2.9M rows) 179 -> 125-141, ANISO2
-// float32 (6.25M) 308 -> 271, ANISO1 float64 445 -> 411.
-template <int MAXC, typename V>
-__device__ __noinline__ Counts factor_chunk_unrolled(const size_t j, const size_t P, const int C, const long long N,
-                                                     const V* dl, const V* d, const V* du, V* __restrict__ inv_den,
-                                                     V* __restrict__ cp, V* __restrict__ ldl, V* __restrict__ v,
-                                                     V* __restrict__ w, const bool level0) {
     Counts counts{0, 0, 0};
     const size_t base = j * C;
     const int n = C - 1;
@@ -301,9 +265,8 @@ __global__ void partitioned_factor(const I N0, const int C0, const int C1, const
             V *inv = work + lv.inv, *cp = work + lv.cp, *lint = work + lv.lint, *v = work + lv.v, *w = work + lv.w;
             const size_t P = (size_t)lv.P;
             const bool l0 = l == 0;
-            const Counts c = lv.C <= 8    ? factor_chunk_unrolled<8>(j, P, lv.C, lv.N, dl, d, du, inv, cp, lint, v, w, l0)
-                             : lv.C <= 16 ? factor_chunk_unrolled<16>(j, P, lv.C, lv.N, dl, d, du, inv, cp, lint, v, w, l0)
-                                          : factor_chunk(j, P, lv.C, lv.N, dl, d, du, inv, cp, lint, v, w, l0);
+            const Counts c = lv.C <= 8 ? factor_chunk<8>(j, P, lv.C, lv.N, dl, d, du, inv, cp, lint, v, w, l0)
+                                       : factor_chunk<MAX_CHUNK>(j, P, lv.C, lv.N, dl, d, du, inv, cp, lint, v, w, l0);
             boosted += c.boosted;
             negative += c.negative;
             negative_diag += c.negative_diag;
@@ -341,15 +304,15 @@ __global__ void partitioned_factor(const I N0, const int C0, const int C1, const
 
 // Forward/backward sweep of each chunk interior: y = T_int^{-1} b. With `gather`, the
 // right-hand side of row r is x[gather[r]] (gather < 0: padding, zero).
-// Chunks of at most 8 or 16 rows (the defaults) are swept unrolled, every load of the chunk
-// issued before the recurrence that does not depend on them: a chunk then costs about one
-// memory latency instead of C, which bounds the small launches of the upper levels.
+// A chunk (at most MAXC rows) is swept unrolled, every load of the chunk issued before the
+// recurrence that does not depend on them: a chunk then costs about one memory latency
+// instead of C, which bounds the small launches of the upper levels.
 template <int MAXC, typename V, typename I>
-__device__ __forceinline__ void sweep_chunk_unrolled(const I j, const I P, const int C, const I N,
-                                                     const V* __restrict__ x, const I* __restrict__ gather,
-                                                     const V* __restrict__ inv_den, const V* __restrict__ cp,
-                                                     const V* __restrict__ ldl, V* __restrict__ y,
-                                                     V* __restrict__ sep_b) {
+__device__ __forceinline__ void sweep_chunk(const I j, const I P, const int C, const I N,
+                                            const V* __restrict__ x, const I* __restrict__ gather,
+                                            const V* __restrict__ inv_den, const V* __restrict__ cp,
+                                            const V* __restrict__ ldl, V* __restrict__ y,
+                                            V* __restrict__ sep_b){
     const int n = C - 1;
     V b[MAXC], inv[MAXC], lo[MAXC], up[MAXC];
 #pragma unroll
@@ -390,33 +353,8 @@ __global__ void chunk_forward(const I P, const int C, const I N, const V* __rest
                               V* __restrict__ y, V* __restrict__ sep_b) {
     const I j = blockIdx.x * (I)blockDim.x + threadIdx.x;
     if (j >= P) return;
-    if (C <= 8) return sweep_chunk_unrolled<8>(j, P, C, N, x, gather, inv_den, cp, ldl, y, sep_b);
-    if (C <= 16) return sweep_chunk_unrolled<16>(j, P, C, N, x, gather, inv_den, cp, ldl, y, sep_b);
-    const int n = C - 1;  // longer chunks: row by row
-    V z = 0;
-    for (int i = 0; i < C; ++i) {
-        const size_t r = (size_t)j * C + i;
-        V b = 0;
-        if (gather) {
-            const I g = gather[(size_t)i * P + j];
-            b = g >= 0 ? x[g] : V(0);
-        } else if (r < (size_t)N) {
-            b = x[r];
-        }
-        if (i == n) {
-            sep_b[j] = b;
-            break;
-        }
-        const size_t t = (size_t)i * P + j;
-        z = (b - ldl[t] * z) * inv_den[t];
-        y[t] = z;
-    }
-    V next = 0;
-    for (int i = n - 1; i >= 0; --i) {
-        const size_t t = (size_t)i * P + j;
-        next = y[t] - cp[t] * next;
-        y[t] = next;
-    }
+    if (C <= 8) sweep_chunk<8>(j, P, C, N, x, gather, inv_den, cp, ldl, y, sep_b);
+    else sweep_chunk<MAX_CHUNK>(j, P, C, N, x, gather, inv_den, cp, ldl, y, sep_b);
 }
 
 template <typename V, typename I>
@@ -432,13 +370,13 @@ __global__ void reduced_rhs(const I P, const int C, const V* __restrict__ sep_lo
 }
 
 // x_interior = y - L_{j-1} v - L_j w; separators are L. With `scatter`, row r goes to
-// out[scatter[r]] (scatter < 0: padding, dropped), else to out[r] for r < N. Chunks of at
-// most 8 or 16 rows load all their values before the first store (as the forward sweep).
+// out[scatter[r]] (scatter < 0: padding, dropped), else to out[r] for r < N. A chunk loads
+// all its values before the first store (as the forward sweep).
 template <int MAXC, typename V, typename I>
-__device__ __forceinline__ void back_chunk_unrolled(const I j, const I P, const int C, const I N,
-                                                    const V* __restrict__ y, const V* __restrict__ v,
-                                                    const V* __restrict__ w, const V left, const V right,
-                                                    const I* __restrict__ scatter, V* __restrict__ out) {
+__device__ __forceinline__ void back_chunk(const I j, const I P, const int C, const I N,
+                                           const V* __restrict__ y, const V* __restrict__ v,
+                                           const V* __restrict__ w, const V left, const V right,
+                                           const I* __restrict__ scatter, V* __restrict__ out) {
     V val[MAXC];
     I dest[MAXC];
 #pragma unroll
@@ -462,19 +400,8 @@ __global__ void chunk_back(const I P, const int C, const I N, const V* __restric
     if (j >= P) return;
     const V left = j > 0 ? L[j - 1] : V(0);
     const V right = L[j];
-    if (C <= 8) return back_chunk_unrolled<8>(j, P, C, N, y, v, w, left, right, scatter, out);
-    if (C <= 16) return back_chunk_unrolled<16>(j, P, C, N, y, v, w, left, right, scatter, out);
-    for (int i = 0; i < C; ++i) {  // longer chunks: row by row
-        const size_t t = (size_t)i * P + j;
-        const V val = i == C - 1 ? right : y[t] - left * v[t] - right * w[t];
-        if (scatter) {
-            const I s = scatter[t];
-            if (s >= 0) out[s] = val;
-        } else {
-            const size_t r = (size_t)j * C + i;
-            if (r < (size_t)N) out[r] = val;
-        }
-    }
+    if (C <= 8) back_chunk<8>(j, P, C, N, y, v, w, left, right, scatter, out);
+    else back_chunk<MAX_CHUNK>(j, P, C, N, y, v, w, left, right, scatter, out);
 }
 
 // The bottom Thomas solve (one thread).
@@ -817,14 +744,16 @@ __device__ __forceinline__ V2<V> block_rhs(const size_t r, const I N, const V* _
     return b;
 }
 
-// block_chunk_forward for chunks of at most MAXC block rows: the chunk's right-hand sides
-// (gathered at level 0) are loaded before the recurrence, so that their latencies overlap.
+// block_chunk_forward's sweep of a chunk (at most MAXC block rows): the chunk's right-hand
+// sides (gathered at level 0) are loaded before the recurrence, so that their latencies
+// overlap (H100, AlgTriBlock apply on ANISO2 float32: 0.71-0.74 -> 0.46-0.48 ms with chunks
+// of 16 block rows, against a loop with its loads inside).
 template <int MAXC, typename V, typename I>
-__device__ __forceinline__ void block_sweep_unrolled(const I j, const I P, const int C, const I N,
-                                                     const V* __restrict__ x, const I* __restrict__ gather,
-                                                     const V* __restrict__ inv, const V* __restrict__ cp,
-                                                     const V* __restrict__ lint, V* __restrict__ y,
-                                                     V* __restrict__ sep_b) {
+__device__ __forceinline__ void block_sweep_chunk(const I j, const I P, const int C, const I N,
+                                                  const V* __restrict__ x, const I* __restrict__ gather,
+                                                  const V* __restrict__ inv, const V* __restrict__ cp,
+                                                  const V* __restrict__ lint, V* __restrict__ y,
+                                                  V* __restrict__ sep_b){
     const int n = C - 1;
     V2<V> b[MAXC];
 #pragma unroll
@@ -859,26 +788,8 @@ __global__ void block_chunk_forward(const I P, const int C, const I N, const V* 
                                     V* __restrict__ sep_b) {
     const I j = blockIdx.x * (I)blockDim.x + threadIdx.x;
     if (j >= P) return;
-    if (C <= 8) return block_sweep_unrolled<8>(j, P, C, N, x, gather, inv, cp, lint, y, sep_b);
-    if (C <= 16) return block_sweep_unrolled<16>(j, P, C, N, x, gather, inv, cp, lint, y, sep_b);
-    const int n = C - 1;  // longer chunks: row by row
-    V2<V> z{0, 0};
-    for (int i = 0; i < C; ++i) {
-        const V2<V> b = block_rhs((size_t)j * C + i, N, x, gather);
-        if (i == n) {
-            v2_store(sep_b, (size_t)j, b);
-            break;
-        }
-        const size_t t = (size_t)i * P + j;
-        z = mv(m2_load(inv, t), v2_sub(b, mv(m2_load(lint, t), z)));
-        v2_store(y, t, z);
-    }
-    V2<V> next{0, 0};
-    for (int i = n - 1; i >= 0; --i) {
-        const size_t t = (size_t)i * P + j;
-        next = v2_sub(v2_load(y, t), mv(m2_load(cp, t), next));
-        v2_store(y, t, next);
-    }
+    if (C <= 8) block_sweep_chunk<8>(j, P, C, N, x, gather, inv, cp, lint, y, sep_b);
+    else block_sweep_chunk<MAX_CHUNK>(j, P, C, N, x, gather, inv, cp, lint, y, sep_b);
 }
 
 template <typename V, typename I>
@@ -894,13 +805,13 @@ __global__ void block_reduced_rhs(const I P, const int C, const V* __restrict__ 
 
 // x_interior = y - V S_{j-1} - W S_j; separators are S. With `scatter`, unknown (r, c)
 // goes to out[scatter[2r + c]] (< 0 dropped), else to out[2r + c] for rows r < N.
-// block_chunk_back for chunks of at most MAXC block rows: every value of the chunk is
+// block_chunk_back's work on a chunk (at most MAXC block rows): every value of the chunk is
 // computed before the first store.
 template <int MAXC, typename V, typename I>
-__device__ __forceinline__ void block_back_unrolled(const I j, const I P, const int C, const I N,
-                                                    const V* __restrict__ y, const V* __restrict__ v,
-                                                    const V* __restrict__ w, const V2<V> left, const V2<V> right,
-                                                    const I* __restrict__ scatter, V* __restrict__ out) {
+__device__ __forceinline__ void block_back_chunk(const I j, const I P, const int C, const I N,
+                                                 const V* __restrict__ y, const V* __restrict__ v,
+                                                 const V* __restrict__ w, const V2<V> left, const V2<V> right,
+                                                 const I* __restrict__ scatter, V* __restrict__ out) {
     V2<V> val[MAXC];
     I dest[2 * MAXC];
 #pragma unroll
@@ -934,21 +845,8 @@ __global__ void block_chunk_back(const I P, const int C, const I N, const V* __r
     if (j >= P) return;
     const V2<V> left = j > 0 ? v2_load(S, (size_t)(j - 1)) : V2<V>{0, 0};
     const V2<V> right = v2_load(S, (size_t)j);
-    if (C <= 8) return block_back_unrolled<8>(j, P, C, N, y, v, w, left, right, scatter, out);
-    if (C <= 16) return block_back_unrolled<16>(j, P, C, N, y, v, w, left, right, scatter, out);
-    for (int i = 0; i < C; ++i) {  // longer chunks: row by row
-        const size_t t = (size_t)i * P + j;
-        const size_t r = (size_t)j * C + i;
-        V2<V> val = right;
-        if (i < C - 1) val = v2_sub(v2_sub(v2_load(y, t), mv(m2_load(v, t), left)), mv(m2_load(w, t), right));
-        if (scatter) {
-            const I s0 = scatter[2 * r], s1 = scatter[2 * r + 1];
-            if (s0 >= 0) out[s0] = val.x;
-            if (s1 >= 0) out[s1] = val.y;
-        } else if (r < (size_t)N) {
-            v2_store(out, r, val);
-        }
-    }
+    if (C <= 8) block_back_chunk<8>(j, P, C, N, y, v, w, left, right, scatter, out);
+    else block_back_chunk<MAX_CHUNK>(j, P, C, N, y, v, w, left, right, scatter, out);
 }
 
 template <typename V, typename I>
