@@ -141,15 +141,16 @@ def _resident_blocks(function_ptr: int, threads: int, multiprocessors: int) -> i
     return driver.occupancyMaxActiveBlocksPerMultiprocessor(function_ptr, threads, 0) * multiprocessors
 
 
-def launch_cooperative(kernel, n_rows: int, threads: int, args) -> None:
+def launch_cooperative(kernel, n_rows: int, threads: int, args, per_sm: int = ROW_KERNEL_THREADS_PER_SM) -> None:
     """Launch ``kernel`` (from :func:`get_kernel`) with ``cuLaunchCooperativeKernel``, so
     that it may synchronize its whole grid: grid-stride over ``n_rows``, as many blocks as
-    :func:`row_grid` gives and no more than can be resident at once."""
+    :func:`row_grid` gives (at most ``per_sm`` threads per SM) and no more than can be
+    resident at once."""
     from .backend import device_attributes
 
     function = kernel.kernel  # the cupy.cuda.Function of the current device
     resident = _resident_blocks(function.ptr, threads, device_attributes()["MultiProcessorCount"])
-    blocks = max(1, min(row_grid(n_rows, threads), resident))
+    blocks = max(1, min(row_grid(n_rows, threads, per_sm), resident))
     function((blocks,), (threads,), args, enable_cooperative_groups=True)
 
 

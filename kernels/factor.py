@@ -196,6 +196,13 @@ WARP_ROW_LENGTH = 96
 #: Resident threads per SM of the warp-per-row first proposal (grid-stride over the rows):
 #: one block per 128 rows would make the fused check's per-warp atomics millions.
 WARP_KERNEL_THREADS_PER_SM = 2048
+#: Resident threads per SM of the later rounds (one cooperative launch over the open
+#: rows' lists), whose gathers from arrays larger than L2 are bound by the caches, not by
+#: latency. H100, per-kernel medians (us) at 512 / 768 / 1024 (the row kernels' default)
+#: threads per SM: random_diffusion2d float32 608 / 555 / 557, float64 677 / 657 / 678,
+#: convection_diffusion3d float32 88 / 95 / 108, ANISO2 float32 41 / 45 / 47; at 1536 and
+#: 2048 (with fewer registers) random_diffusion2d float32 took 625 and 817.
+OPEN_ROUNDS_THREADS_PER_SM = 768
 #: Rows, spread over the matrix, whose symmetry the GPU tests before the first proposal
 #: of a checked factor: one fault there makes that proposal compute the weights of
 #: A' + A'^T instead of checking A (factor.cu, ``sample_check``).
@@ -263,7 +270,7 @@ def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kern
                            (N_, W.indptr, W.indices, W.data, partners, weights, count, prop, prop_w, n32,
                             np.int32(iterations), np.int32(m), np.int32(k_m), np.uint32(seed), np.uint64(threshold),
                             np.int32(absval), np.int32(warp), rows, n_open, proposed, np.int32(mirror),
-                            flags if check else None))
+                            flags if check else None), per_sm=OPEN_ROUNDS_THREADS_PER_SM)
     return partners, weights, proposed, checked
 
 
