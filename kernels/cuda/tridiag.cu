@@ -312,7 +312,7 @@ __device__ __forceinline__ void sweep_chunk(const I j, const I P, const int C, c
                                             const V* __restrict__ x, const I* __restrict__ gather,
                                             const V* __restrict__ inv_den, const V* __restrict__ cp,
                                             const V* __restrict__ ldl, V* __restrict__ y,
-                                            V* __restrict__ sep_b){
+                                            V* __restrict__ sep_b) {
     const int n = C - 1;
     V b[MAXC], inv[MAXC], lo[MAXC], up[MAXC];
 #pragma unroll
@@ -753,7 +753,7 @@ __device__ __forceinline__ void block_sweep_chunk(const I j, const I P, const in
                                                   const V* __restrict__ x, const I* __restrict__ gather,
                                                   const V* __restrict__ inv, const V* __restrict__ cp,
                                                   const V* __restrict__ lint, V* __restrict__ y,
-                                                  V* __restrict__ sep_b){
+                                                  V* __restrict__ sep_b) {
     const int n = C - 1;
     V2<V> b[MAXC];
 #pragma unroll
