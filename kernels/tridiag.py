@@ -95,6 +95,8 @@ MAX_CHUNK = 16
 
 
 def _check_chunks(**sizes):
+    """Raises ``ValueError`` for a chunk size (keyword: its parameter's name) outside
+    [2, ``MAX_CHUNK``]."""
     for name, size in sizes.items():
         if not 2 <= size <= MAX_CHUNK:
             raise ValueError(f"{name} must be in [2, {MAX_CHUNK}], got {size}")
