@@ -15,6 +15,7 @@ __all__ = [
     "gpu_available",
     "is_device_array",
     "get_array_module",
+    "inverse_permutation",
     "resolve_device",
     "sparse_module",
     "sparse_linalg_module",
@@ -93,6 +94,17 @@ def get_array_module(*arrays):
 
         return cupy
     return np
+
+
+def inverse_permutation(perm, dtype=None):
+    """``inverse[perm[k]] = k`` (old -> new for a new -> old ``perm``), on ``perm``'s
+    backend, of ``dtype`` (default: ``perm``'s)."""
+    xp = get_array_module(perm)
+    perm = xp.asarray(perm)
+    dtype = perm.dtype if dtype is None else dtype
+    inverse = xp.empty(len(perm), dtype=dtype)
+    inverse[perm] = xp.arange(len(perm), dtype=dtype)
+    return inverse
 
 
 def resolve_device(device: str = "auto") -> str:

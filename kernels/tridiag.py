@@ -20,7 +20,7 @@ import warnings
 import numpy as np
 from numba import njit, prange
 
-from .backend import get_array_module
+from .backend import get_array_module, inverse_permutation
 
 __all__ = ["TridiagonalSolver", "tridiagonal_solve", "BlockTridiagonalSolver", "extract_tridiagonal", "partner_entries",
            "extract_block_tridiagonal"]
@@ -669,10 +669,8 @@ def extract_tridiagonal(A, perm=None, partners=None, *, entries=None):
         _launch_per_row("order_partner_entries", N, vt, itype, perm, xp.ascontiguousarray(partners, dtype=itype),
                         entries, dl, d, du)
         return dl, d, du
-    inverse = None  # the kernel's order: None (the original one), else old -> new
-    if perm is not None:
-        inverse = xp.empty(N, dtype=itype)
-        inverse[xp.asarray(perm)] = xp.arange(N, dtype=itype)
+    # the kernel's order: None (the original one), else old -> new
+    inverse = None if perm is None else inverse_permutation(xp.asarray(perm), itype)
     if xp is np:
         inverse = np.empty(0, np.int64) if inverse is None else inverse
         dl, d, du = (np.zeros(N, vt) for _ in range(3))

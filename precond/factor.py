@@ -11,7 +11,8 @@ import numbers
 
 import numpy as np
 
-from kernels.backend import all_finite, get_array_module, is_device_array, sparse_module, to_device, to_host
+from kernels.backend import (all_finite, get_array_module, inverse_permutation, is_device_array, sparse_module,
+                             to_device, to_host)
 from kernels.factor import greedy_factor as _greedy
 from kernels.factor import factor_rounds, is_maximal, mirror_factor_rounds, mirror_weights, rounds_used, weights_symmetric
 from kernels.forest import linear_forest_arrays
@@ -105,10 +106,7 @@ class LinearForest:
     def inverse_permutation(self):
         """Old -> new, computed on first access (the set-up does not need it)."""
         if self._inverse is None:
-            xp = get_array_module(self.permutation)
-            N = len(self.permutation)
-            self._inverse = xp.empty(N, dtype=self.permutation.dtype)
-            self._inverse[self.permutation] = xp.arange(N, dtype=self.permutation.dtype)
+            self._inverse = inverse_permutation(self.permutation)
         return self._inverse
 
     @property
