@@ -253,7 +253,7 @@ def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kern
     checked = MatrixCheck(EarlyRead(flags), W) if flags is not None else None
     partners = cupy.empty((N, n), dtype=itype)  # written in full by the first confirm
     weights = cupy.empty((N, n), dtype=vtype)
-    count = cupy.empty(N, dtype=np.int32)
+    count = cupy.empty(N, dtype=np.uint8)  # partners per row (factor.cu's Count)
     proposed = cupy.zeros(iterations, dtype=np.uint64)  # per round: whether any row proposed
     # the lists of open rows of odd and even rounds and their lengths per round; the first
     # confirm writes the first list
@@ -532,11 +532,11 @@ def mirror_weights(A):
 
         N = A.shape[0]
         w = cupy.empty_like(A.data)
-        bad = cupy.zeros(1, dtype=np.int32)
+        flags = cupy.zeros(2, dtype=np.uint64)  # [non-finite, unmirrored]
         threads = 128
         get_kernel("factor", "mirror_sum", A.data.dtype, A.indices.dtype)(
-            (row_grid(N, threads),), (threads,), (A.indices.dtype.type(N), A.indptr, A.indices, A.data, w, bad))
-        if int(bad[0]):
+            (row_grid(N, threads),), (threads,), (A.indices.dtype.type(N), A.indptr, A.indices, A.data, w, flags))
+        if int(flags[1]):
             return None
         return _pattern_matrix(w, A)
     w = np.empty_like(A.data)
