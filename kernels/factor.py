@@ -359,11 +359,15 @@ def parallel_factor(W, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, from_matrix
 
 class MatrixCheck:
     """Whether a matrix has only finite entries and a symmetric ``|A| - diag(A)``, from
-    the flags ``[non-finite, unmirrored, upper - lower count, on the weight graph]`` (an
-    :class:`kernels.backend.EarlyRead`), read on first access. Unmirrored: an upper
-    ``|a_ij|`` without an equal ``|a_ji|`` (the check of :func:`factor_rounds`), or a
-    nonzero entry without a mirror entry (:func:`mirror_factor_rounds`, and a checked
-    factor computed on the weight graph).
+    the flags ``[non-finite, unmirrored, upper - lower balance, on the weight graph]`` (an
+    :class:`kernels.backend.EarlyRead`), read on first access. Unmirrored: on the CPU an
+    upper ``|a_ij|`` without an equal ``|a_ji|`` (the check of :func:`factor_rounds`); on
+    either, a nonzero entry without a mirror entry (:func:`mirror_factor_rounds`, and a
+    checked factor computed on the weight graph). The balance is zero when the entries
+    above the diagonal pair up with those below it: on the CPU their counts, on the GPU
+    the sums of 64-bit fingerprints of ``(i, j, |a_ij|)`` (``factor.cu``, ``check_entry``:
+    no entry looks its mirror up; an unsymmetric matrix passes with probability about
+    ``2**-64``).
 
     On the GPU a checked factor is computed on the weight graph ``A' + A'^T`` on ``A``'s
     pattern at once when a sample of rows proves ``A'`` unsymmetric (``on_weight_graph``;
@@ -464,9 +468,11 @@ def weights_symmetric(A) -> bool:
     """True when ``|A| - diag(A)`` (explicit zeros dropped) equals its transpose.
 
     ``A`` must be a canonical CSR matrix (sorted indices, no duplicates), float32 or
-    float64, SciPy or cupyx. One pass, no transpose: every upper entry looks its mirror up
-    by binary search, and the nonzero entries above and below the diagonal must be equally
-    many (then the mirroring is a bijection).
+    float64, SciPy or cupyx. One pass, no transpose. On the CPU every upper entry looks its
+    mirror up by binary search, and the nonzero entries above and below the diagonal must
+    be equally many (then the mirroring is a bijection). On the GPU the sums of 64-bit
+    fingerprints of the entries ``(i, j, |a_ij|)`` above and below the diagonal must be
+    equal (see :class:`MatrixCheck`).
     """
     _check_canonical(A, "weights_symmetric")
     return MatrixCheck(_check_flags(A)).symmetric

@@ -215,7 +215,7 @@ def factor(A, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, *, symmetric=None) -
     symmetric : bool, optional
         Whether ``|A| - diag(A)`` is symmetric. When None (float32/float64 matrices) the
         first proposal round tests it, and the finiteness of the entries, while it reads
-        the rows (binary searches for the mirrors, no pass of its own). When it is, the
+        the rows (no pass of its own; :func:`kernels.factor.weights_symmetric`). When it is, the
         proposals read ``A`` directly; otherwise they use the weight graph ``A' + A'^T``,
         built on ``A``'s own pattern when that pattern is symmetric (by the first
         proposal round while it reads the rows, no pass of its own), else by a transpose

@@ -11,8 +11,8 @@
 // proposes nothing in any later round) marks its first proposal slot DEAD, and nobody
 // proposes to it either (its neighbours are all closed to it): stale proposals of unlisted
 // rows are never read. open_rounds runs those rounds in one cooperative launch.
-// sym_check: flags non-finite entries and an off-diagonal |a_ij| != |a_ji| (binary search
-//            in sorted rows).
+// sym_check: flags non-finite entries and sums fingerprints of the off-diagonal entries,
+//            those above the diagonal against those below it (check_entry).
 // mirror_sum: the weights |a_ij| + |a_ji| of the weight graph A' + A'^T on A's own pattern.
 // propose_warp: the same proposal with one warp per row (lanes scan strided entries, then a
 //               butterfly merge of the sorted top-n lists; identical result: strict total order).
@@ -61,31 +61,47 @@ __device__ __forceinline__ I mirror_position(const I* __restrict__ indptr, const
 
 // The matrix check fused into the first proposal (`check` non-null), the tests of
 // sym_check without a pass of their own: for every entry of row v, check[0] = 1 when a_vj
-// is not finite, check[1] = 1 when an upper off-diagonal |a_vj| (j > v) has no equal
-// mirror |a_jv|; `balance` counts the nonzero upper minus lower off-diagonal entries
-// (summed into check[2] by add_balance). A flag is stored only while it reads 0: racing
-// stores of the same value are benign, but every row storing to one address serializes
-// (H100, a 7-point convection-diffusion matrix whose every row is unsymmetric: first
-// proposal 0.59 ms with unconditional stores).
+// is not finite, and `print` adds the fingerprint of every nonzero off-diagonal entry
+// above the diagonal and subtracts that of every one below it (summed into check[2] by
+// add_print). |A| - diag(A) is symmetric exactly when the entries (i, j, |a_ij|) above the
+// diagonal are those (j, i, |a_ji|) below it, and then the sum is 0; otherwise it is 0
+// with probability about 2^-64 (64-bit fingerprints, summed modulo 2^64). No entry looks
+// its mirror up, a chain of three loads from another row that kept the first proposal
+// bound by L2 (H100, with the lookups / fingerprints: random_diffusion2d at 2.9M rows
+// float32 187-190 / 164-165 us, float64 243 / 203-204, ANISO1 float64 592-601 / 458-464).
+// A flag is stored only while it reads 0: racing stores of the same value are benign, but
+// every row storing to one address serializes (H100, a 7-point convection-diffusion matrix
+// whose every row is unsymmetric: first proposal 0.59 ms with unconditional stores).
 __device__ __forceinline__ void raise_flag(unsigned long long* flag) {
     if (*(volatile unsigned long long*)flag == 0ull) *flag = 1ull;
 }
 
+// splitmix64's finalizer
+__device__ __forceinline__ unsigned long long mix64(unsigned long long x) {
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+// Fingerprint of the off-diagonal entry (lo, hi), lo < hi, of magnitude w: nonzero and
+// finite where it counts, so equal magnitudes have equal bits.
 template <typename V, typename I>
-__device__ __forceinline__ void check_entry(const I v, const I j, const I from_end, const V a,
-                                            const I* __restrict__ indptr,
-                                            const I* __restrict__ indices, const V* __restrict__ data,
-                                            unsigned long long* check, long long& balance) {
+__device__ __forceinline__ unsigned long long entry_print(const I lo, const I hi, const V w) {
+    const unsigned long long bits = sizeof(V) == 4 ? (unsigned long long)__float_as_uint((float)w)
+                                                   : (unsigned long long)__double_as_longlong((double)w);
+    return mix64(mix64(mix64((unsigned long long)lo ^ 0x9e3779b97f4a7c15ull) ^ (unsigned long long)hi) ^ bits);
+}
+
+template <typename V, typename I>
+__device__ __forceinline__ void check_entry(const I v, const I j, const V a, unsigned long long* check,
+                                            unsigned long long& print) {
     if (!isfinite(a)) raise_flag(check);
     const V w = (V)fabs(a);
     if (j == v || w == V(0)) return;
-    if (j < v) {
-        --balance;
-        return;
-    }
-    ++balance;
-    const I m = mirror_position(indptr, indices, j, v, from_end);
-    if (m < 0 || (V)fabs(data[m]) != w) raise_flag(check + 1);
+    if (j > v) print += entry_print(v, j, w);
+    else print -= entry_print(j, v, w);
 }
 
 // A proposal on the weight graph A' + A'^T of a matrix with unsymmetric values (`mirror`):
@@ -119,11 +135,11 @@ __device__ __forceinline__ bool check_failed(const unsigned long long* __restric
     return check && (check[0] | check[1] | check[2]);
 }
 
-// Sums the threads' balances into check[2] (every lane of the warp must call it).
-__device__ __forceinline__ void add_balance(unsigned long long* check, long long balance) {
+// Sums the threads' fingerprints into check[2] (every lane of the warp must call it).
+__device__ __forceinline__ void add_print(unsigned long long* check, unsigned long long print) {
     if (!check) return;
-    for (int off = 16; off > 0; off >>= 1) balance += __shfl_down_sync(0xffffffffu, balance, off);
-    if ((threadIdx.x & 31) == 0 && balance != 0) atomicAdd(check + 2, (unsigned long long)balance);
+    for (int off = 16; off > 0; off >>= 1) print += __shfl_down_sync(0xffffffffu, print, off);
+    if ((threadIdx.x & 31) == 0 && print != 0ull) atomicAdd(check + 2, print);
 }
 
 // Entries lo, lo + stride, ... < hi of row v: keeps the `room` best admissible (weight,
@@ -138,7 +154,7 @@ __device__ __forceinline__ int scan_row(const I v, const I lo, const I hi, const
                                         const int c, const int room, const unsigned int k, const unsigned int seed,
                                         const int charging, const unsigned long long threshold, const int absval,
                                         const int first, V* acc_w, I* acc_j, unsigned long long* check,
-                                        long long& balance, bool& alive, const int mirror) {
+                                        unsigned long long& print, bool& alive, const int mirror) {
     const bool qv = (unsigned long long)hash32((unsigned int)v, k, seed) < threshold;
     I mine[MAX_N];
     for (int s = 0; s < MAX_N; ++s) mine[s] = s < c ? partners[(size_t)v * n + s] : (I)-1;
@@ -163,7 +179,7 @@ __device__ __forceinline__ int scan_row(const I v, const I lo, const I hi, const
             if (j < 0) continue;  // past the row's end
             V mirrored = V(0);
             if (mirror) mirrored = mirror_entry(v, j, hi - 1 - e, ab[b], indptr, indices, data, check);
-            else if (check) check_entry(v, j, hi - 1 - e, ab[b], indptr, indices, data, check, balance);
+            else if (check) check_entry(v, j, ab[b], check, print);
             if (j == v || cb[b] >= n) continue;
             bool already = false;
             for (int s = 0; s < MAX_N; ++s) already |= (mine[s] == j);
@@ -192,10 +208,56 @@ __device__ __forceinline__ int scan_row(const I v, const I lo, const I hi, const
     return filled;
 }
 
-// Row v's proposals; confirm reads a weight only where a proposal is.
+// Two consecutive values as one 8- or 16-byte access (n = 2, the paper's factor: a row's
+// slots then fill half or all of a sector in one store instead of two; H100, confirm's
+// loads and first stores as pairs and the proposals stored as pairs: first confirm
+// 92 -> 56 us and later rounds 517 -> 498 on random_diffusion2d float32, first confirm
+// 137 -> 102 on ANISO2 float32).
+template <typename T>
+struct PairOf;
+template <>
+struct PairOf<int> {
+    typedef int2 type;
+};
+template <>
+struct PairOf<long long> {
+    typedef longlong2 type;
+};
+template <>
+struct PairOf<float> {
+    typedef float2 type;
+};
+template <>
+struct PairOf<double> {
+    typedef double2 type;
+};
+
+template <typename T>
+__device__ __forceinline__ void store_pair(T* p, const T a, const T b) {
+    typename PairOf<T>::type x;
+    x.x = a;
+    x.y = b;
+    *reinterpret_cast<typename PairOf<T>::type*>(p) = x;
+}
+
+template <typename T>
+__device__ __forceinline__ void load_pair(const T* p, T& a, T& b) {
+    const typename PairOf<T>::type x = *reinterpret_cast<const typename PairOf<T>::type*>(p);
+    a = x.x;
+    b = x.y;
+}
+
+// Row v's proposals; confirm reads a weight only where a proposal is. (Storing the
+// weights as one pair too cost the first proposal on ANISO2 float32 445-450 us against
+// 382-388, H100.)
 template <typename V, typename I>
 __device__ __forceinline__ void store_proposals(const I v, const int n, const int filled, const bool alive,
                                                 const V* acc_w, const I* acc_j, I* prop, V* prop_w) {
+    if (n == 2) {
+        store_pair(prop + 2 * (size_t)v, filled > 0 ? acc_j[0] : alive ? (I)-1 : (I)DEAD, filled > 1 ? acc_j[1] : (I)-1);
+        for (int s = 0; s < filled; ++s) prop_w[2 * (size_t)v + s] = acc_w[s];
+        return;
+    }
     for (int s = 0; s < n; ++s) {
         prop[(size_t)v * n + s] = s < filled ? acc_j[s] : (s == 0 && !alive ? (I)DEAD : (I)-1);
         if (s < filled) prop_w[(size_t)v * n + s] = acc_w[s];
@@ -215,7 +277,7 @@ __device__ __forceinline__ void propose_rows(const I r0, const I step, const I n
                                              const unsigned long long threshold, const int absval, const int first,
                                              const int listed, const I* rows,
                                              const unsigned int* n_open, unsigned long long* check,
-                                             long long& balance, const int mirror) {
+                                             unsigned long long& print, const int mirror) {
     const I total = listed ? (I)*n_open : n_rows;
     for (I r = r0; r < total; r += step) {
         const I v = listed ? rows[r] : r;
@@ -226,7 +288,7 @@ __device__ __forceinline__ void propose_rows(const I r0, const I step, const I n
         bool alive = false;
         const int filled = room > 0 ? scan_row(v, indptr[v], indptr[v + 1], 1, indptr, indices, data, partners, count,
                                                n, c, room, k, seed, charging, threshold, absval, first, acc_w, acc_j,
-                                               check, balance, alive, mirror)
+                                               check, print, alive, mirror)
                                     : 0;
         store_proposals(v, n, filled, alive, acc_w, acc_j, prop, prop_w);
     }
@@ -241,11 +303,11 @@ __global__ void propose(const I n_rows, const I* __restrict__ indptr, const I* _
                         const I* __restrict__ rows, const unsigned int* __restrict__ n_open,
                         unsigned long long* __restrict__ check, int mirror, const int choose) {
     if (choose) mirror = check[3] != 0ull;  // no fault in the sample: check A, else propose on A' + A'^T
-    long long balance = 0;
+    unsigned long long print = 0;
     propose_rows<V, I>(blockIdx.x * (I)blockDim.x + threadIdx.x, (I)gridDim.x * blockDim.x, n_rows, indptr, indices,
                        data, partners, count, prop, prop_w, n, k, seed, charging, threshold, absval, first, listed,
-                       rows, n_open, check, balance, mirror);
-    add_balance(check, balance);
+                       rows, n_open, check, print, mirror);
+    add_print(check, print);
 }
 
 // Keeps the mutual proposals of the rows r = r0, r0 + step, ... (r0: the thread's index in
@@ -269,30 +331,63 @@ __device__ __forceinline__ void confirm_rows(const I r0, const I step, const I n
             // every proposal and every proposal back loaded before any is used (unrolled)
             I mine[MAX_N];
             bool mutual[MAX_N];
+            if (n == 2) {
+                load_pair(prop + 2 * (size_t)v, mine[0], mine[1]);
+                mine[2] = mine[3] = (I)-1;
 #pragma unroll
-            for (int s = 0; s < MAX_N; ++s) mine[s] = s < n ? prop[(size_t)v * n + s] : (I)-1;
+                for (int s = 0; s < 2; ++s) {
+                    I back0 = -1, back1 = -1;
+                    if (mine[s] >= 0) load_pair(prop + 2 * (size_t)mine[s], back0, back1);
+                    mutual[s] = back0 == v || back1 == v;
+                }
+                mutual[2] = mutual[3] = false;
+            } else {
 #pragma unroll
-            for (int s = 0; s < MAX_N; ++s) {
-                mutual[s] = false;
+                for (int s = 0; s < MAX_N; ++s) mine[s] = s < n ? prop[(size_t)v * n + s] : (I)-1;
 #pragma unroll
-                for (int t = 0; t < MAX_N; ++t)
-                    mutual[s] |= mine[s] >= 0 && t < n && prop[(size_t)mine[s] * n + t] == v;
-            }
+                for (int s = 0; s < MAX_N; ++s) {
+                    mutual[s] = false;
 #pragma unroll
-            for (int s = 0; s < MAX_N; ++s) {
-                const I w = mine[s];
-                if (w < 0) continue;
-                ++made;
-                if (mutual[s]) {
-                    partners[(size_t)v * n + c] = w;
-                    weights[(size_t)v * n + c] = prop_w[(size_t)v * n + s];
-                    ++c;
+                    for (int t = 0; t < MAX_N; ++t)
+                        mutual[s] |= mine[s] >= 0 && t < n && prop[(size_t)mine[s] * n + t] == v;
                 }
             }
-            if (first) {
-                for (int s = c; s < n; ++s) {
-                    partners[(size_t)v * n + s] = (I)-1;
-                    weights[(size_t)v * n + s] = V(0);
+            if (first && n == 2) {  // every slot, in one store per array
+                I kept0 = -1, kept1 = -1;
+                V kept0_w = V(0), kept1_w = V(0);
+#pragma unroll
+                for (int s = 0; s < 2; ++s) {
+                    if (mine[s] < 0) continue;
+                    ++made;
+                    if (!mutual[s]) continue;
+                    const V w = prop_w[2 * (size_t)v + s];
+                    if (c++ == 0) {
+                        kept0 = mine[s];
+                        kept0_w = w;
+                    } else {
+                        kept1 = mine[s];
+                        kept1_w = w;
+                    }
+                }
+                store_pair(partners + 2 * (size_t)v, kept0, kept1);
+                store_pair(weights + 2 * (size_t)v, kept0_w, kept1_w);
+            } else {
+#pragma unroll
+                for (int s = 0; s < MAX_N; ++s) {
+                    const I w = mine[s];
+                    if (w < 0) continue;
+                    ++made;
+                    if (mutual[s]) {
+                        partners[(size_t)v * n + c] = w;
+                        weights[(size_t)v * n + c] = prop_w[(size_t)v * n + s];
+                        ++c;
+                    }
+                }
+                if (first) {
+                    for (int s = c; s < n; ++s) {
+                        partners[(size_t)v * n + s] = (I)-1;
+                        weights[(size_t)v * n + s] = V(0);
+                    }
                 }
             }
             count[v] = (Count)c;
@@ -322,18 +417,17 @@ __global__ void confirm(const I n_rows, const I* __restrict__ prop, const V* __r
 }
 
 // The tests of check_entry in a pass of their own (weights_symmetric; the factor fuses
-// them into its first proposal). Every upper entry mirrored with the same |value| and
-// equal nonzero counts above and below the diagonal make the pattern a bijection.
+// them into its first proposal).
 template <typename V, typename I>
 __global__ void sym_check(const I n_rows, const I* __restrict__ indptr, const I* __restrict__ indices,
                           const V* __restrict__ data, unsigned long long* __restrict__ check) {
-    long long balance = 0;
+    unsigned long long print = 0;
     for (I i = blockIdx.x * (I)blockDim.x + threadIdx.x; i < n_rows; i += (I)gridDim.x * blockDim.x) {
         const I end = indptr[i + 1];
         for (I e = indptr[i]; e < end; ++e)
-            check_entry(i, indices[e], end - 1 - e, data[e], indptr, indices, data, check, balance);
+            check_entry(i, indices[e], data[e], check, print);
     }
-    add_balance(check, balance);
+    add_print(check, print);
 }
 
 // Weight graph A' + A'^T on the pattern of A, for structurally symmetric A (convection-
@@ -383,7 +477,7 @@ __device__ __forceinline__ void propose_rows_warp(const I w0, const I n_warps, c
                                                   const unsigned long long threshold, const int absval,
                                                   const int first, const int listed, const I* rows,
                                                   const unsigned int* n_open, unsigned long long* check,
-                                                  long long& balance, const int mirror) {
+                                                  unsigned long long& print, const int mirror) {
     const unsigned FULL = 0xffffffffu;
     const I total = listed ? (I)*n_open : n_rows;
     for (I r = w0; r < total; r += n_warps) {  // warp-uniform loop
@@ -400,7 +494,7 @@ __device__ __forceinline__ void propose_rows_warp(const I w0, const I n_warps, c
         bool alive = false;
         if (room > 0) {  // warp-uniform branch
             filled = scan_row(v, indptr[v] + lane, indptr[v + 1], 32, indptr, indices, data, partners, count, n, c,
-                              room, k, seed, charging, threshold, absval, first, acc_w, acc_j, check, balance, alive,
+                              room, k, seed, charging, threshold, absval, first, acc_w, acc_j, check, print, alive,
                               mirror);
             alive = __any_sync(FULL, alive);
             for (int off = 16; off > 0; off >>= 1) {
@@ -451,11 +545,11 @@ __global__ void propose_warp(const I n_rows, const I* __restrict__ indptr, const
                              unsigned long long* __restrict__ check, int mirror,
                              const int choose) {
     if (choose) mirror = check[3] != 0ull;
-    long long balance = 0;
+    unsigned long long print = 0;
     propose_rows_warp<V, I>((blockIdx.x * (I)blockDim.x + threadIdx.x) >> 5, ((I)gridDim.x * blockDim.x) >> 5,
                       (int)(threadIdx.x & 31), n_rows, indptr, indices, data, partners, count, prop, prop_w, n, k,
-                      seed, charging, threshold, absval, first, listed, rows, n_open, check, balance, mirror);
-    add_balance(check, balance);
+                      seed, charging, threshold, absval, first, listed, rows, n_open, check, print, mirror);
+    add_print(check, print);
 }
 
 // Rounds 1 .. iterations - 1 over the open rows in one cooperative launch (grid-wide
@@ -476,18 +570,18 @@ __global__ void open_rounds(const I n_rows, const I* __restrict__ indptr, const 
     cooperative_groups::grid_group grid = cooperative_groups::this_grid();
     if (check && check[3]) mirror = 1;  // the first proposal chose A' + A'^T (`choose`)
     const I tid = blockIdx.x * (I)blockDim.x + threadIdx.x, step = (I)gridDim.x * blockDim.x;
-    long long no_balance = 0;  // the later rounds check nothing
+    unsigned long long no_print = 0;  // the later rounds check nothing
     for (int k = 1; k < iterations; ++k) {
         const int charging = (k % m) != k_m;
         const I* listed = rows + (size_t)((k - 1) & 1) * n_rows;
         if (warp)
             propose_rows_warp<V, I>(tid >> 5, step >> 5, (int)(threadIdx.x & 31), n_rows, indptr, indices, data,
                                     partners, count, prop, prop_w, n, (unsigned int)k, seed, charging, threshold,
-                                    absval, 0, 1, listed, n_open + k - 1, nullptr, no_balance, mirror);
+                                    absval, 0, 1, listed, n_open + k - 1, nullptr, no_print, mirror);
         else
             propose_rows<V, I>(tid, step, n_rows, indptr, indices, data, partners, count, prop, prop_w, n,
                                (unsigned int)k, seed, charging, threshold, absval, 0, 1, listed, n_open + k - 1,
-                               nullptr, no_balance, mirror);
+                               nullptr, no_print, mirror);
         grid.sync();
         confirm_rows<V, I>(tid, step, n_rows, prop, prop_w, partners, weights, count, n, proposed + k, !charging, 0, 1,
                            listed, n_open + k - 1, rows + (size_t)(k & 1) * n_rows, n_open + k);
