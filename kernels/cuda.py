@@ -12,13 +12,15 @@ declared ``extern "C"`` and fetched by their plain name.
 from __future__ import annotations
 
 import functools
+import hashlib
 import itertools
 import re
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["CUDA_DIR", "cuda_sources", "template_declarations", "name_expressions", "get_kernel", "device_workspace"]
+__all__ = ["CUDA_DIR", "cuda_sources", "template_declarations", "name_expressions", "get_kernel", "device_workspace",
+           "aligned"]
 
 CUDA_DIR = Path(__file__).resolve().parent / "cuda"
 
@@ -81,7 +83,10 @@ def _module(stem: str, device_id: int):
     if not path.exists():
         raise FileNotFoundError(f"no CUDA source {path}")
     source = path.read_text()
-    code = f'#line 1 "{path}"\n{source}'
+    # CuPy's disk cache keys a module by its code, not by the headers it includes: their
+    # digest, appended, makes a changed header compile afresh
+    headers = hashlib.sha256(b"".join(h.read_bytes() for h in sorted(CUDA_DIR.glob("*.cuh")))).hexdigest()
+    code = f'#line 1 "{path}"\n{source}\n// headers {headers}\n'
     return cupy.RawModule(
         code=code,
         options=("-std=c++17", f"-I{CUDA_DIR}"),
@@ -121,6 +126,13 @@ def _function(stem: str, name: str, types: tuple, device_id: int):
 #: per row, float64): symmetry test 1.61 -> 0.42 ms and first proposal 1.07 -> 0.42 ms at
 #: 1024 threads per SM (float32 0.40 -> 0.29 and 0.27 -> 0.28); 2048 and 512 were slower.
 ROW_KERNEL_THREADS_PER_SM = 1024
+
+
+def aligned(a, nbytes: int):
+    """``a`` (a C-contiguous CuPy array) itself when its data is ``nbytes``-aligned, else an
+    aligned copy: the pair and quad accesses of ``pairs.cuh`` fault on a view that starts
+    inside a row (CuPy's allocations are aligned)."""
+    return a if a.data.ptr % nbytes == 0 else a.copy()
 
 
 def row_grid(n_rows: int, threads: int, per_sm: int = ROW_KERNEL_THREADS_PER_SM) -> int:

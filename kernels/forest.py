@@ -782,7 +782,12 @@ def linear_forest_ruling(partners, weights, *, spacing=RULER_SPACING, run=RULER_
     ``finish`` and ``permutation`` (CUDA events on the GPU).
     """
     if is_device_array(partners):
+        from .cuda import aligned
+
         launcher = _GpuLauncher(partners.dtype, weights.dtype)
+        # the kernels read a vertex's two slots as one pair (pairs.cuh)
+        partners, weights = (aligned(launcher.xp.ascontiguousarray(x), 2 * x.dtype.itemsize)
+                             for x in (partners, weights))
     else:
         partners = np.asarray(partners)
         launcher = _CpuLauncher(partners.dtype, weights.dtype)

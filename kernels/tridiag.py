@@ -623,10 +623,12 @@ def partner_entries(A, partners):
         entries = np.zeros((N, 4), vt)
         _partner_entries_cpu(A.indptr, A.indices, A.data, np.ascontiguousarray(partners, dtype=np.int64), entries)
         return entries
+    from .cuda import aligned
+
     itype = A.indices.dtype
     entries = xp.empty((N, 4), vt)  # written in full
     _launch_per_row("partner_entries", N, vt, itype, A.indptr, A.indices, A.data,
-                    xp.ascontiguousarray(partners, dtype=itype), entries)
+                    aligned(xp.ascontiguousarray(partners, dtype=itype), 2 * itype.itemsize), entries)
     return entries
 
 
@@ -664,10 +666,13 @@ def extract_tridiagonal(A, perm=None, partners=None, *, entries=None):
             perm = np.empty(0, np.int64) if perm is None else np.ascontiguousarray(perm, dtype=np.int64)
             _order_partner_entries_cpu(perm, np.ascontiguousarray(partners, dtype=np.int64), entries, dl, d, du)
             return dl, d, du
+        from .cuda import aligned
+
         perm = None if perm is None else xp.ascontiguousarray(perm, dtype=itype)
         dl, d, du = (xp.empty(N, vt) for _ in range(3))  # every row is written
-        _launch_per_row("order_partner_entries", N, vt, itype, perm, xp.ascontiguousarray(partners, dtype=itype),
-                        entries, dl, d, du)
+        _launch_per_row("order_partner_entries", N, vt, itype, perm,
+                        aligned(xp.ascontiguousarray(partners, dtype=itype), 2 * itype.itemsize),
+                        aligned(entries, 16), dl, d, du)
         return dl, d, du
     # the kernel's order: None (the original one), else old -> new
     inverse = None if perm is None else inverse_permutation(xp.asarray(perm), itype)

@@ -245,6 +245,41 @@ def test_gpu_extract_matches_cpu(rng):
         np.testing.assert_array_equal(a.get(), b)
 
 
+def _misaligned(x):
+    """A C-contiguous device copy of ``x`` whose data starts one element into a buffer (not
+    aligned to the pairs and quads of ``pairs.cuh``)."""
+    import cupy
+
+    buf = cupy.empty(x.size + 1, dtype=x.dtype)
+    view = buf[1:].reshape(x.shape)
+    view[...] = cupy.asarray(x)
+    assert view.flags.c_contiguous and view.data.ptr % (2 * x.dtype.itemsize)
+    return view
+
+
+@pytest.mark.gpu
+def test_gpu_pair_reads_of_misaligned_views():
+    """Partners, weights and records given as views that start inside a row give the results
+    of aligned arrays (the kernels read them in pairs and quads)."""
+    from kernels.backend import to_device
+    from kernels.forest import linear_forest_ruling
+
+    import precond
+
+    Ad = to_device(matrices.random_diffusion2d(30))
+    f = precond.factor(Ad, n=2)
+    ref = linear_forest_ruling(f.neighbors, f.weights)
+    got = linear_forest_ruling(_misaligned(f.neighbors), _misaligned(f.weights))
+    for a, b in zip(got, ref):
+        np.testing.assert_array_equal(a.get(), b.get())
+    entries = partner_entries(Ad, f.neighbors)
+    np.testing.assert_array_equal(partner_entries(Ad, _misaligned(f.neighbors)).get(), entries.get())
+    perm = ref[3]
+    for a, b in zip(extract_tridiagonal(Ad, perm, _misaligned(f.neighbors), entries=_misaligned(entries)),
+                    extract_tridiagonal(Ad, perm, f.neighbors, entries=entries)):
+        np.testing.assert_array_equal(a.get(), b.get())
+
+
 @pytest.mark.gpu
 def test_gpu_zero_pivot_warns():
     import cupy

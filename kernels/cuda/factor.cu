@@ -27,6 +27,7 @@
 
 #include "append.cuh"
 #include "hashing.cuh"
+#include "pairs.cuh"
 
 #define MAX_N 4
 #define DEAD (-2)  // prop[v * n] of a row that will never propose again
@@ -208,48 +209,12 @@ __device__ __forceinline__ int scan_row(const I v, const I lo, const I hi, const
     return filled;
 }
 
-// Two consecutive values as one 8- or 16-byte access (n = 2, the paper's factor: a row's
-// slots then fill half or all of a sector in one store instead of two; H100, confirm's
-// loads and first stores as pairs and the proposals stored as pairs: first confirm
-// 92 -> 56 us and later rounds 517 -> 498 on random_diffusion2d float32, first confirm
-// 137 -> 102 on ANISO2 float32).
-template <typename T>
-struct PairOf;
-template <>
-struct PairOf<int> {
-    typedef int2 type;
-};
-template <>
-struct PairOf<long long> {
-    typedef longlong2 type;
-};
-template <>
-struct PairOf<float> {
-    typedef float2 type;
-};
-template <>
-struct PairOf<double> {
-    typedef double2 type;
-};
-
-template <typename T>
-__device__ __forceinline__ void store_pair(T* p, const T a, const T b) {
-    typename PairOf<T>::type x;
-    x.x = a;
-    x.y = b;
-    *reinterpret_cast<typename PairOf<T>::type*>(p) = x;
-}
-
-template <typename T>
-__device__ __forceinline__ void load_pair(const T* p, T& a, T& b) {
-    const typename PairOf<T>::type x = *reinterpret_cast<const typename PairOf<T>::type*>(p);
-    a = x.x;
-    b = x.y;
-}
-
-// Row v's proposals; confirm reads a weight only where a proposal is. (Storing the
-// weights as one pair too cost the first proposal on ANISO2 float32 445-450 us against
-// 382-388, H100.)
+// Row v's proposals; confirm reads a weight only where a proposal is. For n = 2 (the
+// paper's factor) the proposals are stored, and read back by confirm, as one pair
+// (pairs.cuh; H100, with confirm's pair loads and first stores: first confirm 92 -> 56 us
+// and later rounds 517 -> 498 on random_diffusion2d float32, first confirm 137 -> 102 on
+// ANISO2 float32). Storing the weights as one pair too cost the first proposal on ANISO2
+// float32 445-450 us against 382-388.
 template <typename V, typename I>
 __device__ __forceinline__ void store_proposals(const I v, const int n, const int filled, const bool alive,
                                                 const V* acc_w, const I* acc_j, I* prop, V* prop_w) {

@@ -6,6 +6,7 @@
 
 #include "append.cuh"
 #include "hashing.cuh"
+#include "pairs.cuh"
 
 template <typename V, typename I>
 __device__ __forceinline__ bool edge_less(V w, I a, I b, V w2, I a2, I b2) {
@@ -25,7 +26,9 @@ __device__ __forceinline__ bool take_weaker(V w, I a, I b, V& bw, I& ba, I& bb) 
 // Vertex v's partners (at v0, v0 + 1) copied from P to P_out, without `dropped` (-1: none).
 template <typename I>
 __device__ __forceinline__ void keep_partners(I* P_out, const I* P, size_t v0, I dropped) {
-    for (int s = 0; s < 2; ++s) P_out[v0 + s] = P[v0 + s] == dropped ? (I)-1 : P[v0 + s];
+    I p0, p1;
+    load_pair(P + v0, p0, p1);
+    store_pair(P_out + v0, p0 == dropped ? (I)-1 : p0, p1 == dropped ? (I)-1 : p1);
 }
 
 // The slot of w's pointer pair that continues away from v.
@@ -187,7 +190,8 @@ __global__ void ruler_mark(const I N, const I* __restrict__ P, const unsigned in
         const I v = v0 + threadIdx.x;
         bool ruler = false;
         if (v < N) {
-            const I p0 = P[2 * (size_t)v], p1 = P[2 * (size_t)v + 1];
+            I p0, p1;
+            load_pair(P + 2 * (size_t)v, p0, p1);
             const bool across = p0 != v - 1 && p0 != v + 1 && p1 != v - 1 && p1 != v + 1;
             ruler = p0 < 0 || p1 < 0 ||
                     (unsigned long long)hash32(across ? (unsigned int)v / run : (unsigned int)v,
@@ -225,8 +229,10 @@ __global__ void ruler_walk(const I n_slots, const I* __restrict__ rulers, const 
             bb = max(R, cur);
             while (true) {
                 const size_t c0 = 2 * (size_t)cur;
-                const I p0 = P[c0], p1 = P[c0 + 1];  // loads independent of the claim
-                const V w0 = Wt[c0], w1 = Wt[c0 + 1];
+                I p0, p1;  // loads independent of the claim
+                V w0, w1;
+                load_pair(P + c0, p0, p1);
+                load_pair(Wt + c0, w0, w1);
                 const unsigned long long old =
                     atomicCAS(claim + cur, CLAIM_FREE, ((unsigned long long)t << 32) | (unsigned int)dist);
                 if (is_ruler(old)) {

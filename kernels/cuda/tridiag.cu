@@ -25,6 +25,8 @@
 // templates: partner_entries<V,I>, order_partner_entries<V,I>
 #include <cooperative_groups.h>
 
+#include "pairs.cuh"
+
 // Rows per chunk at most (kernels.tridiag.MAX_CHUNK): a thread's chunk is swept unrolled,
 // in registers (instantiated for 8 and 16 rows).
 #define MAX_CHUNK 16
@@ -459,7 +461,8 @@ template <typename V, typename I>
 __global__ void partner_entries(const I N, const I* __restrict__ indptr, const I* __restrict__ indices,
                                 const V* __restrict__ data, const I* __restrict__ partners, V* __restrict__ entries) {
     for (I i = blockIdx.x * (I)blockDim.x + threadIdx.x; i < N; i += (I)gridDim.x * blockDim.x) {
-        const I p0 = partners[2 * (size_t)i], p1 = partners[2 * (size_t)i + 1];
+        I p0, p1;
+        load_pair(partners + 2 * (size_t)i, p0, p1);
         V diag = 0, to0 = 0, to1 = 0;
         for (I e = indptr[i]; e < indptr[i + 1]; ++e) {
             const I j = indices[e];
@@ -470,10 +473,7 @@ __global__ void partner_entries(const I N, const I* __restrict__ indptr, const I
         // all four values: a record fills half or all of a 32-byte sector, and a partly
         // written sector is read from memory before it is written back (H100, ANISO1
         // float64 at 6.25M rows: 431 us with three stores, 364-376 with four)
-        entries[4 * (size_t)i] = diag;
-        entries[4 * (size_t)i + 1] = to0;
-        entries[4 * (size_t)i + 2] = to1;
-        entries[4 * (size_t)i + 3] = V(0);
+        store_quad(entries + 4 * (size_t)i, diag, to0, to1, V(0));
     }
 }
 
@@ -485,11 +485,13 @@ __global__ void order_partner_entries(const I N, const I* __restrict__ perm, con
         const I i = perm ? perm[k] : k;
         const I before = k > 0 ? (perm ? perm[k - 1] : k - 1) : (I)-1;
         const I after = k + 1 < N ? (perm ? perm[k + 1] : k + 1) : (I)-1;
-        const I p0 = partners[2 * (size_t)i], p1 = partners[2 * (size_t)i + 1];
-        const V* e = entries + 4 * (size_t)i;
-        d[k] = e[0];
-        dl[k] = before < 0 ? V(0) : before == p0 ? e[1] : before == p1 ? e[2] : V(0);
-        du[k] = after < 0 ? V(0) : after == p0 ? e[1] : after == p1 ? e[2] : V(0);
+        I p0, p1;
+        load_pair(partners + 2 * (size_t)i, p0, p1);
+        V diag, to0, to1, unused;
+        load_quad(entries + 4 * (size_t)i, diag, to0, to1, unused);
+        d[k] = diag;
+        dl[k] = before < 0 ? V(0) : before == p0 ? to0 : before == p1 ? to1 : V(0);
+        du[k] = after < 0 ? V(0) : after == p0 ? to0 : after == p1 ? to1 : V(0);
     }
 }
 
