@@ -173,7 +173,7 @@ def device_workspace(*arrays):
     each array's address as a ``numpy.uint64`` kernel argument (for a pointer parameter),
     256-byte aligned. A set-up that needs a few dozen scratch arrays spends 3-4 us of host
     time on every ``cupy.empty``, where the device's work between two of them may be
-    shorter (AlgTriScal's forest: 32 arrays per call)."""
+    shorter (AlgTriScal's forest: seven slot arrays per call)."""
     import cupy
 
     offsets, size = [], 0

@@ -430,7 +430,7 @@ def _beyond(s, dist, q, r, nv, dn):
 
 
 @njit(cache=True, parallel=True)
-def _ruler_finish(N, P, Wt, claim, link, gap, gma, gmb, near, near_dist, q, r, ma, mb, nv, dn,
+def _ruler_finish(N, P, Wt, claim, link, gap, gmw, gma, gmb, near, near_dist, gmn, q, r, mw, ma, mb, nv, dn, mn,
                   P_out, path_id, position, length, removed_lo):
     for v in prange(N):
         c = claim[v]
@@ -569,6 +569,11 @@ _RULER_KERNELS = ("ruler_mark", "ruler_walk", "ruler_link", "ruler_scan", "ruler
                   "scatter_permutation", "order_tile_sums", "order_scan_tiles", "order_place")
 
 
+def _flat(args):
+    """Kernel arguments with every tuple (a group of slot arrays) spread in place."""
+    return tuple(x for a in args for x in (a if isinstance(a, tuple) else (a,)))
+
+
 class _CpuLauncher:
     """Runs the ruling-set kernels as their Numba twins (for tests and CPU use)."""
 
@@ -584,6 +589,7 @@ class _CpuLauncher:
 
     def __call__(self, name, count, *args):
         if count:
+            args = _flat(args)
             if name == "ruler_walk":
                 args = args + (self.lockstep,)
             self.funcs[name](*args)
@@ -591,11 +597,17 @@ class _CpuLauncher:
     def scalar(self, x):
         return np.int64(x)
 
-    def workspace(self, *arrays):
-        """Scratch arrays of ``(length, dtype)`` (see :meth:`_GpuLauncher.workspace`),
-        filled with -3 rather than left uninitialized: a twin that read what it had not
-        written would then go wrong in the tests (-3 reads as a window ended at vertex 2)."""
-        return None, [np.full(length, -3, dtype=dtype) for length, dtype in arrays]
+    def slots(self, n_slots, vtype):
+        """``(buffer, walk, level0, a, b)``, the slot storage of :meth:`_GpuLauncher.slots`
+        as one array per field: the walks' results ``(end, met, len, bw, ba, bb, bn, bk)``,
+        and for level 0 (``q`` = link, ``r`` = gap) and the scan's two levels ``(q, r, mw,
+        ma, mb, nv, dn, mn)``. Filled with -3 rather than left uninitialized: a twin that
+        read what it had not written would then go wrong in the tests (-3 reads as a window
+        ended at vertex 2)."""
+        it = self.itype
+        walk = tuple(np.full(n_slots, -3, dtype=t) for t in (it,) * 3 + (vtype,) + (it,) * 4)
+        levels = [tuple(np.full(n_slots, -3, dtype=t) for t in (it, it, vtype) + (it,) * 5) for _ in range(3)]
+        return (None, walk, *levels)
 
 
 class _GpuLauncher:
@@ -608,6 +620,7 @@ class _GpuLauncher:
 
     def __call__(self, name, count, *args):
         if count:
+            args = _flat(args)
             threads = 256
             if name == "ruler_scan":  # synchronizes its grid between the steps
                 launch_cooperative(self.kernels[name], int(count), threads, args)
@@ -618,12 +631,27 @@ class _GpuLauncher:
     def scalar(self, x):
         return self.itype.type(x)
 
-    def workspace(self, *arrays):
-        """``(allocation, addresses)``: the scratch arrays as addresses in one allocation
-        (:func:`kernels.cuda.device_workspace`)."""
+    def slots(self, n_slots, vtype):
+        """``(buffer, walk, level0, a, b)``: the slots' scratch in one allocation
+        (:func:`kernels.cuda.device_workspace`; keep ``buffer`` while kernels queued on it
+        may run), as addresses. A record per slot (``forest.cu``: ``WalkRecord`` and
+        ``Window``), so that a gather of another slot reads one or two sectors, not one per
+        field: ``walk`` the walks' records, and each level a pointer array ``q`` and a
+        window array (level 0: ``q`` = link)."""
         from .cuda import device_workspace
 
-        return device_workspace(*arrays)
+        it = self.itype
+        buffer, (walk, link, w0, qa, wa, qb, wb) = device_workspace(
+            (n_slots, _record_dtype(vtype, it, 7)), (n_slots, it), (n_slots, _record_dtype(vtype, it, 6)),
+            (n_slots, it), (n_slots, _record_dtype(vtype, it, 6)), (n_slots, it), (n_slots, _record_dtype(vtype, it, 6)))
+        return buffer, (walk,), (link, w0), (qa, wa), (qb, wb)
+
+
+def _record_dtype(vtype, itype, n_int):
+    """A record of ``forest.cu`` (one value, then ``n_int`` indices) as an opaque dtype of its
+    C size: natural alignment, padded to a multiple of 16 bytes (``__align__(16)``)."""
+    fields = np.dtype([("w", vtype)] + [(f"i{k}", itype) for k in range(n_int)], align=True)
+    return np.dtype((np.void, -(-fields.itemsize // 16) * 16))
 
 
 @functools.lru_cache(maxsize=None)
@@ -706,16 +734,11 @@ def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, run=RULER
         nr = int(count.get()[0])
     ns = 2 * nr
     mark()
-    # the slots' 32 scratch arrays in one allocation (the device may be idle here, waiting
-    # for the host): the walks' results, the links and the scan's two buffers
-    walk_types = (itype,) * 3 + (vtype,) + (itype,) * 4  # end, met, len, bw, ba, bb, bn, bk
-    link_types = (itype,) * 7 + (vtype,)  # link, gap, ma, mb, near, near_dist, mn, mw
-    level_types = (itype, itype, vtype) + (itype,) * 5  # q, r, mw, ma, mb, nv, dn, mn
-    slot_buffer, scratch = launcher.workspace(*((ns, t) for t in walk_types + link_types + 2 * level_types))
-    walk = scratch[:8]
-    launcher("ruler_walk", ns, sc(ns), rulers, P, Wt, claim, *walk)
-    link, gap, ma, mb, near, near_dist, mn, mw = scratch[8:16]
-    launcher("ruler_link", ns, sc(ns), *walk, link, gap, mw, ma, mb, near, near_dist, mn)
+    # the slots' scratch in one allocation (the device may be idle here, waiting for the
+    # host): the walks' results, level 0 (the links) and the scan's two levels
+    slot_buffer, walk, level0, a, b = launcher.slots(ns, vtype)
+    launcher("ruler_walk", ns, sc(ns), rulers, P, Wt, claim, walk)
+    launcher("ruler_link", ns, sc(ns), walk, level0)
     mark()
     # ---- one scan over the slots: distances to the path ends, the weakest edge of every
     # cycle and the distance to it. A list of slots has fewer than nr hops; the scan stops
@@ -723,15 +746,12 @@ def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, run=RULER
     steps = 2 * math.ceil((math.ceil(math.log2(max(nr, 2))) + 1) / 2)
     busy = xp.zeros(steps, dtype=np.int32)
     steps_run = xp.zeros(1, dtype=np.int32)
-    a, b = scratch[16:24], scratch[24:]
-    launcher("ruler_scan", ns, sc(ns), np.int32(steps), busy, steps_run, link, link, gap, mw, ma, mb, near, near_dist,
-             mn, *a, *b)
+    link = level0[0]
+    launcher("ruler_scan", ns, sc(ns), np.int32(steps), busy, steps_run, link, level0, a, b)
     mark()
-    q, r, _, qma, qmb, nv, dn, _ = b
     # every output is written in full by ruler_finish
     P_out, removed_lo, path_id, position, length = (xp.empty_like(P), *(xp.empty(N, dtype=itype) for _ in range(4)))
-    launcher("ruler_finish", N, sc(N), P, Wt, claim, link, gap, ma, mb, near, near_dist, q, r, qma, qmb, nv, dn,
-             P_out, path_id, position, length, removed_lo)
+    launcher("ruler_finish", N, sc(N), P, Wt, claim, level0, b, P_out, path_id, position, length, removed_lo)
     del slot_buffer  # freed after the kernels queued on it (CuPy's pool is stream-ordered)
     mark()
     perm, paths = _order_paths(launcher, length, path_id, position, removed_lo)

@@ -179,6 +179,71 @@ __global__ void scatter_permutation(const I N, const I* __restrict__ path_id, co
 
 __device__ __forceinline__ bool is_ruler(unsigned long long c) { return (c >> 32) == RULER_TAG; }
 
+// A slot's records, one per slot so that a gather of another slot's fields reads one or
+// two sectors, not one per field (they were eight arrays each): the result of its walk,
+// and its window at one level of the scan (without the pointer q, kept in an array of its
+// own: the scan's later steps read q alone). 16-byte aligned: two or four vector accesses.
+template <typename V, typename I>
+struct __align__(16) WalkRecord {
+    V bw;
+    I end, met, len, ba, bb, bn, bk;
+};
+
+template <typename V, typename I>
+struct __align__(16) Window {
+    V mw;
+    I r, ma, mb, nv, dn, mn;
+};
+
+// The records are stored whole, their padding too (zeroed), in 16-byte pieces: a warp's
+// records then cover whole sectors (a sector written in part is read from memory first).
+template <typename T>
+union RecordBytes {
+    T rec;
+    uint4 raw[sizeof(T) / 16];
+};
+
+template <typename T>
+__device__ __forceinline__ void clear(RecordBytes<T>& b) {
+#pragma unroll
+    for (int i = 0; i < (int)(sizeof(T) / 16); ++i) b.raw[i] = make_uint4(0u, 0u, 0u, 0u);
+}
+
+template <typename T>
+__device__ __forceinline__ void store_bytes(T* p, const RecordBytes<T>& b) {
+#pragma unroll
+    for (int i = 0; i < (int)(sizeof(T) / 16); ++i) reinterpret_cast<uint4*>(p)[i] = b.raw[i];
+}
+
+template <typename V, typename I>
+__device__ __forceinline__ void store_walk(WalkRecord<V, I>* p, V bw, I end, I met, I len, I ba, I bb, I bn, I bk) {
+    RecordBytes<WalkRecord<V, I>> b;
+    clear(b);
+    b.rec.bw = bw;
+    b.rec.end = end;
+    b.rec.met = met;
+    b.rec.len = len;
+    b.rec.ba = ba;
+    b.rec.bb = bb;
+    b.rec.bn = bn;
+    b.rec.bk = bk;
+    store_bytes(p, b);
+}
+
+template <typename V, typename I>
+__device__ __forceinline__ void store_window(Window<V, I>* p, const Window<V, I>& w) {
+    RecordBytes<Window<V, I>> b;
+    clear(b);
+    b.rec.mw = w.mw;
+    b.rec.r = w.r;
+    b.rec.ma = w.ma;
+    b.rec.mb = w.mb;
+    b.rec.nv = w.nv;
+    b.rec.dn = w.dn;
+    b.rec.mn = w.mn;
+    store_bytes(p, b);
+}
+
 // Marks the rulers and numbers them: rulers[rank] = v, in the order of a block-aggregated
 // atomic counter (the ranks only name the slots; no result depends on their order). The
 // loop is block-uniform for block_append.
@@ -205,16 +270,13 @@ __global__ void ruler_mark(const I N, const I* __restrict__ P, const unsigned in
     }
 }
 
-// Walk of slot t: w_end = entry slot of the ruler reached (or -(R+1) at a path end),
-// w_met = the slot whose claimed vertex stopped the walk (-1: none), w_len = distance to
-// the ruler reached / number of vertices claimed; the weakest edge met (w_bw, w_ba, w_bb),
-// its endpoint nearer to R (w_bn) and that endpoint's distance from R (w_bk).
+// Walk of slot t: end = entry slot of the ruler reached (or -(R+1) at a path end), met =
+// the slot whose claimed vertex stopped the walk (-1: none), len = distance to the ruler
+// reached / number of vertices claimed; the weakest edge met (bw, ba, bb), its endpoint
+// nearer to R (bn) and that endpoint's distance from R (bk).
 template <typename V, typename I>
 __global__ void ruler_walk(const I n_slots, const I* __restrict__ rulers, const I* __restrict__ P,
-                           const V* __restrict__ Wt, unsigned long long* claim,
-                           I* __restrict__ w_end, I* __restrict__ w_met, I* __restrict__ w_len,
-                           V* __restrict__ w_bw, I* __restrict__ w_ba, I* __restrict__ w_bb,
-                           I* __restrict__ w_bn, I* __restrict__ w_bk) {
+                          const V* __restrict__ Wt, unsigned long long* claim, WalkRecord<V, I>* __restrict__ walk) {
     for (I t = blockIdx.x * (I)blockDim.x + threadIdx.x; t < n_slots; t += (I)gridDim.x * blockDim.x) {
         const I R = rulers[t >> 1];
         const size_t k = 2 * (size_t)R + (t & 1);
@@ -257,46 +319,33 @@ __global__ void ruler_walk(const I n_slots, const I* __restrict__ rulers, const 
                 ++dist;
             }
         }
-        w_end[t] = end;
-        w_met[t] = met;
-        w_len[t] = len;
-        w_bw[t] = bw;
-        w_ba[t] = ba;
-        w_bb[t] = bb;
-        w_bn[t] = bn;
-        w_bk[t] = bk;
+        store_walk(walk + t, bw, end, met, len, ba, bb, bn, bk);
     }
 }
 
-// Joins the two walks of every gap: link, gap length, weakest edge and its endpoint nearer
-// to this slot's ruler (near) with that endpoint's distance from the ruler (near_dist).
+// Joins the two walks of every gap: link (level 0's pointer) and level 0's window: gap
+// length, weakest edge and its endpoint nearer to this slot's ruler (nv) with that
+// endpoint's distance from the ruler (dn).
 template <typename V, typename I>
-__global__ void ruler_link(const I n_slots, const I* __restrict__ w_end, const I* __restrict__ w_met,
-                           const I* __restrict__ w_len, const V* __restrict__ w_bw, const I* __restrict__ w_ba,
-                           const I* __restrict__ w_bb, const I* __restrict__ w_bn, const I* __restrict__ w_bk,
-                           I* __restrict__ link, I* __restrict__ gap, V* __restrict__ mw, I* __restrict__ ma,
-                           I* __restrict__ mb, I* __restrict__ near, I* __restrict__ near_dist, I* __restrict__ mn) {
+__global__ void ruler_link(const I n_slots, const WalkRecord<V, I>* __restrict__ walk, I* __restrict__ link,
+                           Window<V, I>* __restrict__ level0) {
     for (I t = blockIdx.x * (I)blockDim.x + threadIdx.x; t < n_slots; t += (I)gridDim.x * blockDim.x) {
-        const I u = w_met[t];
-        V bw = w_bw[t];
-        I ba = w_ba[t], bb = w_bb[t], bn = w_bn[t], bk = w_bk[t];
-        I lk = w_end[t], g = w_len[t];
+        const WalkRecord<V, I> mine = walk[t];
+        V bw = mine.bw;
+        I ba = mine.ba, bb = mine.bb, bn = mine.bn, bk = mine.bk;
+        I lk = mine.end, g = mine.len;
+        const I u = mine.met;
         if (u >= 0) {  // met the walk u of the far ruler (u reached our ruler, or we met halfway)
+            const WalkRecord<V, I> far = walk[u];
             lk = u;
-            g = w_met[u] < 0 ? w_len[u] : w_len[t] + w_len[u] + 1;
-            if (take_weaker(w_bw[u], w_ba[u], w_bb[u], bw, ba, bb)) {
-                bn = w_bn[u] == ba ? bb : ba;
-                bk = g - w_bk[u] - 1;
+            g = far.met < 0 ? far.len : mine.len + far.len + 1;
+            if (take_weaker(far.bw, far.ba, far.bb, bw, ba, bb)) {
+                bn = far.bn == ba ? bb : ba;
+                bk = g - far.bk - 1;
             }
         }
         link[t] = lk;
-        gap[t] = g;
-        mw[t] = bw;
-        ma[t] = ba;
-        mb[t] = bb;
-        near[t] = bn;
-        near_dist[t] = bk;
-        mn[t] = t >> 1;
+        store_window(level0 + t, Window<V, I>{bw, g, ba, bb, bn, bk, t >> 1});
     }
 }
 
@@ -323,12 +372,11 @@ __device__ __forceinline__ I sat_add(I a, I b) {
     return (I)min((long long)a + (long long)b, RULER_SAT);
 }
 
-// One level's arrays (plain pointers: a step writes what the next one reads).
+// One level: pointers and windows (plain pointers: a step writes what the next one reads).
 template <typename V, typename I>
 struct SlotLevel {
-    I *q, *r;
-    V* mw;
-    I *ma, *mb, *nv, *dn, *mn;
+    I* q;
+    Window<V, I>* w;
 };
 
 // Step over the slots t = t0, t0 + stride, ...; true if it met an unfinished one. With
@@ -343,40 +391,31 @@ __device__ __forceinline__ bool scan_step(const I t0, const I stride, const I n_
     bool unfinished = false;
     for (I t = t0; t < n_slots; t += stride) {
         if (skip_ended && out.q[t] < 0) continue;
-        I x = in.q[t], d = in.r[t], m = in.mn[t];
-        V bw = in.mw[t];
-        I ba = in.ma[t], bb = in.mb[t], bn = in.nv[t], bd = in.dn[t];
+        I x = in.q[t];
+        Window<V, I> win = in.w[t];
         if (x >= 0) {
-            unfinished |= in.q[t ^ 1] < 0 || m != in.mn[link[t] ^ 1];
+            unfinished |= in.q[t ^ 1] < 0 || win.mn != in.w[link[t] ^ 1].mn;
             const I kw = x ^ 1;
-            if (take_weaker(in.mw[kw], in.ma[kw], in.mb[kw], bw, ba, bb)) {
-                bn = in.nv[kw];
-                bd = sat_add(d, in.dn[kw]);
+            const Window<V, I> next = in.w[kw];
+            if (take_weaker(next.mw, next.ma, next.mb, win.mw, win.ma, win.mb)) {
+                win.nv = next.nv;
+                win.dn = sat_add(win.r, next.dn);
             }
-            d = sat_add(d, in.r[kw]);
-            m = min(m, in.mn[kw]);
+            win.r = sat_add(win.r, next.r);
+            win.mn = min(win.mn, next.mn);
             x = in.q[kw];
         }
         out.q[t] = x;
-        out.r[t] = d;
-        out.mw[t] = bw;
-        out.ma[t] = ba;
-        out.mb[t] = bb;
-        out.nv[t] = bn;
-        out.dn[t] = bd;
-        out.mn[t] = m;
+        store_window(out.w + t, win);
     }
     return unfinished;
 }
 
 template <typename V, typename I>
 __global__ void ruler_scan(const I n_slots, const int steps, int* busy, int* steps_run, const I* __restrict__ link,
-                           I* q0, I* r0,
-                           V* mw0, I* ma0, I* mb0, I* nv0, I* dn0, I* mn0, I* qa, I* ra, V* mwa, I* maa, I* mba,
-                           I* nva, I* dna, I* mna, I* qb, I* rb, V* mwb, I* mab, I* mbb, I* nvb, I* dnb, I* mnb) {
+                           I* q0, Window<V, I>* w0, I* qa, Window<V, I>* wa, I* qb, Window<V, I>* wb) {
     cooperative_groups::grid_group grid = cooperative_groups::this_grid();
-    const SlotLevel<V, I> level0 = {q0, r0, mw0, ma0, mb0, nv0, dn0, mn0}, a = {qa, ra, mwa, maa, mba, nva, dna, mna},
-                          b = {qb, rb, mwb, mab, mbb, nvb, dnb, mnb};
+    const SlotLevel<V, I> level0 = {q0, w0}, a = {qa, wa}, b = {qb, wb};
     const I t0 = blockIdx.x * (I)blockDim.x + threadIdx.x, stride = (I)gridDim.x * blockDim.x;
     int s = 0;
     for (; s < steps; ++s) {
@@ -396,16 +435,15 @@ __global__ void ruler_scan(const I n_slots, const int steps, int* busy, int* ste
 // End vertex and distance to it when leaving a gap through the ruler of slot s (`dist`
 // steps away) and going on along s ^ 1: the path end on a path, the nearer endpoint of
 // the cycle's weakest edge on a cycle.
-template <typename I>
-__device__ __forceinline__ void beyond(const I s, const I dist, const I* q, const I* r, const I* nv, const I* dn,
-                                       I& e, I& d) {
+template <typename V, typename I>
+__device__ __forceinline__ void beyond(const I s, const I dist, const I* q, const Window<V, I>* w, I& e, I& d) {
     const I o = s ^ 1;
     if (q[o] < 0) {
         e = -q[o] - 1;
-        d = dist + r[o];
+        d = dist + w[o].r;
     } else {
-        e = nv[o];
-        d = dist + dn[o];
+        e = w[o].nv;
+        d = dist + w[o].dn;
     }
 }
 
@@ -413,13 +451,10 @@ __device__ __forceinline__ void beyond(const I s, const I dist, const I* q, cons
 // removed edge at its lower end (removed_lo, else -1).
 template <typename V, typename I>
 __global__ void ruler_finish(const I N, const I* __restrict__ P, const V* __restrict__ Wt,
-                             const unsigned long long* __restrict__ claim,
-                             const I* __restrict__ link, const I* __restrict__ gap, const I* __restrict__ gma,
-                             const I* __restrict__ gmb, const I* __restrict__ near, const I* __restrict__ near_dist,
-                             const I* __restrict__ q, const I* __restrict__ r, const I* __restrict__ ma,
-                             const I* __restrict__ mb, const I* __restrict__ nv, const I* __restrict__ dn,
-                             I* __restrict__ P_out, I* __restrict__ path_id, I* __restrict__ position,
-                             I* __restrict__ length, I* __restrict__ removed_lo) {
+                             const unsigned long long* __restrict__ claim, const I* __restrict__ link,
+                             const Window<V, I>* __restrict__ level0, const I* __restrict__ q,
+                             const Window<V, I>* __restrict__ w_end, I* __restrict__ P_out, I* __restrict__ path_id,
+                             I* __restrict__ position, I* __restrict__ length, I* __restrict__ removed_lo) {
     for (I v = blockIdx.x * (I)blockDim.x + threadIdx.x; v < N; v += (I)gridDim.x * blockDim.x) {
         const size_t v0 = 2 * (size_t)v;
         const unsigned long long c = claim[v];
@@ -429,27 +464,29 @@ __global__ void ruler_finish(const I N, const I* __restrict__ P, const V* __rest
             for (int i = 0; i < 2; ++i) {
                 const I s = 2 * (I)(c & 0xffffffffULL) + i;
                 if (q[s] >= 0) cut = s;
-                beyond(s ^ 1, (I)0, q, r, nv, dn, e[i], dd[i]);
+                beyond(s ^ 1, (I)0, q, w_end, e[i], dd[i]);
             }
         } else if (c != CLAIM_FREE) {
             const I w = (I)(c >> 32), d = (I)(c & 0xffffffffULL);
-            const I f = link[w], g = gap[w];
+            const Window<V, I>* gap = level0 + w;  // the gap's own (level 0) window; fields read as needed
+            const I f = link[w], g = gap->r;
             if (q[w] >= 0) cut = w;
-            if (cut >= 0 && gma[w] == ma[w] && gmb[w] == mb[w]) {
-                // the weakest edge (x, y) lies in this gap, x at near_dist from w's ruler
-                const I x = near[w], y = x == ma[w] ? mb[w] : ma[w], k = near_dist[w];
+            if (cut >= 0 && gap->ma == w_end[w].ma && gap->mb == w_end[w].mb) {
+                // the weakest edge (x, y) lies in this gap, x at gap->dn from w's ruler
+                const I ma = gap->ma, mb = gap->mb;
+                const I x = gap->nv, y = x == ma ? mb : ma, k = gap->dn;
                 if (d <= k) {
-                    beyond(w, d, q, r, nv, dn, e[0], dd[0]);
+                    beyond(w, d, q, w_end, e[0], dd[0]);
                     e[1] = x;
                     dd[1] = k - d;
                 } else {
                     e[0] = y;
                     dd[0] = d - k - 1;
-                    beyond(f, g - d, q, r, nv, dn, e[1], dd[1]);
+                    beyond(f, g - d, q, w_end, e[1], dd[1]);
                 }
             } else {
-                beyond(w, d, q, r, nv, dn, e[0], dd[0]);
-                beyond(f, g - d, q, r, nv, dn, e[1], dd[1]);
+                beyond(w, d, q, w_end, e[0], dd[0]);
+                beyond(f, g - d, q, w_end, e[1], dd[1]);
             }
         } else {
             // cycle without a ruler: walk it (twice) from v
@@ -486,9 +523,12 @@ __global__ void ruler_finish(const I N, const I* __restrict__ P, const V* __rest
             continue;
         }
         I dropped = -1, lo = -1;
-        if (cut >= 0 && (v == ma[cut] || v == mb[cut])) {
-            dropped = v == ma[cut] ? mb[cut] : ma[cut];
-            if (v == ma[cut]) lo = dropped;
+        if (cut >= 0) {
+            const I ma = w_end[cut].ma, mb = w_end[cut].mb;
+            if (v == ma || v == mb) {
+                dropped = v == ma ? mb : ma;
+                if (v == ma) lo = dropped;
+            }
         }
         keep_partners(P_out, P, v0, dropped);
         removed_lo[v] = lo;
