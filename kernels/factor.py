@@ -479,9 +479,9 @@ def weights_symmetric(A) -> bool:
 
 
 def _check_flags(A):
-    """The flags of :class:`MatrixCheck` in a pass of their own (the ``sym_check`` kernel
-    on the GPU, its Numba twin and a finiteness test on the CPU), as an
-    :class:`kernels.backend.EarlyRead`."""
+    """The flags of :class:`MatrixCheck` in a pass of their own (on the GPU the
+    ``sym_check`` kernel, whose fingerprints the first proposal also sums; on the CPU the
+    exact ``_sym_check`` and a finiteness test), as an :class:`kernels.backend.EarlyRead`."""
     if not is_device_array(A):
         bad, balance = _sym_check(A.indptr, A.indices, A.data)
         return EarlyRead(np.array([not np.isfinite(A.data).all(), bad.any(), balance.sum(), 0], dtype=np.int64))

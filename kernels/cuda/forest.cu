@@ -448,12 +448,13 @@ __device__ __forceinline__ void beyond(const I s, const I dist, const I* q, cons
 }
 
 // Path id, position and (at the path id) length of every vertex, and the partner across a
-// removed edge at its lower end (removed_lo, else -1).
+// removed edge at its lower end (removed_lo, else -1), from level 0 (link, level0) and the
+// scan's last level (q, last).
 template <typename V, typename I>
 __global__ void ruler_finish(const I N, const I* __restrict__ P, const V* __restrict__ Wt,
                              const unsigned long long* __restrict__ claim, const I* __restrict__ link,
                              const Window<V, I>* __restrict__ level0, const I* __restrict__ q,
-                             const Window<V, I>* __restrict__ w_end, I* __restrict__ P_out, I* __restrict__ path_id,
+                             const Window<V, I>* __restrict__ last, I* __restrict__ P_out, I* __restrict__ path_id,
                              I* __restrict__ position, I* __restrict__ length, I* __restrict__ removed_lo) {
     for (I v = blockIdx.x * (I)blockDim.x + threadIdx.x; v < N; v += (I)gridDim.x * blockDim.x) {
         const size_t v0 = 2 * (size_t)v;
@@ -464,29 +465,29 @@ __global__ void ruler_finish(const I N, const I* __restrict__ P, const V* __rest
             for (int i = 0; i < 2; ++i) {
                 const I s = 2 * (I)(c & 0xffffffffULL) + i;
                 if (q[s] >= 0) cut = s;
-                beyond(s ^ 1, (I)0, q, w_end, e[i], dd[i]);
+                beyond(s ^ 1, (I)0, q, last, e[i], dd[i]);
             }
         } else if (c != CLAIM_FREE) {
             const I w = (I)(c >> 32), d = (I)(c & 0xffffffffULL);
             const Window<V, I>* gap = level0 + w;  // the gap's own (level 0) window; fields read as needed
             const I f = link[w], g = gap->r;
             if (q[w] >= 0) cut = w;
-            if (cut >= 0 && gap->ma == w_end[w].ma && gap->mb == w_end[w].mb) {
+            if (cut >= 0 && gap->ma == last[w].ma && gap->mb == last[w].mb) {
                 // the weakest edge (x, y) lies in this gap, x at gap->dn from w's ruler
                 const I ma = gap->ma, mb = gap->mb;
                 const I x = gap->nv, y = x == ma ? mb : ma, k = gap->dn;
                 if (d <= k) {
-                    beyond(w, d, q, w_end, e[0], dd[0]);
+                    beyond(w, d, q, last, e[0], dd[0]);
                     e[1] = x;
                     dd[1] = k - d;
                 } else {
                     e[0] = y;
                     dd[0] = d - k - 1;
-                    beyond(f, g - d, q, w_end, e[1], dd[1]);
+                    beyond(f, g - d, q, last, e[1], dd[1]);
                 }
             } else {
-                beyond(w, d, q, w_end, e[0], dd[0]);
-                beyond(f, g - d, q, w_end, e[1], dd[1]);
+                beyond(w, d, q, last, e[0], dd[0]);
+                beyond(f, g - d, q, last, e[1], dd[1]);
             }
         } else {
             // cycle without a ruler: walk it (twice) from v
@@ -524,7 +525,7 @@ __global__ void ruler_finish(const I N, const I* __restrict__ P, const V* __rest
         }
         I dropped = -1, lo = -1;
         if (cut >= 0) {
-            const I ma = w_end[cut].ma, mb = w_end[cut].mb;
+            const I ma = last[cut].ma, mb = last[cut].mb;
             if (v == ma || v == mb) {
                 dropped = v == ma ? mb : ma;
                 if (v == ma) lo = dropped;
