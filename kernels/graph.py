@@ -136,7 +136,7 @@ def abs_graph(A, symmetric: bool | None = None):
     """
     W = offdiag_abs(A)
     if symmetric is None:
-        symmetric = weights_symmetric(W)  # one binary-search pass, no transpose
+        symmetric = weights_symmetric(W)  # one pass, no transpose
     if symmetric:
         return W
     S = mirror_weights(W)  # a symmetric pattern: |w_ij| + |w_ji| in place, no transpose
