@@ -379,7 +379,7 @@ class MatrixCheck:
         self._matrix = matrix
 
     def _read(self):
-        return self._flags.get().view(np.int64)  # the count is signed
+        return self._flags.get().view(np.int64)  # the balance: a signed count on the CPU
 
     @property
     def finite(self) -> bool:

@@ -432,6 +432,8 @@ def _beyond(s, dist, q, r, nv, dn):
 @njit(cache=True, parallel=True)
 def _ruler_finish(N, P, Wt, claim, link, gap, gmw, gma, gmb, near, near_dist, gmn, q, r, mw, ma, mb, nv, dn, mn,
                   P_out, path_id, position, length, removed_lo):
+    """Twin of the CUDA ``ruler_finish``, given level 0 and the scan's last level whole (as
+    the launcher spreads them; their ``mw`` and ``mn`` are not read)."""
     for v in prange(N):
         c = claim[v]
         cut = -1

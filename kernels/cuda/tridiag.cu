@@ -805,8 +805,6 @@ __global__ void block_reduced_rhs(const I P, const int C, const V* __restrict__ 
     v2_store(g, (size_t)j, val);
 }
 
-// x_interior = y - V S_{j-1} - W S_j; separators are S. With `scatter`, unknown (r, c)
-// goes to out[scatter[2r + c]] (< 0 dropped), else to out[2r + c] for rows r < N.
 // block_chunk_back's work on a chunk (at most MAXC block rows): every value of the chunk is
 // computed before the first store.
 template <int MAXC, typename V, typename I>
@@ -839,6 +837,8 @@ __device__ __forceinline__ void block_back_chunk(const I j, const I P, const int
     }
 }
 
+// x_interior = y - V S_{j-1} - W S_j; separators are S. With `scatter`, unknown (r, c)
+// goes to out[scatter[2r + c]] (< 0 dropped), else to out[2r + c] for rows r < N.
 template <typename V, typename I>
 __global__ void block_chunk_back(const I P, const int C, const I N, const V* __restrict__ y, const V* __restrict__ v,
                                  const V* __restrict__ w, const V* __restrict__ S, const I* __restrict__ scatter,
