@@ -128,10 +128,14 @@ def _function(stem: str, name: str, types: tuple, device_id: int):
 ROW_KERNEL_THREADS_PER_SM = 1024
 
 
-def aligned(a, nbytes: int):
-    """``a`` (a C-contiguous CuPy array) itself when its data is ``nbytes``-aligned, else an
-    aligned copy: the pair and quad accesses of ``pairs.cuh`` fault on a view that starts
-    inside a row (CuPy's allocations are aligned)."""
+def aligned(a, nbytes: int, dtype=None):
+    """``a`` as a C-contiguous CuPy array (of ``dtype``, if given) whose data is
+    ``nbytes``-aligned: ``a`` itself when it already is one, else a copy. The pair and quad
+    accesses of ``pairs.cuh`` fault on a view that starts inside a row (CuPy's allocations
+    are aligned)."""
+    import cupy
+
+    a = cupy.ascontiguousarray(a, dtype=dtype)
     return a if a.data.ptr % nbytes == 0 else a.copy()
 
 

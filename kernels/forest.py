@@ -808,8 +808,7 @@ def linear_forest_ruling(partners, weights, *, spacing=RULER_SPACING, run=RULER_
 
         launcher = _GpuLauncher(partners.dtype, weights.dtype)
         # the kernels read a vertex's two slots as one pair (pairs.cuh)
-        partners, weights = (aligned(launcher.xp.ascontiguousarray(x), 2 * x.dtype.itemsize)
-                             for x in (partners, weights))
+        partners, weights = (aligned(x, 2 * x.dtype.itemsize) for x in (partners, weights))
     else:
         partners = np.asarray(partners)
         launcher = _CpuLauncher(partners.dtype, weights.dtype)

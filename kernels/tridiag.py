@@ -628,7 +628,7 @@ def partner_entries(A, partners):
     itype = A.indices.dtype
     entries = xp.empty((N, 4), vt)  # written in full
     _launch_per_row("partner_entries", N, vt, itype, A.indptr, A.indices, A.data,
-                    aligned(xp.ascontiguousarray(partners, dtype=itype), 2 * itype.itemsize), entries)
+                    aligned(partners, 2 * itype.itemsize, itype), entries)
     return entries
 
 
@@ -671,7 +671,7 @@ def extract_tridiagonal(A, perm=None, partners=None, *, entries=None):
         perm = None if perm is None else xp.ascontiguousarray(perm, dtype=itype)
         dl, d, du = (xp.empty(N, vt) for _ in range(3))  # every row is written
         _launch_per_row("order_partner_entries", N, vt, itype, perm,
-                        aligned(xp.ascontiguousarray(partners, dtype=itype), 2 * itype.itemsize),
+                        aligned(partners, 2 * itype.itemsize, itype),
                         aligned(entries, 16), dl, d, du)
         return dl, d, du
     # the kernel's order: None (the original one), else old -> new

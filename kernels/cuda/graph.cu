@@ -70,28 +70,39 @@ __global__ void contract_number(const I N, const I* __restrict__ indptr, const I
 // neighbouring threads coalesce), a longer one in place in the scratch.
 constexpr int LOCAL_ROW = 64;
 
-template <typename V, typename I, typename Row>
-__device__ I build_coarse_row(const I c, const I* __restrict__ indptr, const I* __restrict__ indices,
-                              const V* __restrict__ data, const I* __restrict__ coarse,
-                              const I* __restrict__ members, Row row) {
-    I n = 0;
+// add(j, a) for every entry of coarse row c's members whose coarse column j is not c: the
+// entries of member 0, then of member 1, each in CSR order (the builders' summation order).
+template <typename V, typename I, typename Add>
+__device__ __forceinline__ void coarse_candidates(const I c, const I* __restrict__ indptr,
+                                                  const I* __restrict__ indices, const V* __restrict__ data,
+                                                  const I* __restrict__ coarse, const I* __restrict__ members,
+                                                  Add add) {
     for (int s = 0; s < 2; ++s) {
         const I v = members[2 * (size_t)c + s];
         if (v < 0) continue;
         for (I e = indptr[v]; e < indptr[v + 1]; ++e) {
             const I j = coarse[indices[e]];
-            if (j == c) continue;
-            I a = 0;
-            while (a < n && row.idx(a) != j) ++a;
-            if (a < n) {
-                row.val(a) += data[e];
-            } else {
-                row.idx(n) = j;
-                row.val(n) = data[e];
-                ++n;
-            }
+            if (j != c) add(j, data[e]);
         }
     }
+}
+
+template <typename V, typename I, typename Row>
+__device__ I build_coarse_row(const I c, const I* __restrict__ indptr, const I* __restrict__ indices,
+                              const V* __restrict__ data, const I* __restrict__ coarse,
+                              const I* __restrict__ members, Row row) {
+    I n = 0;
+    coarse_candidates(c, indptr, indices, data, coarse, members, [&](const I j, const V w) {
+        I a = 0;
+        while (a < n && row.idx(a) != j) ++a;
+        if (a < n) {
+            row.val(a) += w;
+        } else {
+            row.idx(n) = j;
+            row.val(n) = w;
+            ++n;
+        }
+    });
     for (I a = 1; a < n; ++a) {  // insertion sort: the rows are short
         const I j = row.idx(a);
         const V w = row.val(a);
@@ -128,33 +139,26 @@ __device__ __forceinline__ I build_coarse_row_registers(const I c, const I* __re
         rv[a] = V(0);
     }
     I n = 0;
-    for (int s = 0; s < 2; ++s) {
-        const I v = members[2 * (size_t)c + s];
-        if (v < 0) continue;
-        for (I e = indptr[v]; e < indptr[v + 1]; ++e) {
-            const I j = coarse[indices[e]];
-            if (j == c) continue;
-            const V w = data[e];
-            bool found = false;
+    coarse_candidates(c, indptr, indices, data, coarse, members, [&](const I j, const V w) {
+        bool found = false;
 #pragma unroll
-            for (int a = 0; a < REG_ROW; ++a) {
-                if (a < n && ri[a] == j) {
-                    rv[a] += w;
-                    found = true;
-                }
-            }
-            if (!found) {
-#pragma unroll
-                for (int a = 0; a < REG_ROW; ++a) {
-                    if (a == n) {
-                        ri[a] = j;
-                        rv[a] = w;
-                    }
-                }
-                ++n;
+        for (int a = 0; a < REG_ROW; ++a) {
+            if (a < n && ri[a] == j) {
+                rv[a] += w;
+                found = true;
             }
         }
-    }
+        if (!found) {
+#pragma unroll
+            for (int a = 0; a < REG_ROW; ++a) {
+                if (a == n) {
+                    ri[a] = j;
+                    rv[a] = w;
+                }
+            }
+            ++n;
+        }
+    });
 #pragma unroll
     for (int round = 0; round < REG_ROW; ++round) {
 #pragma unroll
