@@ -76,8 +76,10 @@ def _offdiag_abs_gpu(A):
 
     from .cuda import get_kernel, row_grid
 
-    A = csp.csr_matrix(A)
-    A.sum_duplicates()
+    A = A.tocsr() if csp.issparse(A) else csp.csr_matrix(A)
+    if not A.has_canonical_format:  # a check that CuPy caches on the matrix: one per matrix
+        A = A.copy()
+        A.sum_duplicates()
     dtype = _real_dtype(A.dtype)
     data = A.data
     if data.dtype.kind == "c":
@@ -98,7 +100,9 @@ def _offdiag_abs_gpu(A):
     out_data = cupy.empty(nnz, dtype=dtype)
     get_kernel("graph", "offdiag_abs_fill", dtype, itype)(
         (blocks,), (threads,), (nn, A.indptr, A.indices, data, out_indptr, out_indices, out_data))
-    return csp.csr_matrix((out_data, out_indices, out_indptr), shape=A.shape)
+    W = csp.csr_matrix((out_data, out_indices, out_indptr), shape=A.shape)
+    W.has_canonical_format = True  # A's rows, in order, less some entries
+    return W
 
 
 def is_symmetric(W) -> bool:
@@ -203,7 +207,7 @@ def _contract(indptr, indices, data, mate):
     return coarse, members, out_ptr, out_idx[:n], out_val[:n]
 
 
-def contract_pairs(W, mate):
+def contract_pairs(W, mate, *, check=True):
     """Contract the matched pairs of a weight graph to single vertices.
 
     The coarse graph is ``R W R^T`` without its diagonal, where ``R`` sums each pair: the
@@ -219,6 +223,10 @@ def contract_pairs(W, mate):
     W : scipy.sparse or cupyx.scipy.sparse CSR, square, no diagonal
     mate : int array of length N on the backend of ``W``, the partner of each vertex or
         -1 (a matching)
+    check : bool
+        Test that ``mate`` is a matching (a host synchronization on the GPU); False for a
+        ``mate`` known to be one (a [0,1]-factor's), with which an invalid one gives an
+        undefined result.
 
     Returns
     -------
@@ -241,10 +249,10 @@ def contract_pairs(W, mate):
     mate = xp.asarray(mate)
     if mate.shape != (N,):
         raise ValueError(f"mate must have length {N}, got shape {mate.shape}")
-    vertices = xp.arange(N)
-    partner_of_partner = mate[xp.clip(mate, 0, N - 1)]
-    if bool(((mate < -1) | (mate >= N) | ((mate >= 0) & (partner_of_partner != vertices))).any()):
-        raise ValueError("mate is not a matching (partners must point at each other)")
+    if check:
+        partner_of_partner = mate[xp.clip(mate, 0, N - 1)]
+        if bool(((mate < -1) | (mate >= N) | ((mate >= 0) & (partner_of_partner != xp.arange(N)))).any()):
+            raise ValueError("mate is not a matching (partners must point at each other)")
     if xp is not np:
         return _contract_gpu(W, mate)
     import scipy.sparse as sp

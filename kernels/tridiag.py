@@ -20,7 +20,7 @@ import warnings
 import numpy as np
 from numba import njit, prange
 
-from .backend import get_array_module, inverse_permutation
+from .backend import get_array_module, inverse_permutation, to_host
 
 __all__ = ["TridiagonalSolver", "tridiagonal_solve", "BlockTridiagonalSolver", "extract_tridiagonal", "partner_entries",
            "extract_block_tridiagonal"]
@@ -541,11 +541,13 @@ class BlockTridiagonalSolver(_PartitionedGPU):
 
 
 def _launch_per_row(name, n, vt, itype, *args, threads=512):
-    """Launches the ``tridiag.cu`` kernel ``name`` with one thread per row for ``n`` rows
-    (its first argument)."""
+    """Launches the ``tridiag.cu`` kernel ``name`` (templated on ``vt`` and ``itype``, or
+    on ``itype`` alone when ``vt`` is None) with one thread per row for ``n`` rows (its
+    first argument)."""
     from .cuda import get_kernel
 
-    get_kernel("tridiag", name, vt, itype)(((n + threads - 1) // threads,), (threads,), (itype.type(n), *args))
+    types = (itype,) if vt is None else (vt, itype)
+    get_kernel("tridiag", name, *types)(((n + threads - 1) // threads,), (threads,), (itype.type(n), *args))
 
 
 @njit(cache=True, parallel=True)
@@ -688,7 +690,9 @@ def extract_tridiagonal(A, perm=None, partners=None, *, entries=None):
 
 
 @njit(cache=True)
-def _extract_blocks_cpu(indptr, indices, data, slot, path_of, L, D, U):
+def _extract_blocks_cpu(indptr, indices, data, slot, path_start, L, D, U):
+    """Twin of the CUDA ``block_row_entries`` and ``block_gather_rows`` in one pass (each
+    row's sums in the same order)."""
     covered = 0.0
     total = 0.0
     for i in range(len(indptr) - 1):
@@ -704,25 +708,29 @@ def _extract_blocks_cpu(indptr, indices, data, slot, path_of, L, D, U):
             if bj == bi:
                 D[bi, si, sj] += a
                 covered += w
-            elif path_of[bj] == path_of[bi]:
-                if bj == bi - 1:
-                    L[bi, si, sj] += a
-                    covered += w
-                elif bj == bi + 1:
-                    U[bi, si, sj] += a
-                    covered += w
+            elif bj == bi - 1 and not path_start[bi]:
+                L[bi, si, sj] += a
+                covered += w
+            elif bj == bi + 1 and not path_start[bi + 1]:
+                U[bi, si, sj] += a
+                covered += w
     return covered, total
 
 
-def extract_block_tridiagonal(A, index, starts):
-    """2x2 block tridiagonal part of a sparse matrix in one pass over its entries.
+def extract_block_tridiagonal(A, index, starts, *, check=True):
+    """2x2 block tridiagonal part of a sparse matrix.
 
     Block ``k`` holds the rows ``index[k, 0]`` and ``index[k, 1]`` (-1: a ghost, whose
     equation is ``1 * x = rhs``); blocks ``starts[p]:starts[p + 1]`` form path ``p`` and
     only neighbouring blocks of one path are coupled. Returns ``(L, D, U, coverage)``:
     ``m x 2 x 2`` blocks (``L[k]`` couples block ``k`` to ``k - 1``) on the backend of
-    ``A`` (Numba on the CPU, one thread per block row on the GPU, the same values) and
-    the fraction of the off-diagonal absolute weight of ``A`` that they hold.
+    ``A`` (Numba on the CPU; on the GPU two passes, the rows' sums by block in ``A``'s own
+    order, then gathered in the blocks' order; the same values) and the fraction of the
+    off-diagonal absolute weight of ``A`` that they hold.
+
+    ``check=False`` skips the tests that ``index`` holds every row once and that
+    ``starts`` rises from 0 to ``m`` (host synchronizations on the GPU), for arrays known
+    to be valid (AlgTriBlock's own); with invalid ones the result is undefined.
     """
     xp = get_array_module(A)
     A = A.tocsr()
@@ -733,27 +741,44 @@ def extract_block_tridiagonal(A, index, starts):
     index = xp.asarray(index)
     starts = xp.asarray(starts)
     m = len(index)
-    if index.ndim != 2 or index.shape[1] != 2 or m == 0 or int(index.max()) >= N or int(index.min()) < -1:
-        raise ValueError(f"index must be an m x 2 array of row ids in 0..{N - 1} or -1")
-    if len(starts) == 0 or int(starts[0]) != 0 or int(starts[-1]) != m or bool((xp.diff(starts) < 0).any()):
-        raise ValueError("starts must rise from 0 to the number of blocks")
-    itype = np.int64 if xp is np else A.indices.dtype
-    slot = xp.full(N + 1, -1, dtype=itype)  # slot[j] = 2 * block + position; entry N takes the ghosts
-    for s in range(2):
-        rows = index[:, s]
-        slot[xp.where(rows >= 0, rows, N)] = 2 * xp.arange(m, dtype=itype) + s
-    if bool((slot[:N] < 0).any()):
-        raise ValueError("every row must belong to a block")
-    path_of = (xp.searchsorted(starts, xp.arange(m), side="right") - 1).astype(itype)
+    if check:
+        if index.ndim != 2 or index.shape[1] != 2 or m == 0 or int(index.max()) >= N or int(index.min()) < -1:
+            raise ValueError(f"index must be an m x 2 array of row ids in 0..{N - 1} or -1")
+        if len(starts) == 0 or int(starts[0]) != 0 or int(starts[-1]) != m or bool((xp.diff(starts) < 0).any()):
+            raise ValueError("starts must rise from 0 to the number of blocks")
+    itype = np.dtype(np.int64) if xp is np else A.indices.dtype
+    index = xp.ascontiguousarray(index, dtype=itype)
+    slot = xp.full(N, -1, dtype=itype)  # slot[i] = 2 * block + position of row i
     if xp is np:
-        L, D, U = (np.zeros((m, 2, 2), dtype=A.dtype) for _ in range(3))
-        covered, total = _extract_blocks_cpu(A.indptr, A.indices, A.data, slot, path_of, L, D, U)
-        D[index[:, 1] < 0, 1, 1] = 1
+        for s in range(2):
+            rows = index[:, s]
+            blocks = np.flatnonzero(rows >= 0)
+            slot[rows[blocks]] = 2 * blocks + s
+    else:
+        _launch_per_row("block_slots", m, None, itype, itype.type(N), index, slot, threads=256)
+    if check and bool((slot < 0).any()):
+        raise ValueError("every row must belong to a block")
+    path_start = xp.zeros(m + 1, dtype=np.uint8)  # whether block k begins a path (k = m: past the end)
+    path_start[starts] = 1
+    vt = np.dtype(A.dtype)
+    if xp is np:
+        L, D, U = (np.zeros((m, 2, 2), dtype=vt) for _ in range(3))
+        covered, total = _extract_blocks_cpu(A.indptr, A.indices, A.data, slot, path_start, L, D, U)
+        for s in range(2):  # ghosts: uncoupled, diagonal 1
+            D[index[:, s] < 0, s, s] = 1
         return L, D, U, (covered / total if total else 0.0)
+    record = xp.empty((N, 6), dtype=vt)  # per row: its (l, d, u) pairs, written in full
+    covered, total = xp.empty(N), xp.empty(N)
+    _launch_per_row("block_row_entries", N, vt, itype, A.indptr, A.indices, A.data, slot, path_start, record,
+                    covered, total, threads=256)
+    L, D, U = (xp.empty((m, 2, 2), dtype=vt) for _ in range(3))  # every entry is written
+    _launch_per_row("block_gather_rows", m, vt, itype, index, record, L, D, U, threads=256)
+    covered, total = (float(x) for x in to_host(xp.stack([covered.sum(), total.sum()])))
+    return L, D, U, (covered / total if total else 0.0)
     vt = np.dtype(A.dtype)
     L, D, U = (xp.empty((m, 2, 2), dtype=vt) for _ in range(3))  # every entry is written
     covered, total = xp.empty(m), xp.empty(m)
     _launch_per_row("extract_blocks", m, vt, itype, A.indptr, A.indices, A.data,
                     xp.ascontiguousarray(index, dtype=itype), slot, path_of, L, D, U, covered, total, threads=256)
-    total = float(total.sum())
-    return L, D, U, (float(covered.sum()) / total if total else 0.0)
+    covered, total = (float(x) for x in to_host(xp.stack([covered.sum(), total.sum()])))
+    return L, D, U, (covered / total if total else 0.0)

@@ -274,7 +274,7 @@ class AlgebraicBlockTridiagonalPrecond(_FactorizedPrecond):
         f1, self.m = _best_factor(W, 1, m, iterations=iterations, k_m=k_m, p=p, seed=seed, symmetric=True,
                                   validated=True)
         # block members: (smaller, larger) of a pair, or (vertex, ghost -1)
-        Wc, _, members = contract_pairs(W, f1.neighbors[:, 0])
+        Wc, _, members = contract_pairs(W, f1.neighbors[:, 0], check=False)  # a [0,1]-factor: a matching
         clock.mark("matching+coarsen")
         # symmetry tested, not assumed: a coarse weight sums up to four fine weights, and the
         # two rows of a coarse edge add them in different orders (last-bit differences)
@@ -282,7 +282,8 @@ class AlgebraicBlockTridiagonalPrecond(_FactorizedPrecond):
         _, _, _, cperm, starts, _ = linear_forest_arrays(f2.neighbors, f2.weights)
         clock.mark("coarse forest")
         index = members[cperm]  # block k of the system = coarse vertex cperm[k]
-        L, D, U, self.weight_coverage = extract_block_tridiagonal(A, index, starts)
+        # every row in one block (a pair or a vertex and a ghost), the paths in order
+        L, D, U, self.weight_coverage = extract_block_tridiagonal(A, index, starts, check=False)
         self.n_blocks = Wc.shape[0]
         self.n_paths = len(starts) - 1
         self.n_ghosts = self.n_blocks - (A.shape[0] - self.n_blocks)  # N = 2 * pairs + singles

@@ -414,9 +414,41 @@ def test_extract_block_tridiagonal_matches_dense():
     dup = sp.csr_matrix((np.array([1.0, -1.0, 2.0]), np.array([1, 1, 0]), np.array([0, 2, 3])), shape=(2, 2))
     _, _, _, c = extract_block_tridiagonal(dup, np.array([[0, -1], [1, -1]]), np.array([0, 2]))
     assert c == 1.0  # only the (1, 0) entry is left off the diagonal, and it couples the two blocks
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="every row"):  # row 7 in no block
         extract_block_tridiagonal(A, index[:4], np.array([0, 2, 4]))
-    with pytest.raises(ValueError):  # paths that do not end at the last block
+    with pytest.raises(ValueError, match="starts"):  # paths that do not end at the last block
         extract_block_tridiagonal(A, index, np.array([0, 2, 4]))
-    with pytest.raises(ValueError):  # a row id beyond the matrix
+    with pytest.raises(ValueError, match="row ids"):  # a row id beyond the matrix
         extract_block_tridiagonal(A, np.vstack([index, [[9, -1]]]), np.array([0, 2, 6]))
+    with pytest.raises(ValueError, match="row ids"):  # below -1
+        extract_block_tridiagonal(A, np.vstack([index, [[-2, -1]]]), np.array([0, 2, 6]))
+    with pytest.raises(ValueError, match="starts"):  # a path of negative length
+        extract_block_tridiagonal(A, index, np.array([0, 3, 2, 5]))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gpu_extract_block_tridiagonal_equals_cpu(dtype):
+    """The GPU's two passes (rows in A's order, then blocks in theirs) give the CPU's blocks,
+    with ghosts in either position, paths of one block and rows read in a scattered order."""
+    import cupy
+
+    from kernels.backend import to_device
+    from kernels.tridiag import extract_block_tridiagonal
+
+    rng = np.random.default_rng(8)
+    N = 2000
+    A = (sp.random(N, N, density=0.004, random_state=8, format="csr") + sp.eye(N) * 4).astype(dtype)
+    order = rng.permutation(N)
+    pairs, singles = order[:1200].reshape(-1, 2), order[1200:]
+    ghost_first = np.column_stack([np.full(200, -1), singles[:200]])
+    ghost_last = np.column_stack([singles[200:], np.full(len(singles) - 200, -1)])
+    index = np.vstack([pairs, ghost_first, ghost_last])[rng.permutation(600 + len(singles))]
+    m = len(index)
+    starts = np.concatenate([[0], np.sort(rng.choice(np.arange(1, m), 150, replace=False)), [m]])
+    want = extract_block_tridiagonal(A, index, starts)
+    for check in (True, False):
+        got = extract_block_tridiagonal(to_device(A), cupy.asarray(index), cupy.asarray(starts), check=check)
+        for g, w in zip(got[:3], want[:3]):
+            np.testing.assert_array_equal(g.get(), w)
+        assert got[3] == pytest.approx(want[3], rel=1e-12)
