@@ -157,7 +157,7 @@ def transpose_sum(W):
 
 
 @njit(cache=True)
-def _contract(indptr, indices, data, mate):
+def _contract(indptr, indices, data, mate, absval):
     N = len(indptr) - 1
     coarse = np.empty(N, dtype=np.int64)
     Nc = 0
@@ -185,15 +185,16 @@ def _contract(indptr, indices, data, mate):
                 continue
             for e in range(indptr[m], indptr[m + 1]):
                 j = coarse[indices[e]]
-                if j == c:
+                if j == c or (absval and data[e] == 0):
                     continue
+                w = abs(data[e]) if absval else data[e]
                 if slot[j] < start:  # first entry of column j in this row
                     slot[j] = n
                     out_idx[n] = j
-                    out_val[n] = data[e]
+                    out_val[n] = w
                     n += 1
                 else:
-                    out_val[slot[j]] += data[e]
+                    out_val[slot[j]] += w
         for a in range(start + 1, n):  # sort the row by column (rows are short)
             j, w = out_idx[a], out_val[a]
             b = a - 1
@@ -207,7 +208,7 @@ def _contract(indptr, indices, data, mate):
     return coarse, members, out_ptr, out_idx[:n], out_val[:n]
 
 
-def contract_pairs(W, mate, *, check=True):
+def contract_pairs(W, mate, *, check=True, from_matrix=False):
     """Contract the matched pairs of a weight graph to single vertices.
 
     The coarse graph is ``R W R^T`` without its diagonal, where ``R`` sums each pair: the
@@ -220,7 +221,9 @@ def contract_pairs(W, mate, *, check=True):
 
     Parameters
     ----------
-    W : scipy.sparse or cupyx.scipy.sparse CSR, square, no diagonal
+    W : scipy.sparse or cupyx.scipy.sparse CSR, square, no diagonal (a real dtype); or,
+        with ``from_matrix``, a matrix ``A`` whose weight graph ``|A| - diag(A)`` is
+        contracted (its absolute values, explicit zeros left out), as the factor reads it
     mate : int array of length N on the backend of ``W``, the partner of each vertex or
         -1 (a matching)
     check : bool
@@ -254,17 +257,18 @@ def contract_pairs(W, mate, *, check=True):
         if bool(((mate < -1) | (mate >= N) | ((mate >= 0) & (partner_of_partner != xp.arange(N)))).any()):
             raise ValueError("mate is not a matching (partners must point at each other)")
     if xp is not np:
-        return _contract_gpu(W, mate)
+        return _contract_gpu(W, mate, from_matrix)
     import scipy.sparse as sp
 
     W = sp.csr_matrix(W)
-    coarse, members, ptr, idx, val = _contract(W.indptr, W.indices, W.data, np.ascontiguousarray(mate, dtype=np.int64))
+    coarse, members, ptr, idx, val = _contract(W.indptr, W.indices, W.data, np.ascontiguousarray(mate, dtype=np.int64),
+                                               bool(from_matrix))
     Wc = sp.csr_matrix((val, idx, ptr), shape=(len(members), len(members)))
     Wc.has_canonical_format = True
     return Wc, coarse, members
 
 
-def _contract_gpu(W, mate):
+def _contract_gpu(W, mate, from_matrix):
     import cupy
     import cupyx.scipy.sparse as csp
 
@@ -291,7 +295,7 @@ def _contract_gpu(W, mate):
     nc = itype.type(Nc)
     get_kernel("graph", "contract_rows", vtype, itype)(
         grid, (threads,), (nc, W.indptr, W.indices, W.data, coarse, members, scratch_ptr, scratch_idx, scratch_val,
-                           counts))
+                           counts, np.int32(from_matrix)))
     out_ptr = cupy.zeros(Nc + 1, itype)
     cupy.cumsum(counts, out=out_ptr[1:])
     nnz = int(out_ptr[-1])

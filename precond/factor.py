@@ -6,7 +6,6 @@ follows the backend of ``A``: SciPy in, NumPy results; cupyx in, CuPy results.
 """
 from __future__ import annotations
 
-import functools
 import numbers
 
 import numpy as np
@@ -32,9 +31,9 @@ class Factor:
     round proposed nothing); otherwise it is checked on first access.
     """
 
-    def __init__(self, neighbors, weights, n, iterations, maximal=None, clock=None, graph=None, max_iterations=None):
+    def __init__(self, neighbors, weights, n, iterations, maximal=None, clock=None, source=None, max_iterations=None):
         # iterations: an int, or a callable reading M_max from the round flags;
-        # graph: the weight graph, or a callable building it (for the lazy maximality test)
+        # source: weight_source's pair, or a callable building it
         self.neighbors = neighbors
         self.weights = weights
         self.n = n
@@ -42,7 +41,17 @@ class Factor:
         self._max_iterations = max_iterations
         self._clock = clock
         self._maximal = maximal
-        self._graph = graph
+        self._source = source
+
+    def weight_source(self):
+        """``(matrix, from_matrix)``: the CSR matrix the proposals read, whose entries are
+        the factor's edge weights, or with ``from_matrix`` their absolute values off the
+        diagonal (zeros are no edges): the matrix itself when ``|A| - diag(A)`` is
+        symmetric, else the weight graph ``A' + A'^T`` (built at the first call where the
+        GPU looked its weights up)."""
+        if callable(self._source):
+            self._source = self._source()
+        return self._source
 
     @property
     def iterations(self) -> int:
@@ -60,9 +69,8 @@ class Factor:
         if self._maximal is None and self._max_iterations is not None and self.iterations < self._max_iterations:
             self._maximal = True  # stopped early: an uncharged round proposed nothing
         if self._maximal is None:
-            W = self._graph() if callable(self._graph) else self._graph
-            self._maximal = is_maximal(W, self.neighbors)
-        self._graph = None
+            M, from_matrix = self.weight_source()
+            self._maximal = is_maximal(abs_graph(M, symmetric=True) if from_matrix else M, self.neighbors)
         return self._maximal
 
     @property
@@ -258,7 +266,7 @@ def _factor(A, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, symmetric=None, val
     clock = PhaseClock(is_device_array(A))
     rounds = (n, iterations, m, k_m, p, seed)
     real = np.dtype(A.dtype) in (np.float32, np.float64)
-    G, graph = A, None  # graph: the weight graph of the factor, or a function building it
+    G, source = A, None  # source: Factor.weight_source's pair, or a function building it
     weight_graph = None  # builds A' + A'^T on A's own pattern, when the factor is on it
     pattern_tried = False  # whether the factor on A' + A'^T on A's own pattern was tried
     if symmetric is None and real:  # the factor of A, valid if the check of its first round passes
@@ -266,7 +274,7 @@ def _factor(A, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, symmetric=None, val
         partners, weights, flags, check = factor_rounds(G, *rounds, from_matrix=True, check=True)
         finite = check.finite
         if finite and check.symmetric:
-            graph = functools.partial(abs_graph, G, symmetric=True)
+            source = (G, True)
         elif finite and check.on_weight_graph:  # the GPU's sample chose A' + A'^T on A's pattern
             pattern_tried = True
             weight_graph = check.weight_graph if check.mirrored else None
@@ -274,20 +282,20 @@ def _factor(A, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, symmetric=None, val
         finite = validated or not A.nnz or all_finite(A.data)
     if not finite:
         raise ValueError("matrix has NaN or infinite entries")
-    if graph is None and real and symmetric is not True and not pattern_tried:  # unsymmetric values
+    if source is None and real and symmetric is not True and not pattern_tried:  # unsymmetric values
         pattern_tried = True
         G = _canonical_csr(G)
         mirrored = mirror_factor_rounds(G, *rounds)
         if mirrored is not None:
             partners, weights, flags, weight_graph = mirrored
     if weight_graph is not None:
-        graph = lambda: abs_graph(weight_graph(), symmetric=True)  # noqa: E731 - explicit zeros dropped
-    if graph is None:
+        source = lambda: (weight_graph(), True)  # noqa: E731 - A' + A'^T on A's pattern, its zeros kept
+    if source is None:
         G, from_matrix = weight_source(G, False if pattern_tried else symmetric, mirror=not pattern_tried)
         partners, weights, flags = factor_rounds(G, *rounds, from_matrix=from_matrix)
-        graph = functools.partial(abs_graph, G, symmetric=True) if from_matrix else G
+        source = (G, from_matrix)
     clock.mark("factor")
-    return Factor(partners, weights, n, lambda: rounds_used(flags, m, k_m), None, clock, graph=graph,
+    return Factor(partners, weights, n, lambda: rounds_used(flags, m, k_m), None, clock, source=source,
                   max_iterations=iterations)
 
 
@@ -336,7 +344,7 @@ def greedy_factor(A, n=2, *, ties="index", seed=0) -> Factor:
     if is_device_array(A):  # the result follows the backend of A
         partners, weights = to_device(partners), to_device(weights)
     clock.mark("greedy factor")
-    return Factor(partners, weights, n, 1, True, clock)
+    return Factor(partners, weights, n, 1, True, clock, source=lambda: (abs_graph(A), False))
 
 
 def _factor_pattern(f: Factor, shape, xp):

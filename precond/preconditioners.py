@@ -262,19 +262,19 @@ class AlgebraicBlockTridiagonalPrecond(_FactorizedPrecond):
 
     def __init__(self, A, *, iterations=5, m=5, k_m=0, p=0.5, seed=0):
         from kernels.forest import linear_forest_arrays
-        from kernels.graph import abs_graph, contract_pairs
+        from kernels.graph import contract_pairs
         from kernels.tridiag import BlockTridiagonalSolver, extract_block_tridiagonal
         from precond.factor import _factor
 
         A = check_matrix(A)
         super().__init__(A)
         clock = self._clock
-        # one weight graph for the matching and the coarsening (same coverage as on A)
-        W = abs_graph(A)
-        f1, self.m = _best_factor(W, 1, m, iterations=iterations, k_m=k_m, p=p, seed=seed, symmetric=True,
-                                  validated=True)
+        # the matching reads A itself where |A| - diag(A) is symmetric (its first round tests
+        # that), and the coarsening the same weights: no weight graph is built then
+        f1, self.m = _best_factor(A, 1, m, iterations=iterations, k_m=k_m, p=p, seed=seed, validated=True)
         # block members: (smaller, larger) of a pair, or (vertex, ghost -1)
-        Wc, _, members = contract_pairs(W, f1.neighbors[:, 0], check=False)  # a [0,1]-factor: a matching
+        W, from_matrix = f1.weight_source()
+        Wc, _, members = contract_pairs(W, f1.neighbors[:, 0], check=False, from_matrix=from_matrix)  # a matching
         clock.mark("matching+coarsen")
         # symmetry tested, not assumed: a coarse weight sums up to four fine weights, and the
         # two rows of a coarse edge add them in different orders (last-bit differences)

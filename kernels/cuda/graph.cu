@@ -70,21 +70,30 @@ __global__ void contract_number(const I N, const I* __restrict__ indptr, const I
 // neighbouring threads coalesce), a longer one in place in the scratch.
 constexpr int LOCAL_ROW = 64;
 
-// add(j, e) for every entry e of coarse row c's members whose coarse column j is not c: the
-// entries of member 0, then of member 1, each in CSR order (the builders' summation order).
-// The builders load data[e] themselves: so the PTX is that of their former two loops (with
-// the value loaded here, contract_pairs on ANISO2 float32 ran 2.55-2.75 ms against 2.42-2.45,
-// H200, four processes each).
-template <typename I, typename Add>
+// The weight of entry e: the value, or with `absval` (the weight graph read off a matrix
+// A, as the factor's from_matrix) its absolute value.
+template <typename V, typename I>
+__device__ __forceinline__ V entry_weight(const V* __restrict__ data, const I e, const int absval) {
+    const V a = data[e];
+    return absval && a < V(0) ? -a : a;
+}
+
+// add(j, e) for every entry e of coarse row c's members whose coarse column j is not c (with
+// `absval`, nonzero ones only: explicit zeros are no edges): the entries of member 0, then
+// of member 1, each in CSR order (the builders' summation order). The builders load the
+// weight themselves (with it loaded here, contract_pairs on ANISO2 float32 ran 2.55-2.75 ms
+// against 2.42-2.45, H200, four processes each).
+template <typename V, typename I, typename Add>
 __device__ __forceinline__ void coarse_candidates(const I c, const I* __restrict__ indptr,
-                                                  const I* __restrict__ indices, const I* __restrict__ coarse,
-                                                  const I* __restrict__ members, Add add) {
+                                                  const I* __restrict__ indices, const V* __restrict__ data,
+                                                  const I* __restrict__ coarse, const I* __restrict__ members,
+                                                  const int absval, Add add) {
     for (int s = 0; s < 2; ++s) {
         const I v = members[2 * (size_t)c + s];
         if (v < 0) continue;
         for (I e = indptr[v]; e < indptr[v + 1]; ++e) {
             const I j = coarse[indices[e]];
-            if (j != c) add(j, e);
+            if (j != c && !(absval && data[e] == V(0))) add(j, e);
         }
     }
 }
@@ -92,16 +101,16 @@ __device__ __forceinline__ void coarse_candidates(const I c, const I* __restrict
 template <typename V, typename I, typename Row>
 __device__ I build_coarse_row(const I c, const I* __restrict__ indptr, const I* __restrict__ indices,
                               const V* __restrict__ data, const I* __restrict__ coarse,
-                              const I* __restrict__ members, Row row) {
+                              const I* __restrict__ members, const int absval, Row row) {
     I n = 0;
-    coarse_candidates(c, indptr, indices, coarse, members, [&](const I j, const I e) {
+    coarse_candidates(c, indptr, indices, data, coarse, members, absval, [&](const I j, const I e) {
         I a = 0;
         while (a < n && row.idx(a) != j) ++a;
         if (a < n) {
-            row.val(a) += data[e];
+            row.val(a) += entry_weight(data, e, absval);
         } else {
             row.idx(n) = j;
-            row.val(n) = data[e];
+            row.val(n) = entry_weight(data, e, absval);
             ++n;
         }
     });
@@ -133,7 +142,7 @@ template <typename V, typename I>
 __device__ __forceinline__ I build_coarse_row_registers(const I c, const I* __restrict__ indptr,
                                                         const I* __restrict__ indices, const V* __restrict__ data,
                                                         const I* __restrict__ coarse, const I* __restrict__ members,
-                                                        I (&ri)[REG_ROW], V (&rv)[REG_ROW]) {
+                                                        const int absval, I (&ri)[REG_ROW], V (&rv)[REG_ROW]) {
     const I none = (I)((1ull << (8 * sizeof(I) - 1)) - 1);
 #pragma unroll
     for (int a = 0; a < REG_ROW; ++a) {
@@ -141,8 +150,8 @@ __device__ __forceinline__ I build_coarse_row_registers(const I c, const I* __re
         rv[a] = V(0);
     }
     I n = 0;
-    coarse_candidates(c, indptr, indices, coarse, members, [&](const I j, const I e) {
-        const V w = data[e];
+    coarse_candidates(c, indptr, indices, data, coarse, members, absval, [&](const I j, const I e) {
+        const V w = entry_weight(data, e, absval);
         bool found = false;
 #pragma unroll
         for (int a = 0; a < REG_ROW; ++a) {
@@ -191,7 +200,8 @@ template <typename V, typename I>
 __global__ void contract_rows(const I Nc, const I* __restrict__ indptr, const I* __restrict__ indices,
                               const V* __restrict__ data, const I* __restrict__ coarse,
                               const I* __restrict__ members, const I* __restrict__ scratch_ptr,
-                              I* __restrict__ scratch_idx, V* __restrict__ scratch_val, I* __restrict__ counts) {
+                              I* __restrict__ scratch_idx, V* __restrict__ scratch_val, I* __restrict__ counts,
+                              const int absval) {
     I local_idx[LOCAL_ROW];
     V local_val[LOCAL_ROW];
     for (I c = blockIdx.x * (I)blockDim.x + threadIdx.x; c < Nc; c += (I)gridDim.x * blockDim.x) {
@@ -201,7 +211,7 @@ __global__ void contract_rows(const I Nc, const I* __restrict__ indptr, const I*
         if (bound <= REG_ROW) {
             I ri[REG_ROW];
             V rv[REG_ROW];
-            n = build_coarse_row_registers(c, indptr, indices, data, coarse, members, ri, rv);
+            n = build_coarse_row_registers(c, indptr, indices, data, coarse, members, absval, ri, rv);
 #pragma unroll
             for (int a = 0; a < REG_ROW; ++a) {
                 if (a < n) {
@@ -210,13 +220,14 @@ __global__ void contract_rows(const I Nc, const I* __restrict__ indptr, const I*
                 }
             }
         } else if (bound <= LOCAL_ROW) {
-            n = build_coarse_row(c, indptr, indices, data, coarse, members, LocalRow<V, I>{local_idx, local_val});
+            n = build_coarse_row(c, indptr, indices, data, coarse, members, absval,
+                                 LocalRow<V, I>{local_idx, local_val});
             for (I a = 0; a < n; ++a) {
                 scratch_idx[start + a] = local_idx[a];
                 scratch_val[start + a] = local_val[a];
             }
         } else {
-            n = build_coarse_row(c, indptr, indices, data, coarse, members,
+            n = build_coarse_row(c, indptr, indices, data, coarse, members, absval,
                                  LocalRow<V, I>{scratch_idx + start, scratch_val + start});
         }
         counts[c] = n;
