@@ -138,6 +138,34 @@ def test_contract_pairs_equals_restriction_product(rng):
         contract_pairs(sp.csr_matrix(np.ones((2, 3))), np.array([-1, -1]))
 
 
+@pytest.mark.parametrize("on_gpu", [False, pytest.param(True, marks=pytest.mark.gpu)], ids=["cpu", "gpu"])
+def test_contract_pairs_from_matrix_equals_weight_graph(on_gpu):
+    """contract_pairs(A, from_matrix=True) contracts |A| - diag(A) read off A (explicit zeros
+    are no edges) into the weight graph's contraction, bit for bit, on the matrix that the
+    factor's weight_source names (A itself, or A' + A'^T on its pattern)."""
+    from kernels.backend import to_device, to_host
+    from kernels.graph import abs_graph, contract_pairs
+    from precond.factor import factor
+
+    def with_zeros(A):
+        A = A.tocsr().copy()
+        A.data[::5] = 0  # explicit zeros, on the diagonal too
+        return A
+
+    for A in (with_zeros(matrices.random_diffusion2d(20, seed=1)), with_zeros(matrices.convection_diffusion3d(7)),
+              matrices.aniso2(16).astype(np.float32)):
+        A = to_device(A) if on_gpu else A
+        f = factor(A, n=1)
+        M, from_matrix = f.weight_source()
+        assert from_matrix
+        mate = f.neighbors[:, 0]
+        got = contract_pairs(M, mate, from_matrix=True, check=False)
+        want = contract_pairs(abs_graph(M, symmetric=True), mate)
+        for g, w in zip((got[0].indptr, got[0].indices, got[0].data, got[1], got[2]),
+                        (want[0].indptr, want[0].indices, want[0].data, want[1], want[2])):
+            np.testing.assert_array_equal(to_host(g), to_host(w))
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("itype", [np.int32, np.int64])
 def test_gpu_contract_pairs_equals_cpu(itype):
