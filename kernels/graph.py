@@ -221,11 +221,13 @@ def contract_pairs(W, mate, *, check=True, from_matrix=False):
 
     Parameters
     ----------
-    W : scipy.sparse or cupyx.scipy.sparse CSR, square, no diagonal (a real dtype); or,
-        with ``from_matrix``, a matrix ``A`` whose weight graph ``|A| - diag(A)`` is
-        contracted (its absolute values, explicit zeros left out), as the factor reads it
+    W : scipy.sparse or cupyx.scipy.sparse CSR, square, no diagonal
     mate : int array of length N on the backend of ``W``, the partner of each vertex or
         -1 (a matching)
+    from_matrix : bool
+        ``W`` is a matrix ``A`` (a real dtype) whose weight graph ``|A| - diag(A)`` is
+        contracted, as the factor reads it: absolute values, the diagonal and explicit
+        zeros left out (no weight graph is built)
     check : bool
         Test that ``mate`` is a matching (a host synchronization on the GPU); False for a
         ``mate`` known to be one (a [0,1]-factor's), with which an invalid one gives an

@@ -775,10 +775,3 @@ def extract_block_tridiagonal(A, index, starts, *, check=True):
     _launch_per_row("block_gather_rows", m, vt, itype, index, record, L, D, U, threads=256)
     covered, total = (float(x) for x in to_host(xp.stack([covered.sum(), total.sum()])))
     return L, D, U, (covered / total if total else 0.0)
-    vt = np.dtype(A.dtype)
-    L, D, U = (xp.empty((m, 2, 2), dtype=vt) for _ in range(3))  # every entry is written
-    covered, total = xp.empty(m), xp.empty(m)
-    _launch_per_row("extract_blocks", m, vt, itype, A.indptr, A.indices, A.data,
-                    xp.ascontiguousarray(index, dtype=itype), slot, path_of, L, D, U, covered, total, threads=256)
-    covered, total = (float(x) for x in to_host(xp.stack([covered.sum(), total.sum()])))
-    return L, D, U, (covered / total if total else 0.0)
