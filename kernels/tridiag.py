@@ -728,9 +728,10 @@ def extract_block_tridiagonal(A, index, starts, *, check=True):
     order, then gathered in the blocks' order; the same values) and the fraction of the
     off-diagonal absolute weight of ``A`` that they hold.
 
-    ``check=False`` skips the tests that ``index`` holds every row once and that
-    ``starts`` rises from 0 to ``m`` (host synchronizations on the GPU), for arrays known
-    to be valid (AlgTriBlock's own); with invalid ones the result is undefined.
+    ``check=False`` skips the tests that ``index`` holds only row ids (or -1) and every
+    row, and that ``starts`` rises from 0 to ``m`` (host synchronizations on the GPU), for
+    arrays known to be valid (AlgTriBlock's own); with invalid ones the result is
+    undefined. A row in two blocks is not detected either way.
     """
     xp = get_array_module(A)
     A = A.tocsr()
