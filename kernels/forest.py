@@ -194,7 +194,8 @@ def linear_forest_gpu(partners, weights, *, method="ruling", early_exit=True, ch
     if events:
         events[2].record()
     # ---- (3) permutation, path starts and removed edges, as for the ruling set
-    perm, paths = _order_paths(_GpuLauncher(itype, vtype), length, path_id, position, removed_lo)
+    launcher = _GpuLauncher(itype, vtype)
+    perm, paths = _order_paths(launcher, _order_buffers(launcher, N), length, path_id, position, removed_lo)
     path_start, removed = paths()
     if stats is not None:
         events[3].record()
@@ -649,6 +650,7 @@ class _GpuLauncher:
         return buffer, (walk,), (link, w0), (qa, wa), (qb, wb)
 
 
+@functools.lru_cache(maxsize=None)
 def _record_dtype(vtype, itype, n_int):
     """A record of ``forest.cu`` (one value, then ``n_int`` indices) as an opaque dtype of its
     C size: natural alignment, padded to a multiple of 16 bytes (``__align__(16)``)."""
@@ -663,7 +665,17 @@ def _forest_kernels(itype, vtype, device_id):
     return {name: get_kernel("forest", name, vtype, itype) for name in _RULER_KERNELS}
 
 
-def _order_paths(launcher, length, path_id, position, removed_lo):
+def _order_buffers(launcher, N):
+    """The arrays of :func:`_order_paths` for ``N`` vertices: allocated before the forest's
+    host waits for the device, so that after the wait it only queues kernels."""
+    xp, it = launcher.xp, launcher.itype
+    n_tiles = (N + _ORDER_TILE - 1) // _ORDER_TILE
+    return (n_tiles, xp.empty(3 * n_tiles, dtype=it), xp.zeros(3, dtype=it),
+            xp.empty(N, dtype=it),  # offsets, written at the path ids
+            xp.empty(0, dtype=it), xp.empty((0, 2), dtype=np.int64), xp.empty(N, dtype=it))
+
+
+def _order_paths(launcher, buffers, length, path_id, position, removed_lo):
     """``(permutation, paths)`` from the ranked forest, where ``paths()`` returns
     ``(path_start, removed_edges)``. One tiled scan over the vertices of (length, path
     id?, removed edge's lower end?) gives the first new position of every path at its path
@@ -675,16 +687,11 @@ def _order_paths(launcher, length, path_id, position, removed_lo):
     xp = launcher.xp
     N = len(length)
     sc = launcher.scalar
-    n_tiles = (N + _ORDER_TILE - 1) // _ORDER_TILE
-    sums = xp.empty(3 * n_tiles, dtype=launcher.itype)
-    totals = xp.zeros(3, dtype=launcher.itype)
+    n_tiles, sums, totals, offsets, unused, no_removed, perm = buffers
     launcher("order_tile_sums", n_tiles * 256, sc(N), length, removed_lo, sums)
     launcher("order_scan_tiles", 1 if n_tiles else 0, sc(n_tiles), sums, totals)
-    offsets = xp.empty(N, dtype=launcher.itype)  # written at the path ids
-    unused = xp.empty(0, dtype=launcher.itype)
     launcher("order_place", n_tiles * 256, sc(N), length, removed_lo, sums, np.int32(_PLACE_OFFSETS), offsets, unused,
-             xp.empty((0, 2), dtype=np.int64))
-    perm = xp.empty(N, dtype=launcher.itype)
+             no_removed)
     launcher("scatter_permutation", N, sc(N), path_id, position, offsets, perm)
 
     def paths():
@@ -697,6 +704,12 @@ def _order_paths(launcher, length, path_id, position, removed_lo):
         return path_start, removed
 
     return perm, paths
+
+
+def _scan_steps(n_rulers):
+    """Steps of the ruler scan for ``n_rulers`` rulers: ceil(log2 R) + 1, rounded up to an
+    even number (the scan's result lies in its second buffer)."""
+    return 2 * math.ceil((math.ceil(math.log2(max(n_rulers, 2))) + 1) / 2)
 
 
 def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, run=RULER_RUN, seed=0, stats=None,
@@ -728,12 +741,19 @@ def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, run=RULER
     claim = xp.empty(N, dtype=np.int64)
     launcher("ruler_mark", N, sc(N), P, np.uint32(seed), np.uint64(_ruler_threshold(spacing, run)), np.uint32(run),
              rulers, n_rulers, claim)
-    if overlap is None:
-        nr = int(n_rulers[0])
-    else:  # the count copied as soon as ruler_mark is done, the caller's work queued behind it
-        count = EarlyRead(n_rulers)
+    # every output is written in full by ruler_finish; these and the ordering's arrays are
+    # allocated while the device marks the rulers (the host waits for their number next)
+    P_out, removed_lo, path_id, position, length = (xp.empty_like(P), *(xp.empty(N, dtype=itype) for _ in range(4)))
+    order = _order_buffers(launcher, N)
+    # the scan's flags, one per step; nr < N bounds the steps
+    busy = xp.zeros(_scan_steps(N), dtype=np.int32)
+    steps_run = xp.zeros(1, dtype=np.int32)
+    # the count copied as soon as ruler_mark is done (into pinned memory: the host then waits
+    # for that copy's event only), the caller's work, if any, queued behind it
+    count = EarlyRead(n_rulers)
+    if overlap is not None:
         overlap()
-        nr = int(count.get()[0])
+    nr = int(count.get()[0])
     ns = 2 * nr
     mark()
     # the slots' scratch in one allocation (the device may be idle here, waiting for the
@@ -745,18 +765,13 @@ def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, run=RULER
     # ---- one scan over the slots: distances to the path ends, the weakest edge of every
     # cycle and the distance to it. A list of slots has fewer than nr hops; the scan stops
     # itself once the lists are done, always after an odd step (result in buffer b).
-    steps = 2 * math.ceil((math.ceil(math.log2(max(nr, 2))) + 1) / 2)
-    busy = xp.zeros(steps, dtype=np.int32)
-    steps_run = xp.zeros(1, dtype=np.int32)
     link = level0[0]
-    launcher("ruler_scan", ns, sc(ns), np.int32(steps), busy, steps_run, link, level0, a, b)
+    launcher("ruler_scan", ns, sc(ns), np.int32(_scan_steps(nr)), busy, steps_run, link, level0, a, b)
     mark()
-    # every output is written in full by ruler_finish
-    P_out, removed_lo, path_id, position, length = (xp.empty_like(P), *(xp.empty(N, dtype=itype) for _ in range(4)))
     launcher("ruler_finish", N, sc(N), P, Wt, claim, level0, b, P_out, path_id, position, length, removed_lo)
     del slot_buffer  # freed after the kernels queued on it (CuPy's pool is stream-ordered)
     mark()
-    perm, paths = _order_paths(launcher, length, path_id, position, removed_lo)
+    perm, paths = _order_paths(launcher, order, length, path_id, position, removed_lo)
     mark()
     if stats is not None:
         stats["rulers"] = nr

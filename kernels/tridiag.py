@@ -120,11 +120,13 @@ _BLOCK_LAYOUT = ((("inv", 4), ("cp", 4), ("lint", 4), ("v", 4), ("w", 4), ("y", 
                  (("L", 4), ("inv", 4), ("cp", 4), ("x", 2)))
 
 
+@functools.lru_cache(maxsize=64)
 def _partition_plan(n, chunk, upper_chunk, bottom, layout):
     """Levels of the partitioned method for ``n`` rows (chunks of ``chunk`` rows at level 0,
     ``upper_chunk`` above, down to ``bottom`` rows) and their arrays in one workspace.
     Returns the levels as ``(N, C, P, arrays)``, the bottom as ``(m, arrays)`` (``arrays``:
-    name -> ``(offset, length)`` in values) and the workspace length."""
+    name -> ``(offset, length)`` in values) and the workspace length. Cached (the caller
+    must not change it): a set-up repeated on one size plans once."""
     def place(names, rows, base):
         arrays = {}
         for name, per_row in names:
@@ -142,7 +144,7 @@ def _partition_plan(n, chunk, upper_chunk, bottom, layout):
         levels.append((N, C, P, {**arrays, **separators}))
         N = P
     arrays, base = place(last, N, base)
-    return levels, (N, arrays), base
+    return tuple(levels), (N, arrays), base
 
 
 _FACTOR_ONLY = ("ra", "rb", "rc")  # read by the factorization alone
@@ -634,7 +636,7 @@ def partner_entries(A, partners):
     return entries
 
 
-def extract_tridiagonal(A, perm=None, partners=None, *, entries=None):
+def extract_tridiagonal(A, perm=None, partners=None, *, entries=None, factor_entries=None):
     """Tridiagonal coefficients ``(dl, d, du)`` of ``A`` in the order ``perm`` (new -> old)
     (paper 001, Sec. 4.3).
 
@@ -650,7 +652,11 @@ def extract_tridiagonal(A, perm=None, partners=None, *, entries=None):
     path). Two passes: :func:`partner_entries` reads A in its own order (``entries``, if
     given, is its result), then each new row gathers its old row's entries; a permutation
     that follows the columns of a grid (ANISO2) would scatter reads of A's rows, or the
-    one-pass writes, over the whole matrix.
+    one-pass writes, over the whole matrix. ``factor_entries``, if given, replaces that
+    first pass on the GPU: ``(diagonal, weights, signs)``, what a [0,2]-factor of ``A``
+    itself recorded of its entries (its ``weights`` with the ``Factor.matrix_entries`` of
+    :func:`precond.factor` on the GPU; ``signs``: a byte per row, bit ``3 + s`` set where
+    the entry to partner ``s`` is negative), from which the new rows gather theirs.
 
     Arrays of the wrong shape raise ``ValueError``."""
     xp = get_array_module(A)
@@ -661,6 +667,18 @@ def extract_tridiagonal(A, perm=None, partners=None, *, entries=None):
             raise ValueError(f"{name} must have shape {shape} for a matrix of {N} rows, got {tuple(x.shape)}")
     vt = np.dtype(A.dtype)
     itype = np.dtype(np.int64) if xp is np else A.indices.dtype
+    if partners is not None and factor_entries is not None:
+        if xp is np:
+            raise ValueError("factor_entries are recorded by the GPU's factor; on the CPU pass entries")
+        from .cuda import aligned
+
+        diagonal, weights, signs = factor_entries
+        perm = None if perm is None else xp.ascontiguousarray(perm, dtype=itype)
+        dl, d, du = (xp.empty(N, vt) for _ in range(3))  # every row is written
+        _launch_per_row("order_factor_entries", N, vt, itype, perm, aligned(partners, 2 * itype.itemsize, itype),
+                        aligned(weights, 2 * vt.itemsize, vt), xp.ascontiguousarray(signs, dtype=np.uint8),
+                        xp.ascontiguousarray(diagonal, dtype=vt), dl, d, du)
+        return dl, d, du
     if partners is not None:
         entries = partner_entries(A, partners) if entries is None else xp.ascontiguousarray(entries, dtype=vt)
         if xp is np:

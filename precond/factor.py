@@ -29,9 +29,15 @@ class Factor:
     ``iterations`` is read from the device on first access (the set-up does not wait for
     it). ``maximal`` is known without work when the iterations stopped early (an uncharged
     round proposed nothing); otherwise it is checked on first access.
+
+    ``matrix_entries``: None, or ``(diagonal, signs)`` of the matrix the factor is of,
+    which the GPU's rounds recorded while they read it (``signs``: a byte per row, bit
+    ``3 + s`` set where the entry to partner ``s`` is negative): with ``weights`` they
+    give its entries to the partners (see :func:`kernels.factor.factor_rounds`).
     """
 
-    def __init__(self, neighbors, weights, n, iterations, maximal=None, clock=None, source=None, max_iterations=None):
+    def __init__(self, neighbors, weights, n, iterations, maximal=None, clock=None, source=None, max_iterations=None,
+                 matrix_entries=None):
         # iterations: an int, or a callable reading M_max from the round flags;
         # source: weight_source's pair, or a callable building it
         self.neighbors = neighbors
@@ -42,6 +48,7 @@ class Factor:
         self._clock = clock
         self._maximal = maximal
         self._source = source
+        self.matrix_entries = matrix_entries
 
     def weight_source(self):
         """``(matrix, from_matrix)``: the CSR matrix the proposals read, whose entries are
@@ -246,7 +253,8 @@ def factor(A, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, *, symmetric=None) -
     return _factor(A, n, iterations, m, k_m, p, seed, symmetric)
 
 
-def _factor(A, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, symmetric=None, validated=False) -> Factor:
+def _factor(A, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, symmetric=None, validated=False,
+            entries=False) -> Factor:
     """:func:`factor` of a matrix of checked structure. Its entries are tested for NaN
     and infinity unless ``validated``; with ``symmetric=None`` and a float32/float64
     matrix the first proposal round makes that test and the symmetry test together (see
@@ -255,7 +263,8 @@ def _factor(A, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, symmetric=None, val
     (on ``A``'s pattern by :func:`kernels.factor.mirror_factor_rounds` when it holds the
     graph). On the GPU a sample of rows that proves ``A'`` unsymmetric makes the first
     round compute on that weight graph at once. The host waits for the first proposal of
-    each only."""
+    each only. ``entries``: keep what the GPU's rounds record of ``A``'s entries to the
+    partners where the factor is on ``A`` itself (``Factor.matrix_entries``; ``n = 2``)."""
     n = _check_int("n", n, 1, 4)
     iterations = _check_int("iterations", iterations, 0)
     m = _check_int("m", m, 1)
@@ -269,12 +278,16 @@ def _factor(A, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, symmetric=None, val
     G, source = A, None  # source: Factor.weight_source's pair, or a function building it
     weight_graph = None  # builds A' + A'^T on A's own pattern, when the factor is on it
     pattern_tried = False  # whether the factor on A' + A'^T on A's own pattern was tried
+    records = None  # Factor.matrix_entries
     if symmetric is None and real:  # the factor of A, valid if the check of its first round passes
         G = _canonical_csr(A)
-        partners, weights, flags, check = factor_rounds(G, *rounds, from_matrix=True, check=True)
+        entries = entries and n == 2 and iterations > 0
+        partners, weights, flags, check, *found = factor_rounds(G, *rounds, from_matrix=True, check=True,
+                                                                entries=entries)
         finite = check.finite
         if finite and check.symmetric:
             source = (G, True)
+            records = found[0] if found else None
         elif finite and check.on_weight_graph:  # the GPU's sample chose A' + A'^T on A's pattern
             pattern_tried = True
             weight_graph = check.weight_graph if check.mirrored else None
@@ -296,7 +309,7 @@ def _factor(A, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, symmetric=None, val
         source = (G, from_matrix)
     clock.mark("factor")
     return Factor(partners, weights, n, lambda: rounds_used(flags, m, k_m), None, clock, source=source,
-                  max_iterations=iterations)
+                  max_iterations=iterations, matrix_entries=records)
 
 
 def greedy_factor(A, n=2, *, ties="index", seed=0) -> Factor:

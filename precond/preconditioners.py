@@ -220,14 +220,19 @@ class AlgebraicTridiagonalPrecond(_FactorizedPrecond):
         A = check_matrix(A, finite=False)  # the factor tests the entries in its first round
         super().__init__(A)
         clock = self._clock
-        f, self.m = _best_factor(A, 2, m, iterations=iterations, k_m=k_m, p=p, seed=seed)
+        f, self.m = _best_factor(A, 2, m, iterations=iterations, k_m=k_m, p=p, seed=seed, entries=True)
         clock.mark("factor")
-        # the extraction's pass over A needs the factor only: queued while the forest's host
-        # waits for a count (its time is in "forest", the ordering pass in "extract")
+        # the extraction's entries of A: recorded by the GPU's factor rounds where the factor
+        # is on A itself; else a pass over A, which needs the factor only, queued while the
+        # forest's host waits for a count (its time is then in "forest", the ordering pass
+        # in "extract")
+        recorded = None if f.matrix_entries is None else (f.matrix_entries[0], f.weights, f.matrix_entries[1])
         entries = []
-        forest = _linear_forest(A, f, overlap=lambda: entries.append(partner_entries(A, f.neighbors)))
+        forest = _linear_forest(A, f, overlap=None if recorded is not None else
+                                lambda: entries.append(partner_entries(A, f.neighbors)))
         clock.mark("forest")
-        dl, d, du = extract_tridiagonal(A, forest.permutation, f.neighbors, entries=entries[0])
+        dl, d, du = extract_tridiagonal(A, forest.permutation, f.neighbors, entries=entries[0] if entries else None,
+                                        factor_entries=recorded)
         clock.mark("extract")
         self.solver = TridiagonalSolver(dl, d, du, forest.permutation)
         clock.mark("factorize")

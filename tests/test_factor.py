@@ -404,6 +404,65 @@ def test_first_round_checks_the_matrix(rng, device, kernel):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("kernel", ["thread", "warp"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gpu_rounds_record_the_partner_entries(rng, kernel, dtype):
+    """factor_rounds(entries=True) leaves the factor as it was and, where the check finds
+    it on the matrix itself, its diagonal and signs give partner_entries' values bit for
+    bit, and the extraction from them equals the one from A (signed entries, a missing or
+    zero diagonal, explicit zeros, long rows)."""
+    from kernels.backend import to_device, to_host
+    from kernels.factor import factor_rounds
+    from kernels.tridiag import extract_tridiagonal, partner_entries
+
+    signed = _random_sym(rng, N=400)
+    signed.data *= np.where(rng.random(signed.nnz) < 0.5, -1.0, 1.0)
+    signed = ((signed + signed.T) / 2).tocsr()
+    no_diag = signed.tolil()
+    no_diag.setdiag(0)  # explicit zeros on the diagonal
+    no_diag = no_diag.tocsr()
+    no_diag[5, 5] = 0.0
+    no_diag.eliminate_zeros()  # rows without a diagonal entry
+    cases = _check_cases(rng) + [signed, no_diag, matrices.random_diffusion2d(40), -matrices.aniso1(30)]
+    for A in cases:
+        A = A.astype(dtype).tocsr()
+        A.sum_duplicates()
+        M = to_device(A)
+        perm = to_device(rng.permutation(A.shape[0]))
+        for it in (1, 5):
+            p, w, flags, check, (diagonal, signs) = factor_rounds(M, 2, it, 5, 0, 0.5, 3, from_matrix=True,
+                                                                  check=True, kernel=kernel, entries=True)
+            p0, w0, _, _ = factor_rounds(M, 2, it, 5, 0, 0.5, 3, from_matrix=True, check=True, kernel=kernel)
+            if not (check.finite and check.symmetric):  # a void factor, or one on A' + A'^T
+                continue
+            np.testing.assert_array_equal(to_host(p), to_host(p0))
+            np.testing.assert_array_equal(to_host(w), to_host(w0))
+            records = to_host(partner_entries(M, p))
+            s, wh = to_host(signs), to_host(w)
+            np.testing.assert_array_equal(to_host(diagonal), records[:, 0])
+            for slot in range(2):
+                np.testing.assert_array_equal(np.where(s >> (3 + slot) & 1, -wh[:, slot], wh[:, slot]),
+                                              records[:, 1 + slot])
+            for order in (None, perm):
+                ours = extract_tridiagonal(M, order, p, factor_entries=(diagonal, w, signs))
+                for a, b in zip(ours, extract_tridiagonal(M, order, p)):
+                    np.testing.assert_array_equal(to_host(a), to_host(b))
+
+
+def test_recorded_entries_need_the_check_and_the_gpu():
+    from kernels.factor import factor_rounds
+    from kernels.tridiag import extract_tridiagonal
+
+    A = matrices.aniso2(5)
+    with pytest.raises(ValueError, match="entries=True needs check=True"):
+        factor_rounds(A, 2, from_matrix=True, entries=True)
+    p, w, flags, check, recorded = factor_rounds(A, 2, from_matrix=True, check=True, entries=True)
+    assert recorded is None  # the CPU records nothing
+    with pytest.raises(ValueError, match="factor_entries are recorded by the GPU"):
+        extract_tridiagonal(A, None, p, factor_entries=(A.diagonal(), w, np.zeros(A.shape[0], np.uint8)))
+
+
+@pytest.mark.gpu
 def test_gpu_sample_chooses_the_weight_graph(rng):
     """The GPU's sample of rows sends a matrix with unsymmetric values to A' + A'^T at once;
     an asymmetry outside the sample is found by the full check, and the factor is the

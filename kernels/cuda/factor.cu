@@ -34,8 +34,11 @@
 #define ENTRY_BATCH 4  // entries of a row a proposal loads ahead (scan_row)
 // A row's partner count (at most MAX_N) in one byte: the proposals gather it for every
 // entry, from a quarter of the bytes (H100, random_diffusion2d at 2.9M rows, the later
-// rounds: 556 -> 516 us in float32, 655 -> 615 in float64).
+// rounds: 556 -> 516 us in float32, 655 -> 615 in float64). Its bits SIGN_BIT + s are set
+// when the entry to partner s is negative (confirm_rows).
 typedef unsigned char Count;
+#define COUNT_MASK 7
+#define SIGN_BIT 3
 
 template <typename V, typename I>
 __device__ __forceinline__ bool better(V w1, I j1, V w2, I j2) {
@@ -146,7 +149,10 @@ __device__ __forceinline__ void add_print(unsigned long long* check, unsigned lo
 // Entries lo, lo + stride, ... < hi of row v: keeps the `room` best admissible (weight,
 // -column) pairs (not v, not saturated, not yet a partner, nonzero, other charge when
 // charging) sorted in acc; returns how many it holds. `alive` is set when an entry passes
-// every test but the charge one (the row may propose in a later round).
+// every test but the charge one (the row may propose in a later round). Bit s of `neg` is
+// set when the entry kept in acc[s] is negative and its weight is its absolute value
+// (absval, not mirror): the proposal then stores the entry itself (store_proposals), from
+// which confirm takes both the weight and the matrix entry. `diag` adds the diagonal entry.
 template <typename V, typename I>
 __device__ __forceinline__ int scan_row(const I v, const I lo, const I hi, const int stride,
                                         const I* __restrict__ indptr, const I* __restrict__ indices,
@@ -154,8 +160,9 @@ __device__ __forceinline__ int scan_row(const I v, const I lo, const I hi, const
                                         const I* partners, const Count* count, const int n,
                                         const int c, const int room, const unsigned int k, const unsigned int seed,
                                         const int charging, const unsigned long long threshold, const int absval,
-                                        const int first, V* acc_w, I* acc_j, unsigned long long* check,
-                                        unsigned long long& print, bool& alive, const int mirror) {
+                                        const int first, V* acc_w, I* acc_j, unsigned int& neg, V& diag,
+                                        unsigned long long* check, unsigned long long& print, bool& alive,
+                                        const int mirror) {
     const bool qv = (unsigned long long)hash32((unsigned int)v, k, seed) < threshold;
     I mine[MAX_N];
     for (int s = 0; s < MAX_N; ++s) mine[s] = s < c ? partners[(size_t)v * n + s] : (I)-1;
@@ -173,7 +180,7 @@ __device__ __forceinline__ int scan_row(const I v, const I lo, const I hi, const
             ab[b] = e < hi ? data[e] : V(0);
         }
 #pragma unroll
-        for (int b = 0; b < ENTRY_BATCH; ++b) cb[b] = !first && jb[b] >= 0 ? count[jb[b]] : 0;
+        for (int b = 0; b < ENTRY_BATCH; ++b) cb[b] = !first && jb[b] >= 0 ? count[jb[b]] & COUNT_MASK : 0;
 #pragma unroll
         for (int b = 0; b < ENTRY_BATCH; ++b) {
             const I e = e0 + b * stride, j = jb[b];
@@ -181,12 +188,14 @@ __device__ __forceinline__ int scan_row(const I v, const I lo, const I hi, const
             V mirrored = V(0);
             if (mirror) mirrored = mirror_entry(v, j, hi - 1 - e, ab[b], indptr, indices, data, check);
             else if (check) check_entry(v, j, ab[b], check, print);
+            if (j == v) diag += ab[b];  // summed as partner_entries sums (tridiag.cu)
             if (j == v || cb[b] >= n) continue;
             bool already = false;
             for (int s = 0; s < MAX_N; ++s) already |= (mine[s] == j);
             if (already) continue;
             const V w = mirror ? mirrored : absval ? (V)fabs(ab[b]) : ab[b];
             if (w == V(0)) continue;
+            const bool negative = absval && !mirror && ab[b] < V(0);
             alive = true;
             if (charging && (((unsigned long long)hash32((unsigned int)j, k, seed) < threshold) == qv)) continue;
             int pos;
@@ -200,10 +209,12 @@ __device__ __forceinline__ int scan_row(const I v, const I lo, const I hi, const
             while (pos > 0 && better(w, j, acc_w[pos - 1], acc_j[pos - 1])) {
                 acc_w[pos] = acc_w[pos - 1];
                 acc_j[pos] = acc_j[pos - 1];
+                neg = (neg & ~(1u << pos)) | (((neg >> (pos - 1)) & 1u) << pos);
                 --pos;
             }
             acc_w[pos] = w;
             acc_j[pos] = j;
+            neg = (neg & ~(1u << pos)) | ((unsigned int)negative << pos);
         }
     }
     return filled;
@@ -217,15 +228,16 @@ __device__ __forceinline__ int scan_row(const I v, const I lo, const I hi, const
 // float32 445-450 us against 382-388.
 template <typename V, typename I>
 __device__ __forceinline__ void store_proposals(const I v, const int n, const int filled, const bool alive,
-                                                const V* acc_w, const I* acc_j, I* prop, V* prop_w) {
+                                                const V* acc_w, const I* acc_j, const unsigned int neg, I* prop,
+                                                V* prop_w) {
     if (n == 2) {
         store_pair(prop + 2 * (size_t)v, filled > 0 ? acc_j[0] : alive ? (I)-1 : (I)DEAD, filled > 1 ? acc_j[1] : (I)-1);
-        for (int s = 0; s < filled; ++s) prop_w[2 * (size_t)v + s] = acc_w[s];
+        for (int s = 0; s < filled; ++s) prop_w[2 * (size_t)v + s] = (neg >> s) & 1u ? -acc_w[s] : acc_w[s];
         return;
     }
     for (int s = 0; s < n; ++s) {
         prop[(size_t)v * n + s] = s < filled ? acc_j[s] : (s == 0 && !alive ? (I)DEAD : (I)-1);
-        if (s < filled) prop_w[(size_t)v * n + s] = acc_w[s];
+        if (s < filled) prop_w[(size_t)v * n + s] = (neg >> s) & 1u ? -acc_w[s] : acc_w[s];
     }
 }
 
@@ -242,20 +254,23 @@ __device__ __forceinline__ void propose_rows(const I r0, const I step, const I n
                                              const unsigned long long threshold, const int absval, const int first,
                                              const int listed, const I* rows,
                                              const unsigned int* n_open, unsigned long long* check,
-                                             unsigned long long& print, const int mirror) {
+                                             unsigned long long& print, const int mirror, V* diag) {
     const I total = listed ? (I)*n_open : n_rows;
     for (I r = r0; r < total; r += step) {
         const I v = listed ? rows[r] : r;
-        const int c = first ? 0 : count[v];
+        const int c = first ? 0 : count[v] & COUNT_MASK;
         const int room = n - c;
         V acc_w[MAX_N];
         I acc_j[MAX_N];
+        unsigned int neg = 0;
+        V dv = V(0);
         bool alive = false;
         const int filled = room > 0 ? scan_row(v, indptr[v], indptr[v + 1], 1, indptr, indices, data, partners, count,
                                                n, c, room, k, seed, charging, threshold, absval, first, acc_w, acc_j,
-                                               check, print, alive, mirror)
+                                               neg, dv, check, print, alive, mirror)
                                     : 0;
-        store_proposals(v, n, filled, alive, acc_w, acc_j, prop, prop_w);
+        store_proposals(v, n, filled, alive, acc_w, acc_j, neg, prop, prop_w);
+        if (diag) diag[v] = dv;
     }
 }
 
@@ -266,24 +281,31 @@ __global__ void propose(const I n_rows, const I* __restrict__ indptr, const I* _
                         const int n, const unsigned int k, const unsigned int seed, const int charging,
                         const unsigned long long threshold, const int absval, const int first, const int listed,
                         const I* __restrict__ rows, const unsigned int* __restrict__ n_open,
-                        unsigned long long* __restrict__ check, int mirror, const int choose) {
+                        unsigned long long* __restrict__ check, int mirror, const int choose, V* __restrict__ diag) {
     if (choose) mirror = check[3] != 0ull;  // no fault in the sample: check A, else propose on A' + A'^T
     unsigned long long print = 0;
     propose_rows<V, I>(blockIdx.x * (I)blockDim.x + threadIdx.x, (I)gridDim.x * blockDim.x, n_rows, indptr, indices,
                        data, partners, count, prop, prop_w, n, k, seed, charging, threshold, absval, first, listed,
-                       rows, n_open, check, print, mirror);
+                       rows, n_open, check, print, mirror, diag);
     add_print(check, print);
 }
 
 // Keeps the mutual proposals of the rows r = r0, r0 + step, ... (r0: the thread's index in
 // the grid; the loop is block-uniform). With `next`, the rows still open and alive are
-// appended to the list next[0 .. *n_next).
+// appended to the list next[0 .. *n_next). A stored proposal is the entry itself where its
+// weight is its absolute value (`absval`; store_proposals): the weight kept is then that
+// value's, and its sign goes to bit SIGN_BIT + c of count[v] (partner c): with the first
+// proposal's diagonal, A's entries to the partners without a pass over A (valid where the
+// factor is on A itself, not on A' + A'^T), at no cost to the rounds, which load and store
+// count[v] anyway. H100, random_diffusion2d at 2.9M rows: a record of a row's entries
+// stored here instead (a partly written sector per later partner) cost its factor 90 us
+// in float32 and 160-220 in float64; a byte per partner for the signs, 23-40 us.
 template <typename V, typename I>
 __device__ __forceinline__ void confirm_rows(const I r0, const I step, const I n_rows, const I* prop, const V* prop_w,
                                              I* partners, V* weights, Count* count, const int n,
                                              unsigned long long* proposed, const int count_proposals,
                                              const int first, const int listed, const I* rows,
-                                             const unsigned int* n_open, I* next = nullptr,
+                                             const unsigned int* n_open, const int absval, I* next = nullptr,
                                              unsigned int* n_next = nullptr) {
     const I total = listed ? (I)*n_open : n_rows;
     for (I b = r0 - threadIdx.x; b < total; b += step) {
@@ -291,7 +313,9 @@ __device__ __forceinline__ void confirm_rows(const I r0, const I step, const I n
         const I v = r < total ? (listed ? rows[r] : r) : (I)-1;
         bool keep = false;
         if (v >= 0) {
-            int c = first ? 0 : count[v];
+            const unsigned int held = first ? 0u : count[v];
+            int c = (int)(held & COUNT_MASK);
+            unsigned int signs = held & ~(unsigned int)COUNT_MASK;
             int made = 0;
             // every proposal and every proposal back loaded before any is used (unrolled)
             I mine[MAX_N];
@@ -335,7 +359,9 @@ __device__ __forceinline__ void confirm_rows(const I r0, const I step, const I n
                     }
                 }
                 store_pair(partners + 2 * (size_t)v, kept0, kept1);
-                store_pair(weights + 2 * (size_t)v, kept0_w, kept1_w);
+                store_pair(weights + 2 * (size_t)v, absval ? (V)fabs(kept0_w) : kept0_w,
+                           absval ? (V)fabs(kept1_w) : kept1_w);
+                signs = ((unsigned int)(kept0_w < V(0)) << SIGN_BIT) | ((unsigned int)(kept1_w < V(0)) << (SIGN_BIT + 1));
             } else {
 #pragma unroll
                 for (int s = 0; s < MAX_N; ++s) {
@@ -343,8 +369,10 @@ __device__ __forceinline__ void confirm_rows(const I r0, const I step, const I n
                     if (w < 0) continue;
                     ++made;
                     if (mutual[s]) {
+                        const V a = prop_w[(size_t)v * n + s];
                         partners[(size_t)v * n + c] = w;
-                        weights[(size_t)v * n + c] = prop_w[(size_t)v * n + s];
+                        weights[(size_t)v * n + c] = absval ? (V)fabs(a) : a;
+                        signs |= (unsigned int)(a < V(0)) << (SIGN_BIT + c);
                         ++c;
                     }
                 }
@@ -355,7 +383,7 @@ __device__ __forceinline__ void confirm_rows(const I r0, const I step, const I n
                     }
                 }
             }
-            count[v] = (Count)c;
+            count[v] = (Count)(c | signs);
             // a flag, not a count: one atomic per proposing row (millions on one address) cost
             // 4.8 ms on the H100 for ANISO2; racing plain stores of the same value are benign
             if (count_proposals && made && *(volatile unsigned long long*)proposed == 0ull) *proposed = 1ull;
@@ -374,11 +402,11 @@ __global__ void confirm(const I n_rows, const I* __restrict__ prop, const V* __r
                         const int n, unsigned long long* __restrict__ proposed, const int count_proposals,
                         const int first, const int listed, const I* __restrict__ rows,
                         const unsigned int* __restrict__ n_open, const unsigned long long* __restrict__ check,
-                        I* __restrict__ next, unsigned int* __restrict__ n_next) {
+                        I* __restrict__ next, unsigned int* __restrict__ n_next, const int absval) {
     if (check_failed(check)) return;
     confirm_rows<V, I>(blockIdx.x * (I)blockDim.x + threadIdx.x, (I)gridDim.x * blockDim.x, n_rows, prop, prop_w,
-                       partners, weights, count, n, proposed, count_proposals, first, listed, rows, n_open, next,
-                       n_next);
+                       partners, weights, count, n, proposed, count_proposals, first, listed, rows, n_open, absval,
+                       next, n_next);
 }
 
 // The tests of check_entry in a pass of their own (weights_symmetric; the factor fuses
@@ -442,12 +470,12 @@ __device__ __forceinline__ void propose_rows_warp(const I w0, const I n_warps, c
                                                   const unsigned long long threshold, const int absval,
                                                   const int first, const int listed, const I* rows,
                                                   const unsigned int* n_open, unsigned long long* check,
-                                                  unsigned long long& print, const int mirror) {
+                                                  unsigned long long& print, const int mirror, V* diag) {
     const unsigned FULL = 0xffffffffu;
     const I total = listed ? (I)*n_open : n_rows;
     for (I r = w0; r < total; r += n_warps) {  // warp-uniform loop
         const I v = listed ? rows[r] : r;
-        const int c = first ? 0 : count[v];
+        const int c = first ? 0 : count[v] & COUNT_MASK;
         const int room = n - c;
         V acc_w[MAX_N];
         I acc_j[MAX_N];
@@ -456,16 +484,21 @@ __device__ __forceinline__ void propose_rows_warp(const I w0, const I n_warps, c
             acc_j[s] = (I)-1;
         }
         int filled = 0;
+        unsigned int neg = 0;
+        V dv = V(0);
         bool alive = false;
         if (room > 0) {  // warp-uniform branch
             filled = scan_row(v, indptr[v] + lane, indptr[v + 1], 32, indptr, indices, data, partners, count, n, c,
-                              room, k, seed, charging, threshold, absval, first, acc_w, acc_j, check, print, alive,
-                              mirror);
+                              room, k, seed, charging, threshold, absval, first, acc_w, acc_j, neg, dv, check, print,
+                              alive, mirror);
             alive = __any_sync(FULL, alive);
+            for (int off = 16; off > 0; off >>= 1) dv += __shfl_xor_sync(FULL, dv, off);  // one lane's, or 0
             for (int off = 16; off > 0; off >>= 1) {
                 V ow[MAX_N];
                 I oj[MAX_N];
                 const int of = __shfl_xor_sync(FULL, filled, off);
+                const unsigned int oneg = __shfl_xor_sync(FULL, neg, off);
+                unsigned int mneg = 0;
                 for (int s = 0; s < MAX_N; ++s) {
                     ow[s] = __shfl_xor_sync(FULL, acc_w[s], off);
                     oj[s] = __shfl_xor_sync(FULL, acc_j[s], off);
@@ -482,21 +515,27 @@ __device__ __forceinline__ void propose_rows_warp(const I w0, const I n_warps, c
                     if (take_a) {
                         mw[t] = acc_w[ia];
                         mj[t] = acc_j[ia];
+                        mneg |= ((neg >> ia) & 1u) << t;
                         ++ia;
                     } else {
                         mw[t] = ow[ib];
                         mj[t] = oj[ib];
+                        mneg |= ((oneg >> ib) & 1u) << t;
                         ++ib;
                     }
                 }
                 filled = t;
+                neg = mneg;
                 for (int s = 0; s < MAX_N; ++s) {
                     acc_w[s] = s < t ? mw[s] : V(0);
                     acc_j[s] = s < t ? mj[s] : (I)-1;
                 }
             }
         }
-        if (lane == 0) store_proposals(v, n, filled, alive, acc_w, acc_j, prop, prop_w);
+        if (lane == 0) {
+            store_proposals(v, n, filled, alive, acc_w, acc_j, neg, prop, prop_w);
+            if (diag) diag[v] = dv;
+        }
     }
 }
 
@@ -508,12 +547,12 @@ __global__ void propose_warp(const I n_rows, const I* __restrict__ indptr, const
                              const unsigned long long threshold, const int absval, const int first,
                              const int listed, const I* __restrict__ rows, const unsigned int* __restrict__ n_open,
                              unsigned long long* __restrict__ check, int mirror,
-                             const int choose) {
+                             const int choose, V* __restrict__ diag) {
     if (choose) mirror = check[3] != 0ull;
     unsigned long long print = 0;
     propose_rows_warp<V, I>((blockIdx.x * (I)blockDim.x + threadIdx.x) >> 5, ((I)gridDim.x * blockDim.x) >> 5,
                       (int)(threadIdx.x & 31), n_rows, indptr, indices, data, partners, count, prop, prop_w, n, k,
-                      seed, charging, threshold, absval, first, listed, rows, n_open, check, print, mirror);
+                      seed, charging, threshold, absval, first, listed, rows, n_open, check, print, mirror, diag);
     add_print(check, print);
 }
 
@@ -542,14 +581,14 @@ __global__ void open_rounds(const I n_rows, const I* __restrict__ indptr, const 
         if (warp)
             propose_rows_warp<V, I>(tid >> 5, step >> 5, (int)(threadIdx.x & 31), n_rows, indptr, indices, data,
                                     partners, count, prop, prop_w, n, (unsigned int)k, seed, charging, threshold,
-                                    absval, 0, 1, listed, n_open + k - 1, nullptr, no_print, mirror);
+                                    absval, 0, 1, listed, n_open + k - 1, nullptr, no_print, mirror, (V*)nullptr);
         else
             propose_rows<V, I>(tid, step, n_rows, indptr, indices, data, partners, count, prop, prop_w, n,
                                (unsigned int)k, seed, charging, threshold, absval, 0, 1, listed, n_open + k - 1,
-                               nullptr, no_print, mirror);
+                               nullptr, no_print, mirror, (V*)nullptr);
         grid.sync();
         confirm_rows<V, I>(tid, step, n_rows, prop, prop_w, partners, weights, count, n, proposed + k, !charging, 0, 1,
-                           listed, n_open + k - 1, rows + (size_t)(k & 1) * n_rows, n_open + k);
+                           listed, n_open + k - 1, absval, rows + (size_t)(k & 1) * n_rows, n_open + k);
         grid.sync();
         if (!charging && *(volatile unsigned long long*)(proposed + k) == 0ull) break;
     }
