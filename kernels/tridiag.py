@@ -667,20 +667,11 @@ def extract_tridiagonal(A, perm=None, partners=None, *, entries=None, factor_ent
             raise ValueError(f"{name} must have shape {shape} for a matrix of {N} rows, got {tuple(x.shape)}")
     vt = np.dtype(A.dtype)
     itype = np.dtype(np.int64) if xp is np else A.indices.dtype
-    if partners is not None and factor_entries is not None:
-        if xp is np:
-            raise ValueError("factor_entries are recorded by the GPU's factor; on the CPU pass entries")
-        from .cuda import aligned
-
-        diagonal, weights, signs = factor_entries
-        perm = None if perm is None else xp.ascontiguousarray(perm, dtype=itype)
-        dl, d, du = (xp.empty(N, vt) for _ in range(3))  # every row is written
-        _launch_per_row("order_factor_entries", N, vt, itype, perm, aligned(partners, 2 * itype.itemsize, itype),
-                        aligned(weights, 2 * vt.itemsize, vt), xp.ascontiguousarray(signs, dtype=np.uint8),
-                        xp.ascontiguousarray(diagonal, dtype=vt), dl, d, du)
-        return dl, d, du
+    if factor_entries is not None and xp is np:
+        raise ValueError("factor_entries are recorded by the GPU's factor; on the CPU pass entries")
     if partners is not None:
-        entries = partner_entries(A, partners) if entries is None else xp.ascontiguousarray(entries, dtype=vt)
+        if factor_entries is None:
+            entries = partner_entries(A, partners) if entries is None else xp.ascontiguousarray(entries, dtype=vt)
         if xp is np:
             dl, d, du = (np.zeros(N, vt) for _ in range(3))
             perm = np.empty(0, np.int64) if perm is None else np.ascontiguousarray(perm, dtype=np.int64)
@@ -689,10 +680,15 @@ def extract_tridiagonal(A, perm=None, partners=None, *, entries=None, factor_ent
         from .cuda import aligned
 
         perm = None if perm is None else xp.ascontiguousarray(perm, dtype=itype)
+        if factor_entries is None:
+            source = (aligned(entries, 16), None, None, None)
+        else:
+            diagonal, weights, signs = factor_entries
+            source = (None, aligned(weights, 2 * vt.itemsize, vt), xp.ascontiguousarray(signs, dtype=np.uint8),
+                        xp.ascontiguousarray(diagonal, dtype=vt))
         dl, d, du = (xp.empty(N, vt) for _ in range(3))  # every row is written
-        _launch_per_row("order_partner_entries", N, vt, itype, perm,
-                        aligned(partners, 2 * itype.itemsize, itype),
-                        aligned(entries, 16), dl, d, du)
+        _launch_per_row("order_partner_entries", N, vt, itype, perm, aligned(partners, 2 * itype.itemsize, itype),
+                        *source, dl, d, du)
         return dl, d, du
     # the kernel's order: None (the original one), else old -> new
     inverse = None if perm is None else inverse_permutation(xp.asarray(perm), itype)

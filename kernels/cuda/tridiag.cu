@@ -22,7 +22,7 @@
 // negative eigenvalues (Sylvester's law of inertia, and Haynsworth's additivity of inertia
 // over each level's Schur complement).
 // templates: partitioned_factor<V,I>, chunk_forward<V,I>, reduced_rhs<V,I>, chunk_back<V,I>, thomas_solve<V,I>, extract_tridiagonal<V,I>
-// templates: partner_entries<V,I>, order_partner_entries<V,I>, order_factor_entries<V,I>
+// templates: partner_entries<V,I>, order_partner_entries<V,I>
 #include <cooperative_groups.h>
 
 #include "pairs.cuh"
@@ -477,44 +477,33 @@ __global__ void partner_entries(const I N, const I* __restrict__ indptr, const I
     }
 }
 
+// With `entries` null, the entries come from what the GPU's [0,2]-factor recorded of A
+// instead (factor.cu, confirm_rows): a row's diagonal, its weights |a_ip| to its partners
+// and the signs of those entries (bit 3 + s of counts[i]: to partner s negative; the
+// factor's partner counts, factor.cu's Count).
 template <typename V, typename I>
 __global__ void order_partner_entries(const I N, const I* __restrict__ perm, const I* __restrict__ partners,
-                                      const V* __restrict__ entries, V* __restrict__ dl, V* __restrict__ d,
-                                      V* __restrict__ du) {
+                                      const V* __restrict__ entries, const V* __restrict__ weights,
+                                      const unsigned char* __restrict__ counts, const V* __restrict__ diagonal,
+                                      V* __restrict__ dl, V* __restrict__ d, V* __restrict__ du) {
     for (I k = blockIdx.x * (I)blockDim.x + threadIdx.x; k < N; k += (I)gridDim.x * blockDim.x) {
         const I i = perm ? perm[k] : k;
         const I before = k > 0 ? (perm ? perm[k - 1] : k - 1) : (I)-1;
         const I after = k + 1 < N ? (perm ? perm[k + 1] : k + 1) : (I)-1;
         I p0, p1;
         load_pair(partners + 2 * (size_t)i, p0, p1);
-        V diag, to0, to1, unused;
-        load_quad(entries + 4 * (size_t)i, diag, to0, to1, unused);
+        V diag, to0, to1;
+        if (entries) {
+            V unused;
+            load_quad(entries + 4 * (size_t)i, diag, to0, to1, unused);
+        } else {
+            load_pair(weights + 2 * (size_t)i, to0, to1);
+            const unsigned int sg = counts[i];
+            to0 = sg & 8u ? -to0 : to0;
+            to1 = sg & 16u ? -to1 : to1;
+            diag = diagonal[i];
+        }
         d[k] = diag;
-        dl[k] = before < 0 ? V(0) : before == p0 ? to0 : before == p1 ? to1 : V(0);
-        du[k] = after < 0 ? V(0) : after == p0 ? to0 : after == p1 ? to1 : V(0);
-    }
-}
-
-// order_partner_entries from what the GPU's [0,2]-factor recorded of A instead of
-// partner_entries' records (factor.cu, confirm_rows): a row's diagonal, its weights |a_ip|
-// to its partners and the signs of those entries (bit 3 + s of counts[i]: to partner s
-// negative; the factor's partner counts, factor.cu's Count).
-template <typename V, typename I>
-__global__ void order_factor_entries(const I N, const I* __restrict__ perm, const I* __restrict__ partners,
-                                     const V* __restrict__ weights, const unsigned char* __restrict__ counts,
-                                     const V* __restrict__ diagonal, V* __restrict__ dl, V* __restrict__ d,
-                                     V* __restrict__ du) {
-    for (I k = blockIdx.x * (I)blockDim.x + threadIdx.x; k < N; k += (I)gridDim.x * blockDim.x) {
-        const I i = perm ? perm[k] : k;
-        const I before = k > 0 ? (perm ? perm[k - 1] : k - 1) : (I)-1;
-        const I after = k + 1 < N ? (perm ? perm[k + 1] : k + 1) : (I)-1;
-        I p0, p1;
-        load_pair(partners + 2 * (size_t)i, p0, p1);
-        V w0, w1;
-        load_pair(weights + 2 * (size_t)i, w0, w1);
-        const unsigned int sg = counts[i];
-        const V to0 = sg & 8u ? -w0 : w0, to1 = sg & 16u ? -w1 : w1;
-        d[k] = diagonal[i];
         dl[k] = before < 0 ? V(0) : before == p0 ? to0 : before == p1 ? to1 : V(0);
         du[k] = after < 0 ? V(0) : after == p0 ? to0 : after == p1 ? to1 : V(0);
     }
