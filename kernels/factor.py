@@ -315,8 +315,7 @@ def factor_rounds(W, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, from_matrix=F
     GPU, ``(diagonal, signs)``: ``W``'s diagonal, read by the first proposal, and a byte
     per row whose bit ``3 + s`` is set where the entry to partner ``s`` is negative (the
     rounds' partner counts, which they store anyway; the proposals keep the signed entries
-    they read).
-    With the weights they give ``A``'s entries to the partners
+    they read). With the weights they give ``A``'s entries to the partners
     (:func:`kernels.tridiag.extract_tridiagonal`'s ``factor_entries``), valid where the
     check finds the factor on ``W`` itself (:attr:`MatrixCheck.symmetric`): the AlgTriScal
     set-up then needs no pass of its own over ``A`` (:func:`kernels.tridiag.partner_entries`,

@@ -652,8 +652,8 @@ def extract_tridiagonal(A, perm=None, partners=None, *, entries=None, factor_ent
     path). Two passes: :func:`partner_entries` reads A in its own order (``entries``, if
     given, is its result), then each new row gathers its old row's entries; a permutation
     that follows the columns of a grid (ANISO2) would scatter reads of A's rows, or the
-    one-pass writes, over the whole matrix. ``factor_entries``, if given, replaces that
-    first pass on the GPU: ``(diagonal, weights, signs)``, what a [0,2]-factor of ``A``
+    one-pass writes, over the whole matrix. ``factor_entries``, if given with the
+    partners, replaces that first pass on the GPU: ``(diagonal, weights, signs)``, what a [0,2]-factor of ``A``
     itself recorded of its entries (its ``weights`` with the ``Factor.matrix_entries`` of
     :func:`precond.factor` on the GPU; ``signs``: a byte per row, bit ``3 + s`` set where
     the entry to partner ``s`` is negative), from which the new rows gather theirs.
@@ -685,7 +685,7 @@ def extract_tridiagonal(A, perm=None, partners=None, *, entries=None, factor_ent
         else:
             diagonal, weights, signs = factor_entries
             source = (None, aligned(weights, 2 * vt.itemsize, vt), xp.ascontiguousarray(signs, dtype=np.uint8),
-                        xp.ascontiguousarray(diagonal, dtype=vt))
+                      xp.ascontiguousarray(diagonal, dtype=vt))
         dl, d, du = (xp.empty(N, vt) for _ in range(3))  # every row is written
         _launch_per_row("order_partner_entries", N, vt, itype, perm, aligned(partners, 2 * itype.itemsize, itype),
                         *source, dl, d, du)

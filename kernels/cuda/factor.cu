@@ -297,9 +297,10 @@ __global__ void propose(const I n_rows, const I* __restrict__ indptr, const I* _
 // value's, and its sign goes to bit SIGN_BIT + c of count[v] (partner c): with the first
 // proposal's diagonal, A's entries to the partners without a pass over A (valid where the
 // factor is on A itself, not on A' + A'^T), at no cost to the rounds, which load and store
-// count[v] anyway. H100, random_diffusion2d at 2.9M rows: a record of a row's entries
-// stored here instead (a partly written sector per later partner) cost its factor 90 us
-// in float32 and 160-220 in float64; a byte per partner for the signs, 23-40 us.
+// count[v] anyway. H100, random_diffusion2d at 2.9M rows, float32: a record of a row's
+// entries stored here instead (a partly written sector per later partner) cost its factor
+// 90 us (160-220 in float64); a byte of sign bits per row, loaded and stored, cost the
+// later rounds 40 us, and a byte per partner, stored, 23.
 template <typename V, typename I>
 __device__ __forceinline__ void confirm_rows(const I r0, const I step, const I n_rows, const I* prop, const V* prop_w,
                                              I* partners, V* weights, Count* count, const int n,
