@@ -662,7 +662,11 @@ def extract_tridiagonal(A, perm=None, partners=None, *, entries=None, factor_ent
     xp = get_array_module(A)
     A = A.tocsr()
     N = A.shape[0]
-    for name, x, shape in (("perm", perm, (N,)), ("partners", partners, (N, 2)), ("entries", entries, (N, 4))):
+    if factor_entries is not None and (partners is None or len(factor_entries) != 3):
+        raise ValueError("factor_entries must be (diagonal, weights, signs), given with the factor's partners")
+    recorded = zip(("diagonal", "weights", "signs"), factor_entries or (None,) * 3, ((N,), (N, 2), (N,)))
+    for name, x, shape in (("perm", perm, (N,)), ("partners", partners, (N, 2)), ("entries", entries, (N, 4)),
+                           *((f"factor_entries' {name}", x, shape) for name, x, shape in recorded)):
         if x is not None and tuple(x.shape) != shape:
             raise ValueError(f"{name} must have shape {shape} for a matrix of {N} rows, got {tuple(x.shape)}")
     vt = np.dtype(A.dtype)

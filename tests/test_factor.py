@@ -456,10 +456,18 @@ def test_recorded_entries_need_the_check_and_the_gpu():
     A = matrices.aniso2(5)
     with pytest.raises(ValueError, match="entries=True needs check=True"):
         factor_rounds(A, 2, from_matrix=True, entries=True)
+    for n, iterations in ((1, 5), (2, 0)):
+        with pytest.raises(ValueError, match="a \\[0,2\\]-factor's partners in at least one round"):
+            factor_rounds(A, n, iterations, from_matrix=True, check=True, entries=True)
     p, w, flags, check, recorded = factor_rounds(A, 2, from_matrix=True, check=True, entries=True)
     assert recorded is None  # the CPU records nothing
+    recorded = (A.diagonal(), w, np.zeros(A.shape[0], np.uint8))
     with pytest.raises(ValueError, match="factor_entries are recorded by the GPU"):
-        extract_tridiagonal(A, None, p, factor_entries=(A.diagonal(), w, np.zeros(A.shape[0], np.uint8)))
+        extract_tridiagonal(A, None, p, factor_entries=recorded)
+    with pytest.raises(ValueError, match="given with the factor's partners"):
+        extract_tridiagonal(A, None, factor_entries=recorded)
+    with pytest.raises(ValueError, match="factor_entries' weights must have shape"):
+        extract_tridiagonal(A, None, p, factor_entries=(recorded[0], w[:-1], recorded[2]))
 
 
 @pytest.mark.gpu

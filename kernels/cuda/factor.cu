@@ -40,6 +40,11 @@ typedef unsigned char Count;
 #define COUNT_MASK 7
 #define SIGN_BIT 3
 
+// `mask` with bit `pos` set to `bit` (0 or 1)
+__device__ __forceinline__ unsigned int with_bit(unsigned int mask, int pos, unsigned int bit) {
+    return (mask & ~(1u << pos)) | (bit << pos);
+}
+
 template <typename V, typename I>
 __device__ __forceinline__ bool better(V w1, I j1, V w2, I j2) {
     return w1 > w2 || (w1 == w2 && j1 < j2);
@@ -209,12 +214,12 @@ __device__ __forceinline__ int scan_row(const I v, const I lo, const I hi, const
             while (pos > 0 && better(w, j, acc_w[pos - 1], acc_j[pos - 1])) {
                 acc_w[pos] = acc_w[pos - 1];
                 acc_j[pos] = acc_j[pos - 1];
-                neg = (neg & ~(1u << pos)) | (((neg >> (pos - 1)) & 1u) << pos);
+                neg = with_bit(neg, pos, (neg >> (pos - 1)) & 1u);
                 --pos;
             }
             acc_w[pos] = w;
             acc_j[pos] = j;
-            neg = (neg & ~(1u << pos)) | ((unsigned int)negative << pos);
+            neg = with_bit(neg, pos, (unsigned int)negative);
         }
     }
     return filled;
