@@ -42,6 +42,7 @@ def gpu_case(A, dtype):
     import cupy
 
     from kernels.cuda import get_kernel, row_grid
+    from kernels.factor import _proposal_buffers
 
     Ad = to_device(A.astype(dtype))
     Ad.sum_duplicates()  # canonical CSR (sorted rows) for the symmetry test
@@ -59,15 +60,14 @@ def gpu_case(A, dtype):
     # one proposal kernel at k = 1 (charging on) on the state after iteration 0
     partners, weights, _ = parallel_factor(W, 2, 1, 5, 0, 0.5, 0, from_matrix=fm)
     count = (partners >= 0).sum(axis=1).astype(np.uint8)
-    prop = cupy.empty_like(partners)
-    prop_w = cupy.empty_like(weights)
+    proposals, layout, _ = _proposal_buffers(N, 2, W.data.dtype, W.indices.dtype)
     propose = get_kernel("factor", "propose", W.data.dtype, W.indices.dtype)
     threads = 128
     blocks = (N + threads - 1) // threads
-    args = (W.indices.dtype.type(N), W.indptr, W.indices, W.data, partners, count, prop, prop_w, np.int32(2),
+    args = (W.indices.dtype.type(N), W.indptr, W.indices, W.data, partners, count, *layout, np.int32(2),
             np.uint32(1), np.uint32(0), np.int32(1), np.uint64(charge_threshold(0.5)), np.int32(fm), np.int32(0),
             np.int32(0), cupy.empty(1, dtype=W.indices.dtype), cupy.zeros(1, dtype=np.uint32),
-            None, np.int32(0), np.int32(0))  # all rows (the paper's kernel), no check, read weights
+            None, np.int32(0), np.int32(0), None)  # all rows (the paper's kernel), no check, read weights, no diagonal
     out["propose_k1"] = gpu_time(lambda: propose((blocks,), (threads,), args))
     propose_warp = get_kernel("factor", "propose_warp", W.data.dtype, W.indices.dtype)
     wblocks = row_grid(32 * N, threads, WARP_KERNEL_THREADS_PER_SM)  # the factor's own grid

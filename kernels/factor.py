@@ -209,6 +209,27 @@ OPEN_ROUNDS_THREADS_PER_SM = 768
 SAMPLE_ROWS = 4096
 
 
+def _proposal_buffers(N, n, vtype, itype):
+    """The rows' proposals (``factor.cu``, ``Proposals``): ``(buffer, first, later)``, the
+    kernel arguments ``(targets, weights, targets' stride, weights' stride)`` of the first
+    round (an N x n array of each) and of the later rounds. For n = 2 the later rounds use
+    one record per row in the same buffer (the first round's proposals are dead by then):
+    the pair of the larger type first, the other padded to as many bytes (16 bytes for
+    float32 and int32, else 32)."""
+    import cupy
+
+    isz, vsz = np.dtype(itype).itemsize, np.dtype(vtype).itemsize
+    weights_at = -(-N * n * isz // 256) * 256  # the first round's weights
+    size = 4 * max(isz, vsz)  # a later round's record (n = 2)
+    buffer = cupy.empty(max(weights_at + N * n * vsz, N * size if n == 2 else 0), dtype=np.uint8)
+    base = buffer.data.ptr
+    first = (np.uint64(base), np.uint64(base + weights_at), np.int32(n), np.int32(n))
+    if n != 2:
+        return buffer, first, first
+    j_at, w_at = (2 * vsz, 0) if vsz >= isz else (0, 2 * isz)
+    return buffer, first, (np.uint64(base + j_at), np.uint64(base + w_at), np.int32(size // isz), np.int32(size // vsz))
+
+
 def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kernel="auto", check=False, mirror=False,
                          entries=False):
     """The GPU rounds; ``mirror``: on the weight graph ``A' + A'^T`` of ``W``'s pattern,
@@ -244,13 +265,12 @@ def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kern
             ((32 * sample + threads - 1) // threads,), (threads,),
             (N_, itype.type(sample), W.indptr, W.indices, W.data, flags))
     # Round 0 covers all rows (one launch per step) and lists the rows it leaves open.
-    prop = cupy.empty((N, n), dtype=itype)
-    prop_w = cupy.empty((N, n), dtype=vtype)
+    proposals, first_layout, later_layout = _proposal_buffers(N, n, vtype, itype)
     diag = cupy.empty(N, dtype=vtype) if entries else None  # written in full by the first proposal
     first = (np.int32(0), None, None)  # not listed
     pblocks = row_grid(32 * N, threads, WARP_KERNEL_THREADS_PER_SM) if warp else row_grid(N, threads)
     get_kernel("factor", "propose_warp" if warp else "propose", vtype, itype)(
-        (pblocks,), (threads,), (N_, W.indptr, W.indices, W.data, None, None, prop, prop_w, n32, np.uint32(0),
+        (pblocks,), (threads,), (N_, W.indptr, W.indices, W.data, None, None, *first_layout, n32, np.uint32(0),
                                  np.uint32(seed), np.int32(k_m != 0), np.uint64(threshold), np.int32(absval),
                                  np.int32(1), *first, flags, np.int32(mirror), np.int32(check), diag))
     # readable once this proposal has run; a failed check stops the later rounds on the device;
@@ -266,7 +286,7 @@ def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kern
     rows, n_open = (None, None) if iterations == 1 else (cupy.empty(2 * N, dtype=itype),
                                                          cupy.zeros(iterations, dtype=np.uint32))
     get_kernel("factor", "confirm", vtype, itype)(
-        ((N + threads - 1) // threads,), (threads,), (N_, prop, prop_w, partners, weights, count, n32, proposed,
+        ((N + threads - 1) // threads,), (threads,), (N_, *first_layout, partners, weights, count, n32, proposed,
                                                       np.int32(k_m == 0), np.int32(1), *first, flags, rows, n_open,
                                                       np.int32(absval)))
     if iterations > 1:
@@ -274,10 +294,11 @@ def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kern
         # rows the round before left open; an uncharged round without proposals proves the
         # factor maximal and ends it (M_max from the flags).
         launch_cooperative(get_kernel("factor", "open_rounds", vtype, itype), lanes * N, threads,
-                           (N_, W.indptr, W.indices, W.data, partners, weights, count, prop, prop_w, n32,
+                           (N_, W.indptr, W.indices, W.data, partners, weights, count, *later_layout, n32,
                             np.int32(iterations), np.int32(m), np.int32(k_m), np.uint32(seed), np.uint64(threshold),
                             np.int32(absval), np.int32(warp), rows, n_open, proposed, np.int32(mirror),
                             flags if check else None), per_sm=OPEN_ROUNDS_THREADS_PER_SM)
+    del proposals  # freed after the rounds (CuPy's pool is stream-ordered)
     out = (partners, weights, proposed, checked)
     return (*out, (diag, count)) if entries else out
 

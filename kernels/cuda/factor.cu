@@ -225,24 +225,68 @@ __device__ __forceinline__ int scan_row(const I v, const I lo, const I hi, const
     return filled;
 }
 
-// Row v's proposals; confirm reads a weight only where a proposal is. For n = 2 (the
-// paper's factor) the proposals are stored, and read back by confirm, as one pair
-// (pairs.cuh; H100, with confirm's pair loads and first stores: first confirm 92 -> 56 us
-// and later rounds 517 -> 498 on random_diffusion2d float32, first confirm 137 -> 102 on
-// ANISO2 float32). Storing the weights as one pair too cost the first proposal on ANISO2
-// float32 445-450 us against 382-388.
+// Where the rows' proposals lie: row v's targets at j + sj * v, the weights (or entries) at
+// w + sw * v. In the later rounds of a [0,2]-factor (open_rounds) one record per row holds
+// both (`record`), the pair of the larger type first and the other padded to as many bytes
+// (16 bytes for float and int, 32 otherwise; _proposal_buffers in kernels/factor.py), stored
+// whole (store_record): a scattered store then writes one sector, or half of one, instead
+// of a part of two (H100, random_diffusion2d at 2.9M rows: later rounds 506 -> 473 us in
+// float32, 595 -> 531 in float64). Otherwise two arrays, sj = sw = n: the first round's
+// coalesced stores lost 60 us on ANISO2 float32 with records (385 -> 445 us).
+template <typename V, typename I>
+struct Proposals {
+    I* j;
+    V* w;
+    int sj, sw;
+    bool record;
+    __device__ __forceinline__ I* targets(const I v) const { return j + (size_t)sj * v; }
+    __device__ __forceinline__ V* values(const I v) const { return w + (size_t)sw * v; }
+};
+
+// Row v's n = 2 record (targets j0, j1; weights w0, w1), written whole in 16-byte pieces:
+// a warp's stores then cover whole sectors (two 8-byte stores, each covering half of every
+// record, cost the first proposal on ANISO2 float32 60 us).
+template <typename V, typename I>
+__device__ __forceinline__ void store_record(const Proposals<V, I> P, const I v, const I j0, const I j1, const V w0,
+                                             const V w1) {
+    constexpr bool values_first = sizeof(V) >= sizeof(I);
+    constexpr int big = values_first ? sizeof(V) : sizeof(I);
+    union {
+        uint4 raw[big / 4];
+        unsigned char bytes[4 * big];
+    } rec;
+#pragma unroll
+    for (int i = 0; i < big / 4; ++i) rec.raw[i] = make_uint4(0u, 0u, 0u, 0u);
+    const V w[2] = {w0, w1};
+    const I j[2] = {j0, j1};
+    memcpy(rec.bytes + (values_first ? 0 : 2 * sizeof(I)), w, sizeof(w));
+    memcpy(rec.bytes + (values_first ? 2 * sizeof(V) : 0), j, sizeof(j));
+    uint4* dst = reinterpret_cast<uint4*>(values_first ? (void*)P.values(v) : (void*)P.targets(v));
+#pragma unroll
+    for (int i = 0; i < big / 4; ++i) dst[i] = rec.raw[i];
+}
+
+// Row v's proposals; confirm reads a weight only where a proposal is (the other slots hold 0).
 template <typename V, typename I>
 __device__ __forceinline__ void store_proposals(const I v, const int n, const int filled, const bool alive,
-                                                const V* acc_w, const I* acc_j, const unsigned int neg, I* prop,
-                                                V* prop_w) {
+                                                const V* acc_w, const I* acc_j, const unsigned int neg,
+                                                const Proposals<V, I> P) {
     if (n == 2) {
-        store_pair(prop + 2 * (size_t)v, filled > 0 ? acc_j[0] : alive ? (I)-1 : (I)DEAD, filled > 1 ? acc_j[1] : (I)-1);
-        for (int s = 0; s < filled; ++s) prop_w[2 * (size_t)v + s] = (neg >> s) & 1u ? -acc_w[s] : acc_w[s];
+        const I j0 = filled > 0 ? acc_j[0] : alive ? (I)-1 : (I)DEAD, j1 = filled > 1 ? acc_j[1] : (I)-1;
+        V w[2];
+#pragma unroll
+        for (int s = 0; s < 2; ++s) w[s] = s < filled ? ((neg >> s) & 1u ? -acc_w[s] : acc_w[s]) : V(0);
+        if (P.record) {
+            store_record(P, v, j0, j1, w[0], w[1]);
+        } else {
+            store_pair(P.targets(v), j0, j1);
+            for (int s = 0; s < filled; ++s) P.values(v)[s] = w[s];
+        }
         return;
     }
     for (int s = 0; s < n; ++s) {
-        prop[(size_t)v * n + s] = s < filled ? acc_j[s] : (s == 0 && !alive ? (I)DEAD : (I)-1);
-        if (s < filled) prop_w[(size_t)v * n + s] = (neg >> s) & 1u ? -acc_w[s] : acc_w[s];
+        P.targets(v)[s] = s < filled ? acc_j[s] : (s == 0 && !alive ? (I)DEAD : (I)-1);
+        if (s < filled) P.values(v)[s] = (neg >> s) & 1u ? -acc_w[s] : acc_w[s];
     }
 }
 
@@ -254,10 +298,10 @@ __device__ __forceinline__ void store_proposals(const I v, const int n, const in
 template <typename V, typename I>
 __device__ __forceinline__ void propose_rows(const I r0, const I step, const I n_rows, const I* __restrict__ indptr,
                                              const I* __restrict__ indices, const V* __restrict__ data,
-                                             const I* partners, const Count* count, I* prop, V* prop_w, const int n,
-                                             const unsigned int k, const unsigned int seed, const int charging,
-                                             const unsigned long long threshold, const int absval, const int first,
-                                             const int listed, const I* rows,
+                                             const I* partners, const Count* count, const Proposals<V, I> P,
+                                             const int n, const unsigned int k, const unsigned int seed,
+                                             const int charging, const unsigned long long threshold, const int absval,
+                                             const int first, const int listed, const I* rows,
                                              const unsigned int* n_open, unsigned long long* check,
                                              unsigned long long& print, const int mirror, V* diag) {
     const I total = listed ? (I)*n_open : n_rows;
@@ -274,7 +318,7 @@ __device__ __forceinline__ void propose_rows(const I r0, const I step, const I n
                                                n, c, room, k, seed, charging, threshold, absval, first, acc_w, acc_j,
                                                neg, dv, check, print, alive, mirror)
                                     : 0;
-        store_proposals(v, n, filled, alive, acc_w, acc_j, neg, prop, prop_w);
+        store_proposals(v, n, filled, alive, acc_w, acc_j, neg, P);
         if (diag) diag[v] = dv;
     }
 }
@@ -283,15 +327,15 @@ template <typename V, typename I>
 __global__ void propose(const I n_rows, const I* __restrict__ indptr, const I* __restrict__ indices,
                         const V* __restrict__ data, const I* __restrict__ partners,
                         const Count* __restrict__ count, I* __restrict__ prop, V* __restrict__ prop_w,
-                        const int n, const unsigned int k, const unsigned int seed, const int charging,
-                        const unsigned long long threshold, const int absval, const int first, const int listed,
-                        const I* __restrict__ rows, const unsigned int* __restrict__ n_open,
+                        const int ps, const int ws, const int n, const unsigned int k, const unsigned int seed,
+                        const int charging, const unsigned long long threshold, const int absval, const int first,
+                        const int listed, const I* __restrict__ rows, const unsigned int* __restrict__ n_open,
                         unsigned long long* __restrict__ check, int mirror, const int choose, V* __restrict__ diag) {
     if (choose) mirror = check[3] != 0ull;  // no fault in the sample: check A, else propose on A' + A'^T
     unsigned long long print = 0;
     propose_rows<V, I>(blockIdx.x * (I)blockDim.x + threadIdx.x, (I)gridDim.x * blockDim.x, n_rows, indptr, indices,
-                       data, partners, count, prop, prop_w, n, k, seed, charging, threshold, absval, first, listed,
-                       rows, n_open, check, print, mirror, diag);
+                       data, partners, count, Proposals<V, I>{prop, prop_w, ps, ws, false}, n, k, seed, charging,
+                       threshold, absval, first, listed, rows, n_open, check, print, mirror, diag);
     add_print(check, print);
 }
 
@@ -307,7 +351,7 @@ __global__ void propose(const I n_rows, const I* __restrict__ indptr, const I* _
 // 90 us (160-220 in float64); a byte of sign bits per row, loaded and stored, cost the
 // later rounds 40 us, and a byte per partner, stored, 23.
 template <typename V, typename I>
-__device__ __forceinline__ void confirm_rows(const I r0, const I step, const I n_rows, const I* prop, const V* prop_w,
+__device__ __forceinline__ void confirm_rows(const I r0, const I step, const I n_rows, const Proposals<V, I> P,
                                              I* partners, V* weights, Count* count, const int n,
                                              unsigned long long* proposed, const int count_proposals,
                                              const int first, const int listed, const I* rows,
@@ -327,24 +371,24 @@ __device__ __forceinline__ void confirm_rows(const I r0, const I step, const I n
             I mine[MAX_N];
             bool mutual[MAX_N];
             if (n == 2) {
-                load_pair(prop + 2 * (size_t)v, mine[0], mine[1]);
+                load_pair(P.targets(v), mine[0], mine[1]);
                 mine[2] = mine[3] = (I)-1;
 #pragma unroll
                 for (int s = 0; s < 2; ++s) {
                     I back0 = -1, back1 = -1;
-                    if (mine[s] >= 0) load_pair(prop + 2 * (size_t)mine[s], back0, back1);
+                    if (mine[s] >= 0) load_pair(P.targets(mine[s]), back0, back1);
                     mutual[s] = back0 == v || back1 == v;
                 }
                 mutual[2] = mutual[3] = false;
             } else {
 #pragma unroll
-                for (int s = 0; s < MAX_N; ++s) mine[s] = s < n ? prop[(size_t)v * n + s] : (I)-1;
+                for (int s = 0; s < MAX_N; ++s) mine[s] = s < n ? P.targets(v)[s] : (I)-1;
 #pragma unroll
                 for (int s = 0; s < MAX_N; ++s) {
                     mutual[s] = false;
 #pragma unroll
                     for (int t = 0; t < MAX_N; ++t)
-                        mutual[s] |= mine[s] >= 0 && t < n && prop[(size_t)mine[s] * n + t] == v;
+                        mutual[s] |= mine[s] >= 0 && t < n && P.targets(mine[s])[t] == v;
                 }
             }
             if (first && n == 2) {  // every slot, in one store per array
@@ -355,7 +399,7 @@ __device__ __forceinline__ void confirm_rows(const I r0, const I step, const I n
                     if (mine[s] < 0) continue;
                     ++made;
                     if (!mutual[s]) continue;
-                    const V w = prop_w[2 * (size_t)v + s];
+                    const V w = P.values(v)[s];
                     if (c++ == 0) {
                         kept0 = mine[s];
                         kept0_w = w;
@@ -375,7 +419,7 @@ __device__ __forceinline__ void confirm_rows(const I r0, const I step, const I n
                     if (w < 0) continue;
                     ++made;
                     if (mutual[s]) {
-                        const V a = prop_w[(size_t)v * n + s];
+                        const V a = P.values(v)[s];
                         partners[(size_t)v * n + c] = w;
                         weights[(size_t)v * n + c] = absval ? (V)fabs(a) : a;
                         signs |= (unsigned int)(a < V(0)) << (SIGN_BIT + c);
@@ -393,7 +437,7 @@ __device__ __forceinline__ void confirm_rows(const I r0, const I step, const I n
             // a flag, not a count: one atomic per proposing row (millions on one address) cost
             // 4.8 ms on the H100 for ANISO2; racing plain stores of the same value are benign
             if (count_proposals && made && *(volatile unsigned long long*)proposed == 0ull) *proposed = 1ull;
-            keep = c < n && prop[(size_t)v * n] != (I)DEAD;
+            keep = c < n && P.targets(v)[0] != (I)DEAD;
         }
         if (next) {  // one call site: every lane of a warp must reach the same ballot
             const unsigned int slot = block_append(keep, n_next);
@@ -403,16 +447,16 @@ __device__ __forceinline__ void confirm_rows(const I r0, const I step, const I n
 }
 
 template <typename V, typename I>
-__global__ void confirm(const I n_rows, const I* __restrict__ prop, const V* __restrict__ prop_w,
+__global__ void confirm(const I n_rows, I* __restrict__ prop, V* __restrict__ prop_w, const int ps, const int ws,
                         I* __restrict__ partners, V* __restrict__ weights, Count* __restrict__ count,
                         const int n, unsigned long long* __restrict__ proposed, const int count_proposals,
                         const int first, const int listed, const I* __restrict__ rows,
                         const unsigned int* __restrict__ n_open, const unsigned long long* __restrict__ check,
                         I* __restrict__ next, unsigned int* __restrict__ n_next, const int absval) {
     if (check_failed(check)) return;
-    confirm_rows<V, I>(blockIdx.x * (I)blockDim.x + threadIdx.x, (I)gridDim.x * blockDim.x, n_rows, prop, prop_w,
-                       partners, weights, count, n, proposed, count_proposals, first, listed, rows, n_open, absval,
-                       next, n_next);
+    confirm_rows<V, I>(blockIdx.x * (I)blockDim.x + threadIdx.x, (I)gridDim.x * blockDim.x, n_rows,
+                       Proposals<V, I>{prop, prop_w, ps, ws, false}, partners, weights, count, n, proposed, count_proposals,
+                       first, listed, rows, n_open, absval, next, n_next);
 }
 
 // The tests of check_entry in a pass of their own (weights_symmetric; the factor fuses
@@ -471,7 +515,7 @@ template <typename V, typename I>
 __device__ __forceinline__ void propose_rows_warp(const I w0, const I n_warps, const int lane, const I n_rows,
                                                   const I* __restrict__ indptr, const I* __restrict__ indices,
                                                   const V* __restrict__ data, const I* partners, const Count* count,
-                                                  I* prop, V* prop_w, const int n, const unsigned int k,
+                                                  const Proposals<V, I> P, const int n, const unsigned int k,
                                                   const unsigned int seed, const int charging,
                                                   const unsigned long long threshold, const int absval,
                                                   const int first, const int listed, const I* rows,
@@ -539,7 +583,7 @@ __device__ __forceinline__ void propose_rows_warp(const I w0, const I n_warps, c
             }
         }
         if (lane == 0) {
-            store_proposals(v, n, filled, alive, acc_w, acc_j, neg, prop, prop_w);
+            store_proposals(v, n, filled, alive, acc_w, acc_j, neg, P);
             if (diag) diag[v] = dv;
         }
     }
@@ -549,7 +593,8 @@ template <typename V, typename I>
 __global__ void propose_warp(const I n_rows, const I* __restrict__ indptr, const I* __restrict__ indices,
                              const V* __restrict__ data, const I* __restrict__ partners,
                              const Count* __restrict__ count, I* __restrict__ prop, V* __restrict__ prop_w,
-                             const int n, const unsigned int k, const unsigned int seed, const int charging,
+                             const int ps, const int ws, const int n, const unsigned int k, const unsigned int seed,
+                             const int charging,
                              const unsigned long long threshold, const int absval, const int first,
                              const int listed, const I* __restrict__ rows, const unsigned int* __restrict__ n_open,
                              unsigned long long* __restrict__ check, int mirror,
@@ -557,8 +602,9 @@ __global__ void propose_warp(const I n_rows, const I* __restrict__ indptr, const
     if (choose) mirror = check[3] != 0ull;
     unsigned long long print = 0;
     propose_rows_warp<V, I>((blockIdx.x * (I)blockDim.x + threadIdx.x) >> 5, ((I)gridDim.x * blockDim.x) >> 5,
-                      (int)(threadIdx.x & 31), n_rows, indptr, indices, data, partners, count, prop, prop_w, n, k,
-                      seed, charging, threshold, absval, first, listed, rows, n_open, check, print, mirror, diag);
+                      (int)(threadIdx.x & 31), n_rows, indptr, indices, data, partners, count,
+                      Proposals<V, I>{prop, prop_w, ps, ws, false}, n, k, seed, charging, threshold, absval, first, listed,
+                      rows, n_open, check, print, mirror, diag);
     add_print(check, print);
 }
 
@@ -573,27 +619,29 @@ __global__ void propose_warp(const I n_rows, const I* __restrict__ indptr, const
 template <typename V, typename I>
 __global__ void open_rounds(const I n_rows, const I* __restrict__ indptr, const I* __restrict__ indices,
                             const V* __restrict__ data, I* partners, V* weights, Count* count, I* prop, V* prop_w,
-                            const int n, const int iterations, const int m, const int k_m, const unsigned int seed,
-                            const unsigned long long threshold, const int absval, const int warp,
+                            const int ps, const int ws, const int n, const int iterations, const int m,
+                            const int k_m, const unsigned int seed, const unsigned long long threshold,
+                            const int absval, const int warp,
                             I* rows, unsigned int* n_open, unsigned long long* proposed,
                             int mirror, const unsigned long long* __restrict__ check) {
     cooperative_groups::grid_group grid = cooperative_groups::this_grid();
     if (check && check[3]) mirror = 1;  // the first proposal chose A' + A'^T (`choose`)
     const I tid = blockIdx.x * (I)blockDim.x + threadIdx.x, step = (I)gridDim.x * blockDim.x;
     unsigned long long no_print = 0;  // the later rounds check nothing
+    const Proposals<V, I> P = {prop, prop_w, ps, ws, n == 2};
     for (int k = 1; k < iterations; ++k) {
         const int charging = (k % m) != k_m;
         const I* listed = rows + (size_t)((k - 1) & 1) * n_rows;
         if (warp)
             propose_rows_warp<V, I>(tid >> 5, step >> 5, (int)(threadIdx.x & 31), n_rows, indptr, indices, data,
-                                    partners, count, prop, prop_w, n, (unsigned int)k, seed, charging, threshold,
+                                    partners, count, P, n, (unsigned int)k, seed, charging, threshold,
                                     absval, 0, 1, listed, n_open + k - 1, nullptr, no_print, mirror, (V*)nullptr);
         else
-            propose_rows<V, I>(tid, step, n_rows, indptr, indices, data, partners, count, prop, prop_w, n,
+            propose_rows<V, I>(tid, step, n_rows, indptr, indices, data, partners, count, P, n,
                                (unsigned int)k, seed, charging, threshold, absval, 0, 1, listed, n_open + k - 1,
                                nullptr, no_print, mirror, (V*)nullptr);
         grid.sync();
-        confirm_rows<V, I>(tid, step, n_rows, prop, prop_w, partners, weights, count, n, proposed + k, !charging, 0, 1,
+        confirm_rows<V, I>(tid, step, n_rows, P, partners, weights, count, n, proposed + k, !charging, 0, 1,
                            listed, n_open + k - 1, absval, rows + (size_t)(k & 1) * n_rows, n_open + k);
         grid.sync();
         if (!charging && *(volatile unsigned long long*)(proposed + k) == 0ull) break;
