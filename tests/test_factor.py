@@ -135,6 +135,31 @@ def test_factor_gpu_equals_cpu(rng, dtype, n, m, k_m):
         np.testing.assert_array_equal(fg.weights.get(), fc.weights)
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gpu_rounds_with_int64_indices_equal_cpu(dtype):
+    """The GPU rounds on 64-bit index arrays (CuPy gives a matrix those only beyond 2**31
+    entries; their later rounds' proposal records hold the targets first and pad the
+    weights) give the CPU factor: random_diffusion2d leaves most rows open after the
+    first round."""
+    from types import SimpleNamespace
+
+    import cupy
+
+    from kernels.factor import _gpu_parallel_factor, charge_threshold, factor_rounds
+
+    A = matrices.random_diffusion2d(40, dtype=dtype)
+    wide = SimpleNamespace(shape=A.shape, nnz=A.nnz, data=cupy.asarray(A.data),
+                           indices=cupy.asarray(A.indices.astype(np.int64)),
+                           indptr=cupy.asarray(A.indptr.astype(np.int64)))
+    for n in (1, 2):
+        pc, wc, _ = factor_rounds(A, n, 5, 5, 0, 0.5, 3, from_matrix=True)
+        pg, wg, _, _ = _gpu_parallel_factor(wide, n, 5, 5, 0, 3, charge_threshold(0.5), True)
+        assert pg.dtype == np.int64
+        np.testing.assert_array_equal(pg.get(), pc)
+        np.testing.assert_array_equal(wg.get(), wc)
+
+
 def test_weights_symmetric_matches_transpose_test(rng):
     from kernels.factor import weights_symmetric
     from kernels.graph import is_symmetric, offdiag_abs
