@@ -211,11 +211,11 @@ SAMPLE_ROWS = 4096
 
 def _proposal_buffers(N, n, vtype, itype):
     """The rows' proposals (``factor.cu``, ``Proposals``): ``(buffer, first, later)``, the
-    kernel arguments ``(targets, weights, targets' stride, weights' stride)`` of the first
-    round (an N x n array of each) and of the later rounds. For n = 2 the later rounds use
-    one record per row in the same buffer (the first round's proposals are dead by then):
-    the pair of the larger type first, the other padded to as many bytes (16 bytes for
-    float32 and int32, else 32)."""
+    kernel arguments ``(targets, weights)`` of the first round (an N x n array of each)
+    and ``(targets, weights, targets' stride, weights' stride)`` of the later rounds. For
+    n = 2 the later rounds use one record per row in the same buffer (the first round's
+    proposals are dead by then): the pair of the larger type first, the other padded to
+    as many bytes (16 bytes for float32 and int32, else 32)."""
     import cupy
 
     isz, vsz = np.dtype(itype).itemsize, np.dtype(vtype).itemsize
@@ -223,9 +223,9 @@ def _proposal_buffers(N, n, vtype, itype):
     size = 4 * max(isz, vsz)  # a later round's record (n = 2)
     buffer = cupy.empty(max(weights_at + N * n * vsz, N * size if n == 2 else 0), dtype=np.uint8)
     base = buffer.data.ptr
-    first = (np.uint64(base), np.uint64(base + weights_at), np.int32(n), np.int32(n))
+    first = (np.uint64(base), np.uint64(base + weights_at))
     if n != 2:
-        return buffer, first, first
+        return buffer, first, (*first, np.int32(n), np.int32(n))
     j_at, w_at = (2 * vsz, 0) if vsz >= isz else (0, 2 * isz)
     return buffer, first, (np.uint64(base + j_at), np.uint64(base + w_at), np.int32(size // isz), np.int32(size // vsz))
 

@@ -327,14 +327,14 @@ template <typename V, typename I>
 __global__ void propose(const I n_rows, const I* __restrict__ indptr, const I* __restrict__ indices,
                         const V* __restrict__ data, const I* __restrict__ partners,
                         const Count* __restrict__ count, I* __restrict__ prop, V* __restrict__ prop_w,
-                        const int ps, const int ws, const int n, const unsigned int k, const unsigned int seed,
-                        const int charging, const unsigned long long threshold, const int absval, const int first,
-                        const int listed, const I* __restrict__ rows, const unsigned int* __restrict__ n_open,
+                        const int n, const unsigned int k, const unsigned int seed, const int charging,
+                        const unsigned long long threshold, const int absval, const int first, const int listed,
+                        const I* __restrict__ rows, const unsigned int* __restrict__ n_open,
                         unsigned long long* __restrict__ check, int mirror, const int choose, V* __restrict__ diag) {
     if (choose) mirror = check[3] != 0ull;  // no fault in the sample: check A, else propose on A' + A'^T
     unsigned long long print = 0;
     propose_rows<V, I>(blockIdx.x * (I)blockDim.x + threadIdx.x, (I)gridDim.x * blockDim.x, n_rows, indptr, indices,
-                       data, partners, count, Proposals<V, I>{prop, prop_w, ps, ws, false}, n, k, seed, charging,
+                       data, partners, count, Proposals<V, I>{prop, prop_w, n, n, false}, n, k, seed, charging,
                        threshold, absval, first, listed, rows, n_open, check, print, mirror, diag);
     add_print(check, print);
 }
@@ -447,16 +447,16 @@ __device__ __forceinline__ void confirm_rows(const I r0, const I step, const I n
 }
 
 template <typename V, typename I>
-__global__ void confirm(const I n_rows, I* __restrict__ prop, V* __restrict__ prop_w, const int ps, const int ws,
-                        I* __restrict__ partners, V* __restrict__ weights, Count* __restrict__ count,
-                        const int n, unsigned long long* __restrict__ proposed, const int count_proposals,
-                        const int first, const int listed, const I* __restrict__ rows,
+__global__ void confirm(const I n_rows, I* __restrict__ prop, V* __restrict__ prop_w, I* __restrict__ partners,
+                        V* __restrict__ weights, Count* __restrict__ count, const int n,
+                        unsigned long long* __restrict__ proposed, const int count_proposals, const int first,
+                        const int listed, const I* __restrict__ rows,
                         const unsigned int* __restrict__ n_open, const unsigned long long* __restrict__ check,
                         I* __restrict__ next, unsigned int* __restrict__ n_next, const int absval) {
     if (check_failed(check)) return;
     confirm_rows<V, I>(blockIdx.x * (I)blockDim.x + threadIdx.x, (I)gridDim.x * blockDim.x, n_rows,
-                       Proposals<V, I>{prop, prop_w, ps, ws, false}, partners, weights, count, n, proposed, count_proposals,
-                       first, listed, rows, n_open, absval, next, n_next);
+                       Proposals<V, I>{prop, prop_w, n, n, false}, partners, weights, count, n, proposed,
+                       count_proposals, first, listed, rows, n_open, absval, next, n_next);
 }
 
 // The tests of check_entry in a pass of their own (weights_symmetric; the factor fuses
@@ -593,8 +593,7 @@ template <typename V, typename I>
 __global__ void propose_warp(const I n_rows, const I* __restrict__ indptr, const I* __restrict__ indices,
                              const V* __restrict__ data, const I* __restrict__ partners,
                              const Count* __restrict__ count, I* __restrict__ prop, V* __restrict__ prop_w,
-                             const int ps, const int ws, const int n, const unsigned int k, const unsigned int seed,
-                             const int charging,
+                             const int n, const unsigned int k, const unsigned int seed, const int charging,
                              const unsigned long long threshold, const int absval, const int first,
                              const int listed, const I* __restrict__ rows, const unsigned int* __restrict__ n_open,
                              unsigned long long* __restrict__ check, int mirror,
@@ -603,8 +602,8 @@ __global__ void propose_warp(const I n_rows, const I* __restrict__ indptr, const
     unsigned long long print = 0;
     propose_rows_warp<V, I>((blockIdx.x * (I)blockDim.x + threadIdx.x) >> 5, ((I)gridDim.x * blockDim.x) >> 5,
                       (int)(threadIdx.x & 31), n_rows, indptr, indices, data, partners, count,
-                      Proposals<V, I>{prop, prop_w, ps, ws, false}, n, k, seed, charging, threshold, absval, first, listed,
-                      rows, n_open, check, print, mirror, diag);
+                      Proposals<V, I>{prop, prop_w, n, n, false}, n, k, seed, charging, threshold, absval, first,
+                      listed, rows, n_open, check, print, mirror, diag);
     add_print(check, print);
 }
 
