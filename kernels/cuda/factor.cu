@@ -230,9 +230,10 @@ __device__ __forceinline__ int scan_row(const I v, const I lo, const I hi, const
 // both (`record`), the pair of the larger type first and the other padded to as many bytes
 // (16 bytes for float and int, 32 otherwise; _proposal_buffers in kernels/factor.py), stored
 // whole (store_record): a scattered store then writes one sector, or half of one, instead
-// of a part of two (H100, random_diffusion2d at 2.9M rows: later rounds 506 -> 473 us in
-// float32, 595 -> 531 in float64). Otherwise two arrays, sj = sw = n: the first round's
-// coalesced stores lost 60 us on ANISO2 float32 with records (385 -> 445 us).
+// of a part of two (H100, random_diffusion2d at 2.9M rows: later rounds 510 -> 476 us in
+// float32, 590 -> 534 in float64). Otherwise two arrays, sj = sw = n: the first round's
+// coalesced stores lost 60 us on ANISO2 float32 with records, stored in two 8-byte pieces
+// or whole (first proposal 385 -> 445 us).
 template <typename V, typename I>
 struct Proposals {
     I* j;
@@ -243,9 +244,8 @@ struct Proposals {
     __device__ __forceinline__ V* values(const I v) const { return w + (size_t)sw * v; }
 };
 
-// Row v's n = 2 record (targets j0, j1; weights w0, w1), written whole in 16-byte pieces:
-// a warp's stores then cover whole sectors (two 8-byte stores, each covering half of every
-// record, cost the first proposal on ANISO2 float32 60 us).
+// Row v's n = 2 record (targets j0, j1; weights w0, w1), written whole in 16-byte pieces
+// (its padding too), so that no sector of it is left partly written.
 template <typename V, typename I>
 __device__ __forceinline__ void store_record(const Proposals<V, I> P, const I v, const I j0, const I j1, const V w0,
                                              const V w1) {
