@@ -246,6 +246,10 @@ def linear_forest_arrays(partners, weights, method=None, *, paths_later=False, o
 
 RULER_SPACING = 32
 RULER_RUN = 32
+#: Fraction of the vertices for which the GPU allocates ruler slots before it knows how
+#: many rulers there are (about 1 in ``RULER_SPACING``, plus every path end and isolated
+#: vertex): random_diffusion2d, whose paths have 8 vertices on average, has 0.21 N.
+GUESSED_RULERS = 0.25
 _RULER_SALT = 0x51
 _RUN_SALT = 0x52
 
@@ -281,11 +285,21 @@ def _ruler_mark(N, P, seed, threshold, run, rulers, n_rulers, claim):
 
 
 @njit(cache=True)
-def _ruler_walk(n_slots, rulers, P, Wt, claim, w_end, w_met, w_len, w_bw, w_ba, w_bb, w_bn, w_bk, lockstep):
+def _slots_within(n_rulers, capacity):
+    """Twin of ``forest.cu``'s ``slots_within``: the slots of the rulers marked, or 0 when
+    they exceed ``capacity``."""
+    n_slots = 2 * np.int64(n_rulers[0])
+    return n_slots if n_slots <= capacity else 0
+
+
+@njit(cache=True)
+def _ruler_walk(n_rulers, capacity, rulers, P, Wt, claim, w_end, w_met, w_len, w_bw, w_ba, w_bb, w_bn, w_bk,
+                lockstep):
     """The walks of all slots, one step at a time: in lockstep rounds (``lockstep``: every
     walk advances by one vertex per round, so the two walks of a gap meet halfway) or each
     walk to its end in turn (one walk claims the whole gap). A claim is the CUDA kernel's
     atomicCAS; both orders are interleavings the GPU can produce."""
+    n_slots = _slots_within(n_rulers, capacity)
     cur = np.empty(n_slots, dtype=np.int64)
     prev = np.empty(n_slots, dtype=np.int64)
     dist = np.ones(n_slots, dtype=np.int64)
@@ -340,9 +354,9 @@ def _ruler_walk(n_slots, rulers, P, Wt, claim, w_end, w_met, w_len, w_bw, w_ba, 
 
 
 @njit(cache=True, parallel=True)
-def _ruler_link(n_slots, w_end, w_met, w_len, w_bw, w_ba, w_bb, w_bn, w_bk, link, gap, mw, ma, mb, near, near_dist,
-                mn):
-    for t in prange(n_slots):
+def _ruler_link(n_rulers, capacity, w_end, w_met, w_len, w_bw, w_ba, w_bb, w_bn, w_bk, link, gap, mw, ma, mb, near,
+                near_dist, mn):
+    for t in prange(_slots_within(n_rulers, capacity)):
         u = w_met[t]
         bw, ba, bb, bn, bk = w_bw[t], w_ba[t], w_bb[t], w_bn[t], w_bk[t]
         lk, g = w_end[t], w_len[t]
@@ -600,17 +614,26 @@ class _CpuLauncher:
     def scalar(self, x):
         return np.int64(x)
 
-    def slots(self, n_slots, vtype):
-        """``(buffer, walk, level0, a, b)``, the slot storage of :meth:`_GpuLauncher.slots`
-        as one array per field: the walks' results ``(end, met, len, bw, ba, bb, bn, bk)``,
-        and for level 0 (``q`` = link, ``r`` = gap) and the scan's two levels ``(q, r, mw,
-        ma, mb, nv, dn, mn)``. Filled with -3 rather than left uninitialized: a twin that
-        read what it had not written would then go wrong in the tests (-3 reads as a window
-        ended at vertex 2)."""
+    def guessed_rulers(self, N, n_rulers):
+        """The count itself: the twins have run (nothing to wait for)."""
+        return int(n_rulers[0])
+
+    def _level(self, n_slots, vtype):
+        return tuple(np.full(n_slots, -3, dtype=t) for t in (self.itype, self.itype, vtype) + (self.itype,) * 5)
+
+    def walk_slots(self, n_slots, vtype):
+        """``(buffer, walk, level0)``, the storage of :meth:`_GpuLauncher.walk_slots` as one
+        array per field: the walks' results ``(end, met, len, bw, ba, bb, bn, bk)`` and
+        level 0 ``(q, r, mw, ma, mb, nv, dn, mn)`` (``q`` = link, ``r`` = gap). Filled with -3
+        rather than left uninitialized: a twin that read what it had not written would then
+        go wrong in the tests (-3 reads as a window ended at vertex 2)."""
         it = self.itype
         walk = tuple(np.full(n_slots, -3, dtype=t) for t in (it,) * 3 + (vtype,) + (it,) * 4)
-        levels = [tuple(np.full(n_slots, -3, dtype=t) for t in (it, it, vtype) + (it,) * 5) for _ in range(3)]
-        return (None, walk, *levels)
+        return None, walk, self._level(n_slots, vtype)
+
+    def scan_slots(self, n_slots, vtype):
+        """``(buffer, a, b)``: the scan's two levels, as level 0 in :meth:`walk_slots`."""
+        return None, self._level(n_slots, vtype), self._level(n_slots, vtype)
 
 
 class _GpuLauncher:
@@ -638,20 +661,33 @@ class _GpuLauncher:
     def scalar(self, x):
         return self.itype.type(x)
 
-    def slots(self, n_slots, vtype):
-        """``(buffer, walk, level0, a, b)``: the slots' scratch in one allocation
+    def guessed_rulers(self, N, n_rulers):
+        """Rulers to allocate slots for before their count is read: ``GUESSED_RULERS`` of
+        the vertices."""
+        return min(N, max(math.ceil(GUESSED_RULERS * N), 1024))
+
+    def walk_slots(self, n_slots, vtype):
+        """``(buffer, walk, level0)``: the walks' and level 0's scratch in one allocation
         (:func:`kernels.cuda.device_workspace`; keep ``buffer`` while kernels queued on it
         may run), as addresses. A record per slot (``forest.cu``: ``WalkRecord`` and
         ``Window``), so that a gather of another slot reads one or two sectors, not one per
-        field: ``walk`` the walks' records, and each level a pointer array ``q`` and a
-        window array (level 0: ``q`` = link)."""
+        field: ``walk`` the walks' records, and a level a pointer array ``q`` and a window
+        array (level 0: ``q`` = link)."""
         from .cuda import device_workspace
 
         it = self.itype
-        buffer, (walk, link, w0, qa, wa, qb, wb) = device_workspace(
-            (n_slots, _record_dtype(vtype, it, 7)), (n_slots, it), (n_slots, _record_dtype(vtype, it, 6)),
-            (n_slots, it), (n_slots, _record_dtype(vtype, it, 6)), (n_slots, it), (n_slots, _record_dtype(vtype, it, 6)))
-        return buffer, (walk,), (link, w0), (qa, wa), (qb, wb)
+        buffer, (walk, link, w0) = device_workspace(
+            (n_slots, _record_dtype(vtype, it, 7)), (n_slots, it), (n_slots, _record_dtype(vtype, it, 6)))
+        return buffer, (walk,), (link, w0)
+
+    def scan_slots(self, n_slots, vtype):
+        """``(buffer, a, b)``: the scan's two levels, as level 0 in :meth:`walk_slots`."""
+        from .cuda import device_workspace
+
+        it = self.itype
+        window = _record_dtype(vtype, it, 6)
+        buffer, (qa, wa, qb, wb) = device_workspace((n_slots, it), (n_slots, window), (n_slots, it), (n_slots, window))
+        return buffer, (qa, wa), (qb, wb)
 
 
 @functools.lru_cache(maxsize=None)
@@ -717,7 +753,9 @@ def _scan_steps(n_rulers):
 
 
 def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, run=RULER_RUN, seed=0, stats=None,
-                   paths_later=False, overlap=None):
+                   paths_later=False, overlap=None, ruler_guess=None):
+    """:func:`linear_forest_ruling` on ``launcher``'s backend; ``ruler_guess`` (a fraction
+    of the vertices, for tests) replaces the launcher's guess of the number of rulers."""
     xp = launcher.xp
     N = partners.shape[0]
     itype = launcher.itype
@@ -746,25 +784,38 @@ def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, run=RULER
     launcher("ruler_mark", N, sc(N), P, np.uint32(seed), np.uint64(_ruler_threshold(spacing, run)), np.uint32(run),
              rulers, n_rulers, claim)
     # every output is written in full by ruler_finish; these and the ordering's arrays are
-    # allocated while the device marks the rulers (the host waits for their number next)
+    # allocated while the device marks the rulers (the host reads their number below)
     P_out, removed_lo, path_id, position, length = (xp.empty_like(P), *(xp.empty(N, dtype=itype) for _ in range(4)))
     order = _order_buffers(launcher, N)
     # the scan's flags, one per step; nr < N bounds the steps
     busy = xp.zeros(_scan_steps(N), dtype=np.int32)
     steps_run = xp.zeros(1, dtype=np.int32)
     # the count copied as soon as ruler_mark is done (into pinned memory: the host then waits
-    # for that copy's event only), the caller's work, if any, queued behind it
+    # for that copy's event only)
     count = EarlyRead(n_rulers)
-    if overlap is not None:
+    mark()
+
+    def walks(n_slots):
+        """The walks and links on ``n_slots`` slots (they read the count on the device, and
+        do nothing when it needs more slots)."""
+        buffer, walk, level0 = launcher.walk_slots(n_slots, vtype)
+        launcher("ruler_walk", n_slots, n_rulers, sc(n_slots), rulers, P, Wt, claim, walk)
+        launcher("ruler_link", n_slots, n_rulers, sc(n_slots), walk, level0)
+        return buffer, level0
+
+    # Queued on slots for a guessed number of rulers before the host reads the count: on
+    # the GPU the device would idle from the end of ruler_mark until the host had read it
+    # and queued the walks (H100, random_diffusion2d at 2.9M rows: about 40 us). A short
+    # guess costs that wait: the walks are queued again on enough slots after the read.
+    guess = 2 * (launcher.guessed_rulers(N, n_rulers) if ruler_guess is None else max(math.ceil(ruler_guess * N), 1))
+    walk_buffer, level0 = walks(guess)
+    if overlap is not None:  # the caller's work, queued behind the walks
         overlap()
     nr = int(count.get()[0])
     ns = 2 * nr
-    mark()
-    # the slots' scratch in one allocation (the device may be idle here, waiting for the
-    # host): the walks' results, level 0 (the links) and the scan's two levels
-    slot_buffer, walk, level0, a, b = launcher.slots(ns, vtype)
-    launcher("ruler_walk", ns, sc(ns), rulers, P, Wt, claim, walk)
-    launcher("ruler_link", ns, sc(ns), walk, level0)
+    if ns > guess:
+        walk_buffer, level0 = walks(ns)
+    scan_buffer, a, b = launcher.scan_slots(ns, vtype)
     mark()
     # ---- one scan over the slots: distances to the path ends, the weakest edge of every
     # cycle and the distance to it. A list of slots has fewer than nr hops; the scan stops
@@ -773,7 +824,7 @@ def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, run=RULER
     launcher("ruler_scan", ns, sc(ns), np.int32(_scan_steps(nr)), busy, steps_run, link, level0, a, b)
     mark()
     launcher("ruler_finish", N, sc(N), P, Wt, claim, level0, b, P_out, path_id, position, length, removed_lo)
-    del slot_buffer  # freed after the kernels queued on it (CuPy's pool is stream-ordered)
+    del walk_buffer, scan_buffer  # freed after the kernels queued on them (CuPy's pool is stream-ordered)
     mark()
     perm, paths = _order_paths(launcher, order, length, path_id, position, removed_lo)
     mark()

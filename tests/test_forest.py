@@ -250,9 +250,10 @@ def test_ruling_set_on_many_cycles(lockstep):
     f = precond.factor(A, n=2, iterations=60, m=1)
     ref = linear_forest_cpu(f.neighbors, f.weights)
     assert len(ref[5]) == 58
-    for spacing in (1, 2, 16, 64):
+    for spacing, guess in ((1, None), (2, 0.01), (16, 1.0), (64, 0.01)):
         launcher = _CpuLauncher(f.neighbors.dtype, f.weights.dtype, lockstep=lockstep)
-        _assert_same_forest(_ruling_forest(f.neighbors, f.weights, launcher, spacing=spacing, seed=spacing), ref)
+        _assert_same_forest(_ruling_forest(f.neighbors, f.weights, launcher, spacing=spacing, seed=spacing,
+                                           ruler_guess=guess), ref)
 
 
 @pytest.mark.parametrize("long_piece, max_steps, min_steps", [("path", 10, 8), ("ring", 16, 13)])
@@ -306,14 +307,20 @@ def test_forest_gpu_equals_cpu(rng, method, early_exit):
 @pytest.mark.gpu
 @pytest.mark.parametrize("spacing, run", [(1, 1), (4, 1), (10_000, 1), (4, 8)])
 def test_ruling_gpu_equals_cpu_twins(rng, spacing, run):
+    """Also with the walks queued on slots for too few rulers (queued again once the host
+    has read the count) and for more than enough."""
     from kernels.backend import to_device
+    from kernels.forest import _GpuLauncher, _ruling_forest
 
     for A in _forest_cases(rng):
         f = precond.factor(A, n=2, iterations=40, m=1)
         ref = linear_forest_ruling(f.neighbors.astype(np.int32), f.weights, spacing=spacing, run=run)
-        got = linear_forest_ruling(to_device(f.neighbors.astype(np.int32)), to_device(f.weights), spacing=spacing,
-                                   run=run)
+        P, W = to_device(f.neighbors.astype(np.int32)), to_device(f.weights)
+        got = linear_forest_ruling(P, W, spacing=spacing, run=run)
         _assert_same_forest([x.get() for x in got], ref)
+        for guess in (0.001, 1.0):
+            got = _ruling_forest(P, W, _GpuLauncher(P.dtype, W.dtype), spacing=spacing, run=run, ruler_guess=guess)
+            _assert_same_forest([x.get() for x in got], ref)
 
 
 def _random_two_factor(data):
@@ -355,8 +362,9 @@ def test_ruling_set_property():
         spacing = data.draw(st.integers(1, 6))
         lockstep = data.draw(st.booleans())
         launcher = _CpuLauncher(P.dtype, W.dtype, lockstep=lockstep)
+        # the walks queued on slots for too few rulers (queued again after the count) or enough
         got = _ruling_forest(P, W, launcher, spacing=spacing, run=data.draw(st.integers(1, 4)),
-                             seed=data.draw(st.integers(0, 5)))
+                             seed=data.draw(st.integers(0, 5)), ruler_guess=data.draw(st.sampled_from([None, 0.01, 1.0])))
         _assert_same_forest(got, linear_forest_cpu(P, W))
 
     check()

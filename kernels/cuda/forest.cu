@@ -270,13 +270,25 @@ __global__ void ruler_mark(const I N, const I* __restrict__ P, const unsigned in
     }
 }
 
+// The walks and links run over the slots of the rulers marked, two per ruler, which they
+// read from the device: the host queues them on slots for a guessed number of rulers
+// before it knows the count (kernels/forest.py). 0 (nothing to do) when the count exceeds
+// `capacity`: the host then queues them again on enough slots.
+template <typename I>
+__device__ __forceinline__ I slots_within(const unsigned int* __restrict__ n_rulers, const I capacity) {
+    const long long n_slots = 2LL * *n_rulers;
+    return n_slots <= (long long)capacity ? (I)n_slots : (I)0;
+}
+
 // Walk of slot t: end = entry slot of the ruler reached (or -(R+1) at a path end), met =
 // the slot whose claimed vertex stopped the walk (-1: none), len = distance to the ruler
 // reached / number of vertices claimed; the weakest edge met (bw, ba, bb), its endpoint
 // nearer to R (bn) and that endpoint's distance from R (bk).
 template <typename V, typename I>
-__global__ void ruler_walk(const I n_slots, const I* __restrict__ rulers, const I* __restrict__ P,
-                          const V* __restrict__ Wt, unsigned long long* claim, WalkRecord<V, I>* __restrict__ walk) {
+__global__ void ruler_walk(const unsigned int* __restrict__ n_rulers, const I capacity, const I* __restrict__ rulers,
+                          const I* __restrict__ P, const V* __restrict__ Wt, unsigned long long* claim,
+                          WalkRecord<V, I>* __restrict__ walk) {
+    const I n_slots = slots_within<I>(n_rulers, capacity);
     for (I t = blockIdx.x * (I)blockDim.x + threadIdx.x; t < n_slots; t += (I)gridDim.x * blockDim.x) {
         const I R = rulers[t >> 1];
         const size_t k = 2 * (size_t)R + (t & 1);
@@ -327,8 +339,10 @@ __global__ void ruler_walk(const I n_slots, const I* __restrict__ rulers, const 
 // length, weakest edge and its endpoint nearer to this slot's ruler (nv) with that
 // endpoint's distance from the ruler (dn).
 template <typename V, typename I>
-__global__ void ruler_link(const I n_slots, const WalkRecord<V, I>* __restrict__ walk, I* __restrict__ link,
+__global__ void ruler_link(const unsigned int* __restrict__ n_rulers, const I capacity,
+                           const WalkRecord<V, I>* __restrict__ walk, I* __restrict__ link,
                            Window<V, I>* __restrict__ level0) {
+    const I n_slots = slots_within<I>(n_rulers, capacity);
     for (I t = blockIdx.x * (I)blockDim.x + threadIdx.x; t < n_slots; t += (I)gridDim.x * blockDim.x) {
         const WalkRecord<V, I> mine = walk[t];
         V bw = mine.bw;
