@@ -20,7 +20,7 @@ import warnings
 import numpy as np
 from numba import njit, prange
 
-from .backend import get_array_module, inverse_permutation, to_host
+from .backend import get_array_module, inverse_permutation, is_device_array, to_host
 
 __all__ = ["TridiagonalSolver", "tridiagonal_solve", "BlockTridiagonalSolver", "extract_tridiagonal", "partner_entries",
            "extract_block_tridiagonal"]
@@ -245,21 +245,49 @@ class TridiagonalSolver(_PartitionedGPU):
             raise ValueError("empty tridiagonal system")
         _check_chunks(chunk=chunk, upper_chunk=upper_chunk)
         self.dtype = np.dtype(d.dtype)
-        if xp is np:
+        self._factorize(dl, d, du, perm, chunk, upper_chunk)
+
+    @classmethod
+    def from_forest(cls, A, perm, partners, *, entries=None, factor_entries=None, chunk=8, upper_chunk=16):
+        """The system of :func:`extract_tridiagonal` with ``partners`` (a linear forest's in
+        its order ``perm``, or its [0,2]-factor's), factorized for solves through ``perm``.
+
+        On the GPU the factorization gathers the coefficients itself (each chunk of rows its
+        own, with :func:`extract_tridiagonal`'s gathers), so no arrays of them are written
+        and read back (H100, random_diffusion2d at 2.9M rows: ... ). Elsewhere, and for
+        systems of at most ``bottom_size`` rows, it extracts them first."""
+        xp = get_array_module(A)
+        A = A.tocsr()
+        if xp is np or A.shape[0] <= cls.bottom_size:
+            dl, d, du = extract_tridiagonal(A, perm, partners, entries=entries, factor_entries=factor_entries)
+            return cls(dl, d, du, perm, chunk=chunk, upper_chunk=upper_chunk)
+        _check_chunks(chunk=chunk, upper_chunk=upper_chunk)
+        perm, system, vt, itype = _forest_system(A, perm, partners, entries, factor_entries)
+        if perm is None:
+            raise ValueError("from_forest needs the forest's order perm")
+        self = cls.__new__(cls)
+        self.xp, self.n, self.dtype = xp, A.shape[0], vt
+        self._factorize(None, None, None, perm, chunk, upper_chunk, system=system, itype=itype)
+        return self
+
+    def _factorize(self, dl, d, du, perm, chunk, upper_chunk, system=None, itype=None):
+        if self.xp is np:
             self.perm = np.ascontiguousarray(perm, dtype=np.int64) if perm is not None else np.zeros(0, np.int64)
             self.dl = np.ascontiguousarray(dl, dtype=self.dtype)
             self.inv_den, self.cp, counts = _thomas_factor(
                 self.dl, np.ascontiguousarray(d, dtype=self.dtype), np.ascontiguousarray(du, dtype=self.dtype),
                 _eps(self.dtype))
         else:
-            counts = self._setup_gpu(dl, d, du, perm, chunk, upper_chunk)
+            counts = self._setup_gpu(dl, d, du, perm, chunk, upper_chunk, system, itype)
         self.boosted, self.negative_pivots, self.negative_diagonal = (int(c) for c in counts)
-        _warn_boosted(self.boosted, n)
+        _warn_boosted(self.boosted, self.n)
 
     # -------------------------------------------------------------- GPU setup
-    def _setup_gpu(self, dl, d, du, perm, chunk, upper_chunk):
+    def _setup_gpu(self, dl, d, du, perm, chunk, upper_chunk, system=None, itype=None):
         """All levels factorized by one cooperative launch into one workspace; returns the
-        counts (the set-up's one host synchronization)."""
+        counts (the set-up's one host synchronization). ``system``: level 0 is a linear
+        forest's (``tridiag.cu``'s ``ForestSystem`` arguments; with levels only), of index
+        type ``itype``."""
         import cupy
 
         from .cuda import get_kernel, launch_cooperative
@@ -268,7 +296,9 @@ class TridiagonalSolver(_PartitionedGPU):
         if vt.kind == "c":
             raise TypeError("complex tridiagonal systems are supported on the CPU only")
         levels, bottom, size = _partition_plan(self.n, chunk, upper_chunk, self.bottom_size, _SCALAR_LAYOUT)
-        itype = np.int32 if self.n < np.iinfo(np.int32).max // 2 else np.int64
+        if itype is None:
+            itype = np.int32 if self.n < np.iinfo(np.int32).max // 2 else np.int64
+        itype = np.dtype(itype).type
         self.kernels = {k: get_kernel("tridiag", k, vt, itype)
                         for k in ("chunk_forward", "reduced_rhs", "chunk_back", "thomas_solve")}
         self.work = work = cupy.empty(size, vt)
@@ -278,10 +308,13 @@ class TridiagonalSolver(_PartitionedGPU):
             perm = cupy.ascontiguousarray(perm, dtype=itype)
             # with levels: the level-0 gather/scatter index in the interleaved layout
             self.perm_t = cupy.empty(levels[0][2] * chunk, itype) if levels else perm
-        dl, d, du = (cupy.ascontiguousarray(a, dtype=vt) for a in (dl, d, du))  # no copy when already so
+        if system is None:
+            dl, d, du = (cupy.ascontiguousarray(a, dtype=vt) for a in (dl, d, du))  # no copy when already so
+            system = (None,) * 5
         launch_cooperative(get_kernel("tridiag", "partitioned_factor", vt, itype), levels[0][2] if levels else 1,
                            128, (itype(self.n), np.int32(chunk), np.int32(upper_chunk), np.int32(len(levels)),
-                                 dl, d, du, work, perm if levels else None, self.perm_t if levels else None, stats))
+                                 dl, d, du, work, perm if levels else None, self.perm_t if levels else None, stats,
+                                 *system))
         self._plan, self._itype = (levels, bottom), itype
         return stats.get()
 
@@ -662,38 +695,21 @@ def extract_tridiagonal(A, perm=None, partners=None, *, entries=None, factor_ent
     xp = get_array_module(A)
     A = A.tocsr()
     N = A.shape[0]
-    if factor_entries is not None and (partners is None or len(factor_entries) != 3):
-        raise ValueError("factor_entries must be (diagonal, weights, signs), given with the factor's partners")
-    recorded = zip(("diagonal", "weights", "signs"), factor_entries or (None,) * 3, ((N,), (N, 2), (N,)))
-    for name, x, shape in (("perm", perm, (N,)), ("partners", partners, (N, 2)), ("entries", entries, (N, 4)),
-                           *((f"factor_entries' {name}", x, shape) for name, x, shape in recorded)):
-        if x is not None and tuple(x.shape) != shape:
-            raise ValueError(f"{name} must have shape {shape} for a matrix of {N} rows, got {tuple(x.shape)}")
     vt = np.dtype(A.dtype)
-    itype = np.dtype(np.int64) if xp is np else A.indices.dtype
-    if factor_entries is not None and xp is np:
-        raise ValueError("factor_entries are recorded by the GPU's factor; on the CPU pass entries")
     if partners is not None:
-        if factor_entries is None:
-            entries = partner_entries(A, partners) if entries is None else xp.ascontiguousarray(entries, dtype=vt)
         if xp is np:
+            _check_forest_system(A, perm, partners, entries, factor_entries)
+            entries = partner_entries(A, partners) if entries is None else np.ascontiguousarray(entries, dtype=vt)
             dl, d, du = (np.zeros(N, vt) for _ in range(3))
             perm = np.empty(0, np.int64) if perm is None else np.ascontiguousarray(perm, dtype=np.int64)
             _order_partner_entries_cpu(perm, np.ascontiguousarray(partners, dtype=np.int64), entries, dl, d, du)
             return dl, d, du
-        from .cuda import aligned
-
-        perm = None if perm is None else xp.ascontiguousarray(perm, dtype=itype)
-        if factor_entries is None:
-            source = (aligned(entries, 16), None, None, None)
-        else:
-            diagonal, weights, signs = factor_entries
-            source = (None, aligned(weights, 2 * vt.itemsize, vt), xp.ascontiguousarray(signs, dtype=np.uint8),
-                      xp.ascontiguousarray(diagonal, dtype=vt))
+        perm, system, vt, itype = _forest_system(A, perm, partners, entries, factor_entries)
         dl, d, du = (xp.empty(N, vt) for _ in range(3))  # every row is written
-        _launch_per_row("order_partner_entries", N, vt, itype, perm, aligned(partners, 2 * itype.itemsize, itype),
-                        *source, dl, d, du)
+        _launch_per_row("order_partner_entries", N, vt, itype, perm, *system, dl, d, du)
         return dl, d, du
+    _check_forest_system(A, perm, partners, entries, factor_entries)
+    itype = np.dtype(np.int64) if xp is np else A.indices.dtype
     # the kernel's order: None (the original one), else old -> new
     inverse = None if perm is None else inverse_permutation(xp.asarray(perm), itype)
     if xp is np:
@@ -705,6 +721,42 @@ def extract_tridiagonal(A, perm=None, partners=None, *, entries=None, factor_ent
     dl, d, du = (xp.empty(N, vt) for _ in range(3))  # every row is written
     _launch_per_row("extract_tridiagonal", N, vt, itype, A.indptr, A.indices, A.data, inverse, dl, d, du)
     return dl, d, du
+
+
+def _check_forest_system(A, perm, partners, entries, factor_entries):
+    """The shapes of :func:`extract_tridiagonal`'s arguments (``A`` in CSR)."""
+    N = A.shape[0]
+    if factor_entries is not None and (partners is None or len(factor_entries) != 3):
+        raise ValueError("factor_entries must be (diagonal, weights, signs), given with the factor's partners")
+    recorded = zip(("diagonal", "weights", "signs"), factor_entries or (None,) * 3, ((N,), (N, 2), (N,)))
+    for name, x, shape in (("perm", perm, (N,)), ("partners", partners, (N, 2)), ("entries", entries, (N, 4)),
+                           *((f"factor_entries' {name}", x, shape) for name, x, shape in recorded)):
+        if x is not None and tuple(x.shape) != shape:
+            raise ValueError(f"{name} must have shape {shape} for a matrix of {N} rows, got {tuple(x.shape)}")
+    if factor_entries is not None and not is_device_array(A):
+        raise ValueError("factor_entries are recorded by the GPU's factor; on the CPU pass entries")
+
+
+def _forest_system(A, perm, partners, entries, factor_entries):
+    """The GPU arguments of a linear forest's system (``A`` a cupyx CSR matrix, checked
+    here): ``(perm, system, vt, itype)``, ``system`` the arguments of ``tridiag.cu``'s
+    ``ForestSystem`` (partners, entries, weights, signs, diagonal), the entries from
+    ``factor_entries`` or ``entries`` or, given neither, from :func:`partner_entries`."""
+    from .cuda import aligned
+
+    _check_forest_system(A, perm, partners, entries, factor_entries)
+    xp = get_array_module(A)
+    vt = np.dtype(A.dtype)
+    itype = A.indices.dtype
+    if factor_entries is None:
+        entries = partner_entries(A, partners) if entries is None else xp.ascontiguousarray(entries, dtype=vt)
+        recorded = (aligned(entries, 16), None, None, None)
+    else:
+        diagonal, weights, signs = factor_entries
+        recorded = (None, aligned(weights, 2 * vt.itemsize, vt), xp.ascontiguousarray(signs, dtype=np.uint8),
+                    xp.ascontiguousarray(diagonal, dtype=vt))
+    perm = None if perm is None else xp.ascontiguousarray(perm, dtype=itype)
+    return perm, (aligned(partners, 2 * itype.itemsize, itype), *recorded), vt, itype
 
 
 @njit(cache=True)

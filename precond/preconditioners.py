@@ -211,10 +211,11 @@ def _best_factor(A, n, m, **kw):
 class AlgebraicTridiagonalPrecond(_FactorizedPrecond):
     """AlgTriScalPrecond: [0,2]-factor -> linear forest -> permutation -> tridiagonal
     coefficients from ``A`` (one pass over its entries, run during the forest, then a gather
-    into the forest's order) -> factorized once; apply = permute, solve, unpermute."""
+    into the forest's order, on the GPU by the factorization itself) -> factorized once;
+    apply = permute, solve, unpermute."""
 
     def __init__(self, A, *, iterations=5, m=5, k_m=0, p=0.5, seed=0):
-        from kernels.tridiag import TridiagonalSolver, extract_tridiagonal, partner_entries
+        from kernels.tridiag import TridiagonalSolver, partner_entries
         from precond.factor import _linear_forest
 
         A = check_matrix(A, finite=False)  # the factor tests the entries in its first round
@@ -224,17 +225,15 @@ class AlgebraicTridiagonalPrecond(_FactorizedPrecond):
         clock.mark("factor")
         # the extraction's entries of A: recorded by the GPU's factor rounds where the factor
         # is on A itself; else a pass over A, which needs the factor only, queued while the
-        # forest's host waits for a count (its time is then in "forest", the ordering pass
-        # in "extract")
+        # forest's host waits for a count (its time is then in "forest", the gather into the
+        # forest's order in "factorize")
         recorded = None if f.matrix_entries is None else (f.matrix_entries[0], f.weights, f.matrix_entries[1])
         entries = []
         forest = _linear_forest(A, f, overlap=None if recorded is not None else
                                 lambda: entries.append(partner_entries(A, f.neighbors)))
         clock.mark("forest")
-        dl, d, du = extract_tridiagonal(A, forest.permutation, f.neighbors, entries=entries[0] if entries else None,
-                                        factor_entries=recorded)
-        clock.mark("extract")
-        self.solver = TridiagonalSolver(dl, d, du, forest.permutation)
+        self.solver = TridiagonalSolver.from_forest(A, forest.permutation, f.neighbors,
+                                                    entries=entries[0] if entries else None, factor_entries=recorded)
         clock.mark("factorize")
         self._warn_indefinite("AlgTriScal")
         self.forest = forest

@@ -438,7 +438,7 @@ def test_gpu_rounds_record_the_partner_entries(rng, kernel, dtype):
     zero diagonal, explicit zeros, long rows)."""
     from kernels.backend import to_device, to_host
     from kernels.factor import factor_rounds
-    from kernels.tridiag import extract_tridiagonal, partner_entries
+    from kernels.tridiag import TridiagonalSolver, extract_tridiagonal, partner_entries
 
     signed = _random_sym(rng, N=400)
     signed.data *= np.where(rng.random(signed.nnz) < 0.5, -1.0, 1.0)
@@ -472,6 +472,12 @@ def test_gpu_rounds_record_the_partner_entries(rng, kernel, dtype):
                 ours = extract_tridiagonal(M, order, p, factor_entries=(diagonal, w, signs))
                 for a, b in zip(ours, extract_tridiagonal(M, order, p)):
                     np.testing.assert_array_equal(to_host(a), to_host(b))
+            # the system gathered by the factorization from the recorded entries
+            ours = TridiagonalSolver.from_forest(M, perm, p, factor_entries=(diagonal, w, signs))
+            ref = TridiagonalSolver(*extract_tridiagonal(M, perm, p), perm)
+            rhs = to_device(np.linspace(-1, 1, A.shape[0]).astype(dtype))
+            np.testing.assert_array_equal(to_host(ours.solve(rhs)), to_host(ref.solve(rhs)))
+            assert (ours.negative_pivots, ours.negative_diagonal) == (ref.negative_pivots, ref.negative_diagonal)
 
 
 def test_recorded_entries_need_the_check_and_the_gpu():

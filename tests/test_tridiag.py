@@ -196,6 +196,11 @@ def test_extract_original_and_forest_orders():
     for bad in ({"perm": perm[:-1]}, {"partners": partners[:, :1]}):
         with pytest.raises(ValueError, match="shape"):
             extract_tridiagonal(A, **bad)
+    # the forest's system factorized at once: the extracted system's solver (the CPU extracts)
+    perm = np.random.default_rng(4).permutation(36)
+    b = np.arange(36.0)
+    np.testing.assert_array_equal(TridiagonalSolver.from_forest(A, perm, partners).solve(b),
+                                  TridiagonalSolver(*extract_tridiagonal(A, perm, partners), perm).solve(b))
 
 
 @pytest.mark.gpu
@@ -243,6 +248,38 @@ def test_gpu_extract_matches_cpu(rng):
     perm = rng.permutation(A.shape[0])
     for a, b in zip(extract_tridiagonal(Ad, to_device(perm)), extract_tridiagonal(A, perm)):
         np.testing.assert_array_equal(a.get(), b)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gpu_forest_system_gathered_by_the_factorization(rng, dtype):
+    """``TridiagonalSolver.from_forest`` (level 0 gathered by the factorization) equals the
+    solver of the extracted system: the same solves and counts, bit for bit, for every
+    chunk size (the last chunk padded or not), and below ``bottom_size`` (extracted)."""
+    import cupy
+
+    from kernels.backend import to_device
+
+    import precond
+
+    cases = [matrices.convection_diffusion3d(10), matrices.random_diffusion2d(40), -matrices.aniso1(30),
+             matrices.poisson2d(7)]  # 49 rows: no levels
+    for A in cases:
+        Ad = to_device(A.astype(dtype))
+        f = precond.factor(Ad, n=2)
+        lf = precond.linear_forest(Ad, f)
+        b = cupy.asarray(rng.standard_normal(A.shape[0]).astype(dtype))
+        for partners in (f.neighbors, lf.neighbors):
+            for sizes in ({}, {"chunk": 5, "upper_chunk": 11}, {"chunk": 16, "upper_chunk": 16},
+                          {"chunk": 2, "upper_chunk": 3}):
+                ref = TridiagonalSolver(*extract_tridiagonal(Ad, lf.permutation, partners), lf.permutation, **sizes)
+                for entries in (None, partner_entries(Ad, partners)):
+                    got = TridiagonalSolver.from_forest(Ad, lf.permutation, partners, entries=entries, **sizes)
+                    np.testing.assert_array_equal(got.solve(b).get(), ref.solve(b).get(), err_msg=str(sizes))
+                    assert (got.boosted, got.negative_pivots, got.negative_diagonal) == \
+                        (ref.boosted, ref.negative_pivots, ref.negative_diagonal)
+    with pytest.raises(ValueError, match="perm must have shape"):
+        TridiagonalSolver.from_forest(Ad, lf.permutation[:-1], f.neighbors)
 
 
 def _misaligned(x):

@@ -70,6 +70,40 @@ __device__ __forceinline__ V diag_at(const V* d, size_t r, long long N) { return
 template <typename V>
 __device__ __forceinline__ V upper_at(const V* du, size_t r, long long N) { return r + 1 < (size_t)N ? du[r] : V(0); }
 
+// The system of a linear forest (kernels.tridiag.extract_tridiagonal with partners): row k
+// of the order perm (new -> old) is old row i = perm[k], with the entries to the rows before
+// and after it (old ids `before`, `after`; -1 at the ends) when they are partners of i.
+// The entries come from `entries` (partner_entries: N x 4, (a_ii, a_{i,p0}, a_{i,p1}, 0))
+// or, with `entries` null, from what the GPU's [0,2]-factor recorded of A (factor.cu,
+// confirm_rows): a row's diagonal, its weights |a_ip| to its partners and the signs of those
+// entries (bit 3 + s of counts[i]: to partner s negative; factor.cu's Count).
+template <typename V, typename I>
+struct ForestSystem {
+    const I* __restrict__ partners;  // N x 2, -1: none
+    const V* __restrict__ entries;
+    const V* __restrict__ weights;  // N x 2
+    const unsigned char* __restrict__ counts;
+    const V* __restrict__ diagonal;
+
+    __device__ __forceinline__ void row(const I i, const I before, const I after, V& lo, V& di, V& up) const {
+        I p0, p1;
+        load_pair(partners + 2 * (size_t)i, p0, p1);
+        V to0, to1;
+        if (entries) {
+            V unused;
+            load_quad(entries + 4 * (size_t)i, di, to0, to1, unused);
+        } else {
+            load_pair(weights + 2 * (size_t)i, to0, to1);
+            const unsigned int sg = counts[i];
+            to0 = sg & 8u ? -to0 : to0;
+            to1 = sg & 16u ? -to1 : to1;
+            di = diagonal[i];
+        }
+        lo = before < 0 ? V(0) : before == p0 ? to0 : before == p1 ? to1 : V(0);
+        up = after < 0 ? V(0) : after == p0 ? to0 : after == p1 ? to1 : V(0);
+    }
+};
+
 // Workspace layout. Each array starts on a multiple of 32 values. Per level, interleaved:
 // inv, cp, lint, v, w of K values per interior row ((C - 1) P rows), y of H; per separator
 // (P rows): sep_b, g, S of H values, sep_lo, sep_hi, ra, rb, rc of K (ra, rb, rc: the next
@@ -145,34 +179,15 @@ struct Counts {
     unsigned long long boosted, negative, negative_diag;
 };
 
-// Chunk j of a level (at most MAXC rows): interior factorization and spikes. Every
-// coefficient of the chunk is loaded before the recurrence, which then runs in registers
-// (the spikes are stored once), as in the apply's sweep_chunk: H100, partitioned_factor
-// (per-kernel medians, us), random_diffusion2d float32 (2.9M rows) 179 -> 125-141, ANISO2
-// float32 (6.25M) 308 -> 271, ANISO1 float64 445 -> 411, against a loop with its loads
-// inside. Not inlined, so that its __restrict__ outputs keep the compiler free to order
-// the loads ahead of the stores (inlined, the pointers are offsets of one workspace
-// pointer to it). The coefficients are plain pointers: those of the upper levels are
-// written by the same launch, so they must not go through the read-only cache.
+// The interior factorization and spikes of chunk j from its coefficients in registers: the
+// interior rows' a (a[0] unused), di, ui and first_lo, the coupling of row 0 to the
+// separator on the left (spike v).
 template <int MAXC, typename V>
-__device__ __noinline__ Counts factor_chunk(const size_t j, const size_t P, const int C, const long long N,
-                                            const V* dl, const V* d, const V* du, V* __restrict__ inv_den,
-                                            V* __restrict__ cp, V* __restrict__ ldl, V* __restrict__ v,
-                                            V* __restrict__ w, const bool level0) {
+__device__ __forceinline__ Counts factor_loaded(const size_t j, const size_t P, const int n, const V first_lo,
+                                                const V* a, const V* di, const V* ui, V* __restrict__ inv_den,
+                                                V* __restrict__ cp, V* __restrict__ ldl, V* __restrict__ v,
+                                                V* __restrict__ w, const bool level0) {
     Counts counts{0, 0, 0};
-    const size_t base = j * C;
-    const int n = C - 1;
-    const V first_lo = lower_at(dl, base, N);  // couples row 0 to the separator on the left (spike v)
-    V a[MAXC], di[MAXC], ui[MAXC];
-#pragma unroll
-    for (int i = 0; i < MAXC; ++i) {
-        a[i] = di[i] = ui[i] = V(0);
-        if (i < n) {
-            di[i] = diag_at(d, base + i, N);
-            ui[i] = upper_at(du, base + i, N);
-            if (i > 0) a[i] = lower_at(dl, base + i, N);
-        }
-    }
     V c[MAXC], zv[MAXC], zw[MAXC];
     V prev_cp = 0, pv = 0, pw = 0;
 #pragma unroll
@@ -205,19 +220,95 @@ __device__ __noinline__ Counts factor_chunk(const size_t j, const size_t P, cons
     return counts;
 }
 
+// Chunk j of a level (at most MAXC rows): interior factorization and spikes. Every
+// coefficient of the chunk is loaded before the recurrence, which then runs in registers
+// (the spikes are stored once), as in the apply's sweep_chunk: H100, partitioned_factor
+// (per-kernel medians, us), random_diffusion2d float32 (2.9M rows) 179 -> 125-141, ANISO2
+// float32 (6.25M) 308 -> 271, ANISO1 float64 445 -> 411, against a loop with its loads
+// inside. Not inlined, so that its __restrict__ outputs keep the compiler free to order
+// the loads ahead of the stores (inlined, the pointers are offsets of one workspace
+// pointer to it). The coefficients are plain pointers: those of the upper levels are
+// written by the same launch, so they must not go through the read-only cache.
+template <int MAXC, typename V>
+__device__ __noinline__ Counts factor_chunk(const size_t j, const size_t P, const int C, const long long N,
+                                            const V* dl, const V* d, const V* du, V* __restrict__ inv_den,
+                                            V* __restrict__ cp, V* __restrict__ ldl, V* __restrict__ v,
+                                            V* __restrict__ w, const bool level0) {
+    const size_t base = j * C;
+    const int n = C - 1;
+    const V first_lo = lower_at(dl, base, N);
+    V a[MAXC], di[MAXC], ui[MAXC];
+#pragma unroll
+    for (int i = 0; i < MAXC; ++i) {
+        a[i] = di[i] = ui[i] = V(0);
+        if (i < n) {
+            di[i] = diag_at(d, base + i, N);
+            ui[i] = upper_at(du, base + i, N);
+            if (i > 0) a[i] = lower_at(dl, base + i, N);
+        }
+    }
+    return factor_loaded<MAXC>(j, P, n, first_lo, a, di, ui, inv_den, cp, ldl, v, w, level0);
+}
+
+// Chunk j of level 0 of a linear forest's system (ForestSystem), its coefficients gathered
+// here rather than read from arrays written by a pass of their own (order_partner_entries):
+// the same gathers, without storing and loading three arrays of N values. Also writes the
+// chunk's entries of perm_t (see partitioned_factor) and its separator row's coefficients
+// (lower, diagonal, upper) at sep_lo[j], sep_d[j], sep_hi[j] for separator_row.
+template <int MAXC, typename V, typename I>
+__device__ __noinline__ Counts factor_forest_chunk(const size_t j, const size_t P, const int C, const long long N,
+                                                   const I* __restrict__ perm, const ForestSystem<V, I> fs,
+                                                   I* __restrict__ perm_t, V* __restrict__ inv_den,
+                                                   V* __restrict__ cp, V* __restrict__ ldl, V* __restrict__ v,
+                                                   V* __restrict__ w, V* __restrict__ sep_lo, V* __restrict__ sep_d,
+                                                   V* __restrict__ sep_hi) {
+    const long long base = (long long)j * C;
+    const int n = C - 1;
+    I id[MAXC + 2];  // old ids of rows base - 1 .. base + C (-1 outside 0 .. N - 1)
+#pragma unroll
+    for (int i = 0; i < MAXC + 2; ++i) {
+        const long long r = base - 1 + i;
+        id[i] = i < C + 2 && r >= 0 && r < N ? perm[r] : (I)-1;
+    }
+    V lo[MAXC], di[MAXC], up[MAXC];
+#pragma unroll
+    for (int i = 0; i < MAXC; ++i) {
+        lo[i] = up[i] = V(0);
+        di[i] = V(1);  // padding rows beyond N: (0, 1, 0)
+        if (i < C) {
+            perm_t[(size_t)i * P + j] = id[i + 1];
+            if (id[i + 1] >= 0) fs.row(id[i + 1], id[i], id[i + 2], lo[i], di[i], up[i]);
+        }
+    }
+    V a[MAXC];
+#pragma unroll
+    for (int i = 0; i < MAXC; ++i) {
+        a[i] = i > 0 ? lo[i] : V(0);
+        if (i == n) {
+            sep_lo[j] = lo[i];
+            sep_d[j] = di[i];
+            sep_hi[j] = up[i];
+        }
+    }
+    return factor_loaded<MAXC>(j, P, n, lo[0], a, di, up, inv_den, cp, ldl, v, w, true);
+}
+
 // Separator j of a level: a_j L_{j-1} + b_j L_j + c_j L_{j+1} = g_j, the next level's row j.
 // The separator rows' own off-diagonal coefficients are kept (sep_lo, sep_hi) for the
 // right-hand side at apply time.
+// `stored`: its coefficients are at sep_lo[j], rb[j], sep_hi[j] (factor_forest_chunk).
 template <typename V>
 __device__ __forceinline__ void separator_row(const size_t j, const Level& lv, const V* dl, const V* d, const V* du,
-                                              V* work, const bool level0, unsigned long long& negative_diag) {
+                                              V* work, const bool level0, unsigned long long& negative_diag,
+                                              const bool stored) {
     const size_t P = (size_t)lv.P;
     const long long N = lv.N;
     const V *v = work + lv.v, *w = work + lv.w;
     const size_t s = j * lv.C + lv.C - 1;
     const int n = lv.C - 1;
-    const V lo = n > 0 ? lower_at(dl, s, N) : V(0), hi = upper_at(du, s, N);
-    V a = 0, b = diag_at(d, s, N), c = 0;
+    const V lo = stored ? work[lv.sep_lo + j] : n > 0 ? lower_at(dl, s, N) : V(0);
+    const V hi = stored ? work[lv.sep_hi + j] : upper_at(du, s, N);
+    V a = 0, b = stored ? work[lv.rb + j] : diag_at(d, s, N), c = 0;
     if (level0) negative_diag += b < V(0);
     if (n > 0) {
         a = -lo * v[(size_t)(n - 1) * P + j];
@@ -246,17 +337,25 @@ __device__ __forceinline__ void separator_row(const size_t j, const Level& lv, c
 // bottom's dl is copied into the workspace, the solves read it). With `perm` (new -> old,
 // N0 entries) and levels, perm_t gets the level-0 gather/scatter index in the interleaved
 // layout: perm_t[i * P + j] = perm[j * C + i] (-1 for padding rows).
+// With `partners` (and levels), level 0 is a linear forest's system in the order perm
+// (ForestSystem: partners, entries or weights, counts and diagonal), gathered by
+// factor_forest_chunk; dl0, d0, du0 are then unused.
 template <typename V, typename I>
 __global__ void partitioned_factor(const I N0, const int C0, const int C1, const int n_levels, const V* dl0,
                                    const V* d0, const V* du0, V* work, const I* __restrict__ perm,
-                                   I* __restrict__ perm_t, unsigned long long* __restrict__ stats) {
+                                   I* __restrict__ perm_t, unsigned long long* __restrict__ stats,
+                                   const I* __restrict__ partners, const V* __restrict__ entries,
+                                   const V* __restrict__ weights, const unsigned char* __restrict__ counts,
+                                   const V* __restrict__ diagonal) {
     cooperative_groups::grid_group grid = cooperative_groups::this_grid();
     const size_t tid = blockIdx.x * (size_t)blockDim.x + threadIdx.x, step = (size_t)gridDim.x * blockDim.x;
     unsigned long long boosted = 0, negative = 0, negative_diag = 0;
+    const ForestSystem<V, I> fs = {partners, entries, weights, counts, diagonal};
+    const bool gathered = partners && n_levels > 0;
     // chunk j's rows read together, as factor_chunk reads them (H100, Nsight Compute: the
     // whole kernel 122 -> 109 us on random_diffusion2d float32, 183 -> 164 in float64, 408
     // -> 314 on ANISO2 float64, against a loop over the interleaved positions t)
-    if (perm && n_levels > 0) {
+    if (perm && n_levels > 0 && !gathered) {
         const size_t P = ((size_t)N0 + C0 - 1) / C0;
         for (size_t j = tid; j < P; j += step)
             for (int i = 0; i < C0; ++i) {
@@ -271,14 +370,22 @@ __global__ void partitioned_factor(const I N0, const int C0, const int C1, const
             V *inv = work + lv.inv, *cp = work + lv.cp, *lint = work + lv.lint, *v = work + lv.v, *w = work + lv.w;
             const size_t P = (size_t)lv.P;
             const bool l0 = l == 0;
-            const Counts c = lv.C <= 8 ? factor_chunk<8>(j, P, lv.C, lv.N, dl, d, du, inv, cp, lint, v, w, l0)
-                                       : factor_chunk<MAX_CHUNK>(j, P, lv.C, lv.N, dl, d, du, inv, cp, lint, v, w, l0);
+            V *sep_lo = work + lv.sep_lo, *sep_d = work + lv.rb, *sep_hi = work + lv.sep_hi;
+            const Counts c =
+                l0 && gathered
+                    ? (lv.C <= 8 ? factor_forest_chunk<8>(j, P, lv.C, lv.N, perm, fs, perm_t, inv, cp, lint, v, w,
+                                                          sep_lo, sep_d, sep_hi)
+                                 : factor_forest_chunk<MAX_CHUNK>(j, P, lv.C, lv.N, perm, fs, perm_t, inv, cp, lint,
+                                                                  v, w, sep_lo, sep_d, sep_hi))
+                    : (lv.C <= 8 ? factor_chunk<8>(j, P, lv.C, lv.N, dl, d, du, inv, cp, lint, v, w, l0)
+                                 : factor_chunk<MAX_CHUNK>(j, P, lv.C, lv.N, dl, d, du, inv, cp, lint, v, w, l0));
             boosted += c.boosted;
             negative += c.negative;
             negative_diag += c.negative_diag;
         }
         grid.sync();
-        for (size_t j = tid; j < (size_t)lv.P; j += step) separator_row(j, lv, dl, d, du, work, l == 0, negative_diag);
+        for (size_t j = tid; j < (size_t)lv.P; j += step)
+            separator_row(j, lv, dl, d, du, work, l == 0, negative_diag, l == 0 && gathered);
         grid.sync();
         dl = work + lv.ra;
         d = work + lv.rb;
@@ -481,35 +588,23 @@ __global__ void partner_entries(const I N, const I* __restrict__ indptr, const I
     }
 }
 
-// With `entries` null, the entries come from what the GPU's [0,2]-factor recorded of A
-// instead (factor.cu, confirm_rows): a row's diagonal, its weights |a_ip| to its partners
-// and the signs of those entries (bit 3 + s of counts[i]: to partner s negative; the
-// factor's partner counts, factor.cu's Count).
+// The rows of ForestSystem in arrays (perm null: the original order). A factorization gathers
+// them itself instead (partitioned_factor with `partners`).
 template <typename V, typename I>
 __global__ void order_partner_entries(const I N, const I* __restrict__ perm, const I* __restrict__ partners,
                                       const V* __restrict__ entries, const V* __restrict__ weights,
                                       const unsigned char* __restrict__ counts, const V* __restrict__ diagonal,
                                       V* __restrict__ dl, V* __restrict__ d, V* __restrict__ du) {
+    const ForestSystem<V, I> fs = {partners, entries, weights, counts, diagonal};
     for (I k = blockIdx.x * (I)blockDim.x + threadIdx.x; k < N; k += (I)gridDim.x * blockDim.x) {
         const I i = perm ? perm[k] : k;
         const I before = k > 0 ? (perm ? perm[k - 1] : k - 1) : (I)-1;
         const I after = k + 1 < N ? (perm ? perm[k + 1] : k + 1) : (I)-1;
-        I p0, p1;
-        load_pair(partners + 2 * (size_t)i, p0, p1);
-        V diag, to0, to1;
-        if (entries) {
-            V unused;
-            load_quad(entries + 4 * (size_t)i, diag, to0, to1, unused);
-        } else {
-            load_pair(weights + 2 * (size_t)i, to0, to1);
-            const unsigned int sg = counts[i];
-            to0 = sg & 8u ? -to0 : to0;
-            to1 = sg & 16u ? -to1 : to1;
-            diag = diagonal[i];
-        }
-        d[k] = diag;
-        dl[k] = before < 0 ? V(0) : before == p0 ? to0 : before == p1 ? to1 : V(0);
-        du[k] = after < 0 ? V(0) : after == p0 ? to0 : after == p1 ? to1 : V(0);
+        V lo, di, up;
+        fs.row(i, before, after, lo, di, up);
+        d[k] = di;
+        dl[k] = lo;
+        du[k] = up;
     }
 }
 
