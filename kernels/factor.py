@@ -14,10 +14,13 @@ The graph is a symmetric CSR weight matrix ``W`` with no diagonal (from
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from numba import njit, prange
 
 from .backend import EarlyRead, get_array_module, is_device_array, sparse_module, to_host
+from .cuda import get_kernel, launch_cooperative, row_grid
 from .hashing import hash32
 
 __all__ = ["greedy_factor", "parallel_factor", "factor_rounds", "mirror_factor_rounds", "rounds_used",
@@ -209,6 +212,20 @@ OPEN_ROUNDS_THREADS_PER_SM = 768
 SAMPLE_ROWS = 4096
 
 
+@functools.lru_cache(maxsize=64)
+def _proposal_layout(N, n, vtype, itype):
+    """``(bytes, first, later)`` of :func:`_proposal_buffers`, with offsets for addresses
+    (cached: the set-up's host time before its first proposal keeps the device idle)."""
+    isz, vsz = np.dtype(itype).itemsize, np.dtype(vtype).itemsize
+    weights_at = -(-N * n * isz // 256) * 256  # the first round's weights
+    size = 4 * max(isz, vsz)  # a later round's record (n = 2)
+    nbytes = max(weights_at + N * n * vsz, N * size if n == 2 else 0)
+    if n != 2:
+        return nbytes, (0, weights_at), (0, weights_at, np.int32(n), np.int32(n))
+    j_at, w_at = (2 * vsz, 0) if vsz >= isz else (0, 2 * isz)
+    return nbytes, (0, weights_at), (j_at, w_at, np.int32(size // isz), np.int32(size // vsz))
+
+
 def _proposal_buffers(N, n, vtype, itype):
     """The rows' proposals (``factor.cu``, ``Proposals``): ``(buffer, first, later)``, the
     kernel arguments ``(targets, weights)`` of the first round (an N x n array of each)
@@ -218,16 +235,11 @@ def _proposal_buffers(N, n, vtype, itype):
     as many bytes (16 bytes for float32 and int32, else 32)."""
     import cupy
 
-    isz, vsz = np.dtype(itype).itemsize, np.dtype(vtype).itemsize
-    weights_at = -(-N * n * isz // 256) * 256  # the first round's weights
-    size = 4 * max(isz, vsz)  # a later round's record (n = 2)
-    buffer = cupy.empty(max(weights_at + N * n * vsz, N * size if n == 2 else 0), dtype=np.uint8)
+    nbytes, first, later = _proposal_layout(N, n, np.dtype(vtype), np.dtype(itype))
+    buffer = cupy.empty(nbytes, dtype=np.uint8)
     base = buffer.data.ptr
-    first = (np.uint64(base), np.uint64(base + weights_at))
-    if n != 2:
-        return buffer, first, (*first, np.int32(n), np.int32(n))
-    j_at, w_at = (2 * vsz, 0) if vsz >= isz else (0, 2 * isz)
-    return buffer, first, (np.uint64(base + j_at), np.uint64(base + w_at), np.int32(size // isz), np.int32(size // vsz))
+    return (buffer, (np.uint64(base + first[0]), np.uint64(base + first[1])),
+            (np.uint64(base + later[0]), np.uint64(base + later[1]), *later[2:]))
 
 
 def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kernel="auto", check=False, mirror=False,
@@ -239,8 +251,6 @@ def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kern
     ``3 + s`` the rounds set where the entry to partner ``s`` is negative (valid where the
     factor is on ``W`` itself, not on ``A' + A'^T``)."""
     import cupy
-
-    from .cuda import get_kernel, launch_cooperative, row_grid
 
     N = W.shape[0]
     itype = W.indices.dtype
@@ -535,8 +545,6 @@ def _check_flags(A):
         return EarlyRead(np.array([not np.isfinite(A.data).all(), bad.any(), balance.sum(), 0], dtype=np.int64))
     import cupy
 
-    from .cuda import get_kernel, row_grid
-
     N = A.shape[0]
     flags = cupy.zeros(4, dtype=np.uint64)
     threads = 128
@@ -581,8 +589,6 @@ def mirror_weights(A):
     _check_canonical(A, "mirror_weights")
     if is_device_array(A):
         import cupy
-
-        from .cuda import get_kernel, row_grid
 
         N = A.shape[0]
         w = cupy.empty_like(A.data)

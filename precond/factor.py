@@ -254,7 +254,7 @@ def factor(A, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, *, symmetric=None) -
 
 
 def _factor(A, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, symmetric=None, validated=False,
-            entries=False) -> Factor:
+            entries=False, timed=True) -> Factor:
     """:func:`factor` of a matrix of checked structure. Its entries are tested for NaN
     and infinity unless ``validated``; with ``symmetric=None`` and a float32/float64
     matrix the first proposal round makes that test and the symmetry test together (see
@@ -264,7 +264,9 @@ def _factor(A, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, symmetric=None, val
     graph). On the GPU a sample of rows that proves ``A'`` unsymmetric makes the first
     round compute on that weight graph at once. The host waits for the first proposal of
     each only. ``entries``: keep what the GPU's rounds record of ``A``'s entries to the
-    partners where the factor is on ``A`` itself (``Factor.matrix_entries``; ``n = 2``)."""
+    partners where the factor is on ``A`` itself (``Factor.matrix_entries``; ``n = 2``).
+    ``timed=False``: no ``Factor.time`` (a caller timing its own phases; on the GPU two
+    CUDA events fewer, one of them before the first kernel)."""
     n = _check_int("n", n, 1, 4)
     iterations = _check_int("iterations", iterations, 0)
     m = _check_int("m", m, 1)
@@ -272,7 +274,7 @@ def _factor(A, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, symmetric=None, val
     if not 0 <= p <= 1:
         raise ValueError(f"charge probability p must be in [0, 1], got {p}")
     seed = _check_int("seed", seed, 0)
-    clock = PhaseClock(is_device_array(A))
+    clock = PhaseClock(is_device_array(A)) if timed else None
     rounds = (n, iterations, m, k_m, p, seed)
     real = np.dtype(A.dtype) in (np.float32, np.float64)
     G, source = A, None  # source: Factor.weight_source's pair, or a function building it
@@ -307,7 +309,8 @@ def _factor(A, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, symmetric=None, val
         G, from_matrix = weight_source(G, False if pattern_tried else symmetric, mirror=not pattern_tried)
         partners, weights, flags = factor_rounds(G, *rounds, from_matrix=from_matrix)
         source = (G, from_matrix)
-    clock.mark("factor")
+    if clock is not None:
+        clock.mark("factor")
     return Factor(partners, weights, n, lambda: rounds_used(flags, m, k_m), None, clock, source=source,
                   max_iterations=iterations, matrix_entries=records)
 

@@ -221,7 +221,7 @@ class AlgebraicTridiagonalPrecond(_FactorizedPrecond):
         A = check_matrix(A, finite=False)  # the factor tests the entries in its first round
         super().__init__(A)
         clock = self._clock
-        f, self.m = _best_factor(A, 2, m, iterations=iterations, k_m=k_m, p=p, seed=seed, entries=True)
+        f, self.m = _best_factor(A, 2, m, iterations=iterations, k_m=k_m, p=p, seed=seed, entries=True, timed=False)
         clock.mark("factor")
         # the extraction's entries of A: recorded by the GPU's factor rounds where the factor
         # is on A itself; else a pass over A, which needs the factor only, queued while the
@@ -275,14 +275,15 @@ class AlgebraicBlockTridiagonalPrecond(_FactorizedPrecond):
         clock = self._clock
         # the matching reads A itself where |A| - diag(A) is symmetric (its first round tests
         # that), and the coarsening the same weights: no weight graph is built then
-        f1, self.m = _best_factor(A, 1, m, iterations=iterations, k_m=k_m, p=p, seed=seed, validated=True)
+        f1, self.m = _best_factor(A, 1, m, iterations=iterations, k_m=k_m, p=p, seed=seed, validated=True,
+                                  timed=False)
         # block members: (smaller, larger) of a pair, or (vertex, ghost -1)
         W, from_matrix = f1.weight_source()
         Wc, _, members = contract_pairs(W, f1.neighbors[:, 0], check=False, from_matrix=from_matrix)  # a matching
         clock.mark("matching+coarsen")
         # symmetry tested, not assumed: a coarse weight sums up to four fine weights, and the
         # two rows of a coarse edge add them in different orders (last-bit differences)
-        f2 = _factor(Wc, n=2, iterations=iterations, m=self.m, k_m=k_m, p=p, seed=seed, validated=True)
+        f2 = _factor(Wc, n=2, iterations=iterations, m=self.m, k_m=k_m, p=p, seed=seed, validated=True, timed=False)
         _, _, _, cperm, starts, _ = linear_forest_arrays(f2.neighbors, f2.weights)
         clock.mark("coarse forest")
         index = members[cperm]  # block k of the system = coarse vertex cperm[k]
