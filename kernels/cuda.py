@@ -125,6 +125,8 @@ def _function(stem: str, name: str, types: tuple, device_id: int):
 #: rows of the resident warps no longer fit in L1. Measured on the H100 (ANISO2, 9 entries
 #: per row, float64): symmetry test 1.61 -> 0.42 ms and first proposal 1.07 -> 0.42 ms at
 #: 1024 threads per SM (float32 0.40 -> 0.29 and 0.27 -> 0.28); 2048 and 512 were slower.
+#: The first proposal, changed since, has a grid of its own
+#: (``kernels.factor.FIRST_PROPOSAL_THREADS_PER_SM``).
 ROW_KERNEL_THREADS_PER_SM = 1024
 
 

@@ -196,6 +196,16 @@ def _cpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, chec
 #: 17: 414 / 2161, 33: 760 / 2373, 65: 886 / 1390, 129: 1310 / 867, 256: 2156 / 608; a
 #: 27-point stencil of 1M rows: 2274 / 18236 (BENCHMARKS.md, eighth session).
 WARP_ROW_LENGTH = 96
+#: Threads per SM of the grid of the thread-per-row first proposal (grid-stride over the
+#: rows; about 1,280 are resident at once): more blocks than fit, each with fewer rows, but
+#: not one thread per row. H100, the first proposal alone (us, CUDA events, medians of 20)
+#: at 1,024 / 2,048 / 4,096 threads per SM / one thread per row: random_diffusion2d float32
+#: 162 / 144 / 137 / 182, float64 209 / 193 / 184 / 231; ANISO1 float32 407 / 376 / 362 /
+#: 468, float64 452 / 447 / 430 / 543; ANISO2 float32 394 / 364 / 350 / 457, float64 434 /
+#: 424 / 413 / 520; convection_diffusion3d float32 147 / 142 / 134 / 176, float64 172 / 171
+#: / 164 / 216 (the row kernels' 1,024 kept the rows of the resident warps in L1 when
+#: every SM was full).
+FIRST_PROPOSAL_THREADS_PER_SM = 4096
 #: Resident threads per SM of the warp-per-row first proposal (grid-stride over the rows):
 #: one block per 128 rows would make the fused check's per-warp atomics millions.
 WARP_KERNEL_THREADS_PER_SM = 2048
@@ -278,7 +288,7 @@ def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kern
     proposals, first_layout, later_layout = _proposal_buffers(N, n, vtype, itype)
     diag = cupy.empty(N, dtype=vtype) if entries else None  # written in full by the first proposal
     first = (np.int32(0), None, None)  # not listed
-    pblocks = row_grid(32 * N, threads, WARP_KERNEL_THREADS_PER_SM) if warp else row_grid(N, threads)
+    pblocks = row_grid(lanes * N, threads, WARP_KERNEL_THREADS_PER_SM if warp else FIRST_PROPOSAL_THREADS_PER_SM)
     get_kernel("factor", "propose_warp" if warp else "propose", vtype, itype)(
         (pblocks,), (threads,), (N_, W.indptr, W.indices, W.data, None, None, *first_layout, n32, np.uint32(0),
                                  np.uint32(seed), np.int32(k_m != 0), np.uint64(threshold), np.int32(absval),
