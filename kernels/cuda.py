@@ -159,6 +159,12 @@ def _resident_blocks(function_ptr: int, threads: int, multiprocessors: int) -> i
     return driver.occupancyMaxActiveBlocksPerMultiprocessor(function_ptr, threads, 0) * multiprocessors
 
 
+def blocks_per_sm(kernel, threads: int) -> int:
+    """Blocks of ``threads`` threads of ``kernel`` (from :func:`get_kernel`) that one SM holds
+    at once (set by its registers and shared memory; cached per kernel)."""
+    return _resident_blocks(kernel.kernel.ptr, threads, 1)
+
+
 def launch_cooperative(kernel, n_rows: int, threads: int, args, per_sm: int = ROW_KERNEL_THREADS_PER_SM) -> None:
     """Launch ``kernel`` (from :func:`get_kernel`) with ``cuLaunchCooperativeKernel``, so
     that it may synchronize its whole grid: grid-stride over ``n_rows``, as many blocks as

@@ -92,6 +92,14 @@ def _warn_boosted(count, n):
 #: thread's dependent chain (H100, 6.25M rows, chunks swept row by row: the apply was 21%
 #: faster at the default 8 / 16 than at 32 / 32; BENCHMARKS.md).
 MAX_CHUNK = 16
+#: Blocks of 128 threads per SM below which the GPU factorization runs level 0's chunks in a
+#: kernel of its own (``tridiag.cu``'s ``factor_level0_*``, without the upper levels' code
+#: and its registers) before the rest: the whole factorization in float64 holds 2 blocks per
+#: SM, its level 0 alone 4. H100, the factorization of AlgTriScal's set-up (us, Nsight
+#: Compute, together / apart): random_diffusion2d float32 143 / 149, float64 210 / 188;
+#: ANISO2 float64 495 / 464, ANISO1 float64 335 / 342 (float32 holds 3 blocks per SM: kept
+#: together).
+LEVEL0_ALONE_BELOW = 3
 
 
 def _check_chunks(**sizes):
@@ -292,7 +300,7 @@ class TridiagonalSolver(_PartitionedGPU):
         type ``itype``."""
         import cupy
 
-        from .cuda import get_kernel, launch_cooperative
+        from .cuda import blocks_per_sm, get_kernel, launch_cooperative, row_grid
 
         vt = self.dtype
         if vt.kind == "c":
@@ -313,10 +321,16 @@ class TridiagonalSolver(_PartitionedGPU):
         if system is None:
             dl, d, du = (cupy.ascontiguousarray(a, dtype=vt) for a in (dl, d, du))  # no copy when already so
             system = (None,) * 5
-        launch_cooperative(get_kernel("tridiag", "partitioned_factor", vt, itype), levels[0][2] if levels else 1,
-                           128, (itype(self.n), np.int32(chunk), np.int32(upper_chunk), np.int32(len(levels)),
-                                 dl, d, du, work, perm if levels else None, self.perm_t if levels else None, stats,
-                                 *system))
+        threads = 128
+        factor = get_kernel("tridiag", "partitioned_factor", vt, itype)
+        sizes = (itype(self.n), np.int32(chunk), np.int32(upper_chunk))
+        level0 = (dl, d, du, work, perm if levels else None, self.perm_t if levels else None, stats, *system)
+        apart = bool(levels) and blocks_per_sm(factor, threads) < LEVEL0_ALONE_BELOW
+        if apart:
+            get_kernel("tridiag", "factor_level0_short" if chunk <= 8 else "factor_level0_long", vt, itype)(
+                (row_grid(levels[0][2], threads),), (threads,), (*sizes, *level0))
+        launch_cooperative(factor, levels[0][2] if levels else 1, threads,
+                           (*sizes, np.int32(len(levels)), *level0, np.int32(apart)))
         self._plan, self._itype = (levels, bottom), itype
         return stats.get()
 

@@ -21,7 +21,7 @@
 // diagonal entries of the level-0 system. For a symmetric system [1] is its number of
 // negative eigenvalues (Sylvester's law of inertia, and Haynsworth's additivity of inertia
 // over each level's Schur complement).
-// templates: partitioned_factor<V,I>, chunk_forward<V,I>, reduced_rhs<V,I>, chunk_back<V,I>, thomas_solve<V,I>, extract_tridiagonal<V,I>
+// templates: factor_level0_short<V,I>, factor_level0_long<V,I>, partitioned_factor<V,I>, chunk_forward<V,I>, reduced_rhs<V,I>, chunk_back<V,I>, thomas_solve<V,I>, extract_tridiagonal<V,I>
 // templates: partner_entries<V,I>, order_partner_entries<V,I>
 #include <cooperative_groups.h>
 
@@ -331,59 +331,122 @@ __device__ __forceinline__ void separator_row(const size_t j, const Level& lv, c
     work[lv.sep_hi + j] = hi;
 }
 
-// The whole factorization in one cooperative launch: every level (grid-wide barriers
-// between the chunks and their separators, and between levels), then the bottom Thomas
-// (one thread). dl0, d0, du0: the level-0 coefficients in row order (read in place; the
-// bottom's dl is copied into the workspace, the solves read it). With `perm` (new -> old,
-// N0 entries) and levels, perm_t gets the level-0 gather/scatter index in the interleaved
-// layout: perm_t[i * P + j] = perm[j * C + i] (-1 for padding rows).
-// With `partners` (and levels), level 0 is a linear forest's system in the order perm
-// (ForestSystem: partners, entries or weights, counts and diagonal), gathered by
-// factor_forest_chunk; dl0, d0, du0 are then unused.
+// Level 0's chunks (interior factorizations and spikes), for chunks of at most MAXC rows,
+// with perm (new -> old) the level-0 gather/scatter index in the interleaved layout:
+// perm_t[i * P + j] = perm[j * C + i] (-1 for padding rows). With `partners`, level 0 is a
+// linear forest's system in the order perm (ForestSystem: partners, entries or weights,
+// counts and diagonal), gathered by factor_forest_chunk; dl0, d0, du0 are then unused.
+template <int MAXC, typename V, typename I>
+__device__ __forceinline__ void level0_chunks(const I N0, const int C0, const int C1, const V* __restrict__ dl0,
+                                              const V* __restrict__ d0, const V* __restrict__ du0, V* work,
+                                              const I* __restrict__ perm, I* __restrict__ perm_t,
+                                              const ForestSystem<V, I> fs, unsigned long long& boosted,
+                                              unsigned long long& negative, unsigned long long& negative_diag) {
+    const size_t tid = blockIdx.x * (size_t)blockDim.x + threadIdx.x, step = (size_t)gridDim.x * blockDim.x;
+    const Level lv = level_at<1, 1>(0, N0, C0, C1);
+    const size_t P = (size_t)lv.P;
+    V *inv = work + lv.inv, *cp = work + lv.cp, *lint = work + lv.lint, *v = work + lv.v, *w = work + lv.w;
+    for (size_t j = tid; j < P; j += step) {
+        Counts c;
+        if (fs.partners) {
+            c = factor_forest_chunk<MAXC>(j, P, lv.C, lv.N, perm, fs, perm_t, inv, cp, lint, v, w, work + lv.sep_lo,
+                                          work + lv.rb, work + lv.sep_hi);
+        } else {
+            // chunk j's rows read together, as factor_chunk reads them (H100, Nsight Compute:
+            // 122 -> 109 us on random_diffusion2d float32, 183 -> 164 in float64, 408 -> 314 on
+            // ANISO2 float64, against a loop over the interleaved positions t)
+            if (perm)
+                for (int i = 0; i < C0; ++i) {
+                    const size_t r = j * C0 + i;
+                    perm_t[(size_t)i * P + j] = r < (size_t)N0 ? perm[r] : (I)-1;
+                }
+            c = factor_chunk<MAXC>(j, P, lv.C, lv.N, dl0, d0, du0, inv, cp, lint, v, w, true);
+        }
+        boosted += c.boosted;
+        negative += c.negative;
+        negative_diag += c.negative_diag;
+    }
+}
+
+// Level 0's chunks in a kernel of their own (chunks of at most 8 rows, or at most
+// MAX_CHUNK), before partitioned_factor with `level0_done`: without the upper levels' code
+// they need fewer registers (H100: float64 118 against 190, so 4 blocks of 128 threads
+// per SM instead of 2; kernels.tridiag.LEVEL0_ALONE_BELOW).
+template <typename V, typename I>
+__device__ __forceinline__ void level0_kernel(const int maxc8, const I N0, const int C0, const int C1,
+                                              const V* dl0, const V* d0, const V* du0, V* work, const I* perm,
+                                              I* perm_t, unsigned long long* stats, const ForestSystem<V, I> fs) {
+    unsigned long long boosted = 0, negative = 0, negative_diag = 0;
+    if (maxc8) level0_chunks<8>(N0, C0, C1, dl0, d0, du0, work, perm, perm_t, fs, boosted, negative, negative_diag);
+    else level0_chunks<MAX_CHUNK>(N0, C0, C1, dl0, d0, du0, work, perm, perm_t, fs, boosted, negative, negative_diag);
+    add_counts(stats, boosted, negative, negative_diag);
+}
+
+template <typename V, typename I>
+__global__ void factor_level0_short(const I N0, const int C0, const int C1, const V* __restrict__ dl0,
+                                    const V* __restrict__ d0, const V* __restrict__ du0, V* work,
+                                    const I* __restrict__ perm, I* __restrict__ perm_t,
+                                    unsigned long long* __restrict__ stats, const I* __restrict__ partners,
+                                    const V* __restrict__ entries, const V* __restrict__ weights,
+                                    const unsigned char* __restrict__ counts, const V* __restrict__ diagonal) {
+    level0_kernel<V, I>(1, N0, C0, C1, dl0, d0, du0, work, perm, perm_t, stats,
+                        ForestSystem<V, I>{partners, entries, weights, counts, diagonal});
+}
+
+template <typename V, typename I>
+__global__ void factor_level0_long(const I N0, const int C0, const int C1, const V* __restrict__ dl0,
+                                   const V* __restrict__ d0, const V* __restrict__ du0, V* work,
+                                   const I* __restrict__ perm, I* __restrict__ perm_t,
+                                   unsigned long long* __restrict__ stats, const I* __restrict__ partners,
+                                   const V* __restrict__ entries, const V* __restrict__ weights,
+                                   const unsigned char* __restrict__ counts, const V* __restrict__ diagonal) {
+    level0_kernel<V, I>(0, N0, C0, C1, dl0, d0, du0, work, perm, perm_t, stats,
+                        ForestSystem<V, I>{partners, entries, weights, counts, diagonal});
+}
+
+// The whole factorization in one cooperative launch: level 0's chunks (unless
+// `level0_done`: a factor_level0_* kernel ran them), then every level's separators and the
+// upper levels' chunks (grid-wide barriers between the chunks and their separators, and
+// between levels), then the bottom Thomas (one thread). dl0, d0, du0: the level-0
+// coefficients in row order (read in place; the bottom's dl is copied into the workspace,
+// the solves read it). With `perm` (new -> old, N0 entries) and levels, perm_t gets the
+// level-0 gather/scatter index (level0_chunks). With `partners` (and levels), level 0 is a
+// linear forest's system in the order perm (ForestSystem), whose separator rows'
+// coefficients factor_forest_chunk stored; dl0, d0, du0 are then unused.
 template <typename V, typename I>
 __global__ void partitioned_factor(const I N0, const int C0, const int C1, const int n_levels, const V* dl0,
                                    const V* d0, const V* du0, V* work, const I* __restrict__ perm,
                                    I* __restrict__ perm_t, unsigned long long* __restrict__ stats,
                                    const I* __restrict__ partners, const V* __restrict__ entries,
                                    const V* __restrict__ weights, const unsigned char* __restrict__ counts,
-                                   const V* __restrict__ diagonal) {
+                                   const V* __restrict__ diagonal, const int level0_done) {
     cooperative_groups::grid_group grid = cooperative_groups::this_grid();
     const size_t tid = blockIdx.x * (size_t)blockDim.x + threadIdx.x, step = (size_t)gridDim.x * blockDim.x;
     unsigned long long boosted = 0, negative = 0, negative_diag = 0;
     const ForestSystem<V, I> fs = {partners, entries, weights, counts, diagonal};
     const bool gathered = partners && n_levels > 0;
-    // chunk j's rows read together, as factor_chunk reads them (H100, Nsight Compute: the
-    // whole kernel 122 -> 109 us on random_diffusion2d float32, 183 -> 164 in float64, 408
-    // -> 314 on ANISO2 float64, against a loop over the interleaved positions t)
-    if (perm && n_levels > 0 && !gathered) {
-        const size_t P = ((size_t)N0 + C0 - 1) / C0;
-        for (size_t j = tid; j < P; j += step)
-            for (int i = 0; i < C0; ++i) {
-                const size_t r = j * C0 + i;
-                perm_t[(size_t)i * P + j] = r < (size_t)N0 ? perm[r] : (I)-1;
-            }
+    if (n_levels > 0 && !level0_done) {
+        if (C0 <= 8)
+            level0_chunks<8>(N0, C0, C1, dl0, d0, du0, work, perm, perm_t, fs, boosted, negative, negative_diag);
+        else
+            level0_chunks<MAX_CHUNK>(N0, C0, C1, dl0, d0, du0, work, perm, perm_t, fs, boosted, negative,
+                                     negative_diag);
     }
     const V *dl = dl0, *d = d0, *du = du0;
     for (int l = 0; l < n_levels; ++l) {
         const Level lv = level_at<1, 1>(l, N0, C0, C1);
-        for (size_t j = tid; j < (size_t)lv.P; j += step) {
-            V *inv = work + lv.inv, *cp = work + lv.cp, *lint = work + lv.lint, *v = work + lv.v, *w = work + lv.w;
-            const size_t P = (size_t)lv.P;
-            const bool l0 = l == 0;
-            V *sep_lo = work + lv.sep_lo, *sep_d = work + lv.rb, *sep_hi = work + lv.sep_hi;
-            const Counts c =
-                l0 && gathered
-                    ? (lv.C <= 8 ? factor_forest_chunk<8>(j, P, lv.C, lv.N, perm, fs, perm_t, inv, cp, lint, v, w,
-                                                          sep_lo, sep_d, sep_hi)
-                                 : factor_forest_chunk<MAX_CHUNK>(j, P, lv.C, lv.N, perm, fs, perm_t, inv, cp, lint,
-                                                                  v, w, sep_lo, sep_d, sep_hi))
-                    : (lv.C <= 8 ? factor_chunk<8>(j, P, lv.C, lv.N, dl, d, du, inv, cp, lint, v, w, l0)
-                                 : factor_chunk<MAX_CHUNK>(j, P, lv.C, lv.N, dl, d, du, inv, cp, lint, v, w, l0));
-            boosted += c.boosted;
-            negative += c.negative;
-            negative_diag += c.negative_diag;
+        if (l > 0) {
+            for (size_t j = tid; j < (size_t)lv.P; j += step) {
+                V *inv = work + lv.inv, *cp = work + lv.cp, *lint = work + lv.lint, *v = work + lv.v, *w = work + lv.w;
+                const size_t P = (size_t)lv.P;
+                const Counts c = lv.C <= 8 ? factor_chunk<8>(j, P, lv.C, lv.N, dl, d, du, inv, cp, lint, v, w, false)
+                                           : factor_chunk<MAX_CHUNK>(j, P, lv.C, lv.N, dl, d, du, inv, cp, lint, v, w,
+                                                                     false);
+                boosted += c.boosted;
+                negative += c.negative;
+            }
         }
-        grid.sync();
+        if (l > 0 || !level0_done) grid.sync();
         for (size_t j = tid; j < (size_t)lv.P; j += step)
             separator_row(j, lv, dl, d, du, work, l == 0, negative_diag, l == 0 && gathered);
         grid.sync();
