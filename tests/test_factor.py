@@ -546,3 +546,36 @@ def test_unsymmetric_matrix_falls_back_to_the_weight_graph(rng, device):
     A.data[3] = np.nan
     with pytest.raises(ValueError, match="NaN or infinite"):
         precond.factor(to_device(A) if device == "gpu" else A, n=2)
+
+
+@pytest.mark.gpu
+def test_gpu_row_slots_equal_cpu(rng):
+    """The later rounds read the rows of a float32 matrix of at most five entries per row
+    from the slots the first proposal wrote (kernels.factor.ROW_SLOT_ENTRIES): the same
+    factor as the CPU's, with rows too long for a slot (read from A), explicit zeros, and
+    values that are not symmetric (the sample sends the rounds to A' + A'^T, which ignore
+    the slots)."""
+    from kernels.backend import to_device, to_host
+    from kernels.factor import ROW_SLOT_ENTRIES
+
+    grid = matrices.random_diffusion2d(60).tocsr()
+    long_rows = grid.tolil()
+    for i in rng.choice(grid.shape[0], 20, replace=False):  # rows of 5-8 off-diagonal entries
+        for j in rng.choice(grid.shape[0], 4, replace=False):
+            if i != j:
+                long_rows[i, j] = long_rows[j, i] = -rng.random()
+    long_rows = long_rows.tocsr()
+    for i, j in ((7, 8), (8, 7)):  # an explicit zero
+        row = slice(long_rows.indptr[i], long_rows.indptr[i + 1])
+        long_rows.data[row][long_rows.indices[row] == j] = 0.0
+    unsymmetric = grid.tolil()
+    unsymmetric[100, 101] = unsymmetric[100, 101] * 3  # inside the sample (every row is)
+    for A in (grid, long_rows, unsymmetric.tocsr()):
+        A = A.astype(np.float32).tocsr()
+        A.sum_duplicates()
+        assert A.nnz <= (ROW_SLOT_ENTRIES + 1) * A.shape[0]
+        for m in (1, 5):
+            f = precond.factor(to_device(A), n=2, m=m)
+            g = precond.factor(A, n=2, m=m)
+            np.testing.assert_array_equal(to_host(f.neighbors), g.neighbors)
+            np.testing.assert_array_equal(to_host(f.weights), g.weights)

@@ -14,6 +14,8 @@
 // sym_check: flags non-finite entries and sums fingerprints of the off-diagonal entries,
 //            those above the diagonal against those below it (check_entry).
 // mirror_sum: the weights |a_ij| + |a_ji| of the weight graph A' + A'^T on A's own pattern.
+// propose_slotted: the first proposal that also writes the rows' slots (RowSlot) for the
+//                  later rounds.
 // propose_warp: the same proposal with one warp per row (lanes scan strided entries, then a
 //               butterfly merge of the sorted top-n lists; identical result: strict total order).
 // The first proposal can also check the matrix (check_entry), replacing sym_check's pass,
@@ -21,7 +23,8 @@
 // or choose between the two by sample_check's verdict on a sample of rows (`choose`):
 // a matrix with unsymmetric values is then factorized on A' + A'^T at once, not first
 // speculatively on A.
-// templates: propose<V,I>, propose_warp<V,I>, confirm<V,I>, open_rounds<V,I>, sym_check<V,I>
+// templates: propose<V,I>, propose_slotted<V,I>, propose_warp<V,I>, confirm<V,I>, open_rounds<V,I>
+// templates: sym_check<V,I>
 // templates: mirror_sum<V,I>, sample_check<V,I>
 #include <cooperative_groups.h>
 
@@ -151,6 +154,27 @@ __device__ __forceinline__ void add_print(unsigned long long* check, unsigned lo
     if ((threadIdx.x & 31) == 0 && print != 0ull) atomicAdd(check + 2, print);
 }
 
+// A row's off-diagonal entries in one aligned 32-byte record (float values, int indices),
+// written by the first proposal, which reads the row anyway, for matrices of at most
+// SLOT_ENTRIES + 1 entries per row on average: the later rounds then read a listed row
+// from one sector instead of its offsets, columns and values in parts of three to five
+// (kernels.factor.ROW_SLOT_ENTRIES). Unused places hold column -1; a row with more off-diagonal
+// entries has SLOT_LONG in place 0 and is read from A.
+#define SLOT_ENTRIES 4
+#define SLOT_LONG (-2)
+static_assert(SLOT_ENTRIES == ENTRY_BATCH, "a slot is read as one batch of entries");
+template <typename V, typename I>
+struct __align__(16) RowSlot {
+    I j[SLOT_ENTRIES];
+    V a[SLOT_ENTRIES];
+};
+
+template <typename V, typename I>
+union RowSlotBytes {
+    RowSlot<V, I> slot;
+    uint4 raw[sizeof(RowSlot<V, I>) / 16];
+};
+
 // Entries lo, lo + stride, ... < hi of row v: keeps the `room` best admissible (weight,
 // -column) pairs (not v, not saturated, not yet a partner, nonzero, other charge when
 // charging) sorted in acc; returns how many it holds. `alive` is set when an entry passes
@@ -158,6 +182,8 @@ __device__ __forceinline__ void add_print(unsigned long long* check, unsigned lo
 // set when the entry kept in acc[s] is negative and its weight is its absolute value
 // (absval, not mirror): the proposal then stores the entry itself (store_proposals), from
 // which confirm takes both the weight and the matrix entry. `diag` adds the diagonal entry.
+// `slot` (non-null, not SLOT_LONG): the row's entries are read from it instead, one batch.
+// `captured` (non-null, the first proposal): the row's off-diagonal entries are copied to it.
 template <typename V, typename I>
 __device__ __forceinline__ int scan_row(const I v, const I lo, const I hi, const int stride,
                                         const I* __restrict__ indptr, const I* __restrict__ indices,
@@ -167,23 +193,19 @@ __device__ __forceinline__ int scan_row(const I v, const I lo, const I hi, const
                                         const int charging, const unsigned long long threshold, const int absval,
                                         const int first, V* acc_w, I* acc_j, unsigned int& neg, V& diag,
                                         unsigned long long* check, unsigned long long& print, bool& alive,
-                                        const int mirror) {
+                                        const int mirror, const RowSlot<V, I>* slot = nullptr,
+                                        RowSlot<V, I>* captured = nullptr) {
     const bool qv = (unsigned long long)hash32((unsigned int)v, k, seed) < threshold;
     I mine[MAX_N];
     for (int s = 0; s < MAX_N; ++s) mine[s] = s < c ? partners[(size_t)v * n + s] : (I)-1;
-    int filled = 0;
+    int filled = 0, kept = 0;
+    I cj[SLOT_ENTRIES] = {-1, -1, -1, -1};  // the off-diagonal entries `captured`
+    V ca[SLOT_ENTRIES] = {V(0), V(0), V(0), V(0)};
     // Entries in batches of ENTRY_BATCH: their columns, values and the columns' counts are
     // loaded before any is used, so that a row waits for two loads, not two per entry.
-    for (I e0 = lo; e0 < hi; e0 += ENTRY_BATCH * stride) {
-        I jb[ENTRY_BATCH];
-        V ab[ENTRY_BATCH];
+    // jb: the columns (-1: past the row's end), e0: the batch's first entry in A (mirror).
+    auto take = [&](const I* jb, const V* ab, const I e0) {
         int cb[ENTRY_BATCH];
-#pragma unroll
-        for (int b = 0; b < ENTRY_BATCH; ++b) {
-            const I e = e0 + b * stride;
-            jb[b] = e < hi ? indices[e] : (I)-1;
-            ab[b] = e < hi ? data[e] : V(0);
-        }
 #pragma unroll
         for (int b = 0; b < ENTRY_BATCH; ++b) cb[b] = !first && jb[b] >= 0 ? count[jb[b]] & COUNT_MASK : 0;
 #pragma unroll
@@ -220,6 +242,42 @@ __device__ __forceinline__ int scan_row(const I v, const I lo, const I hi, const
             acc_w[pos] = w;
             acc_j[pos] = j;
             neg = with_bit(neg, pos, (unsigned int)negative);
+        }
+    };
+    if (slot) {
+        take(slot->j, slot->a, lo);
+        return filled;
+    }
+    for (I e0 = lo; e0 < hi; e0 += ENTRY_BATCH * stride) {
+        I jb[ENTRY_BATCH];
+        V ab[ENTRY_BATCH];
+#pragma unroll
+        for (int b = 0; b < ENTRY_BATCH; ++b) {
+            const I e = e0 + b * stride;
+            jb[b] = e < hi ? indices[e] : (I)-1;
+            ab[b] = e < hi ? data[e] : V(0);
+        }
+        if (captured) {  // places chosen by unrolled comparisons: no dynamic index into registers
+#pragma unroll
+            for (int b = 0; b < ENTRY_BATCH; ++b) {
+                const bool off = jb[b] >= 0 && jb[b] != v;
+#pragma unroll
+                for (int s = 0; s < SLOT_ENTRIES; ++s) {
+                    if (off && kept == s) {
+                        cj[s] = jb[b];
+                        ca[s] = ab[b];
+                    }
+                }
+                kept += off;
+            }
+        }
+        take(jb, ab, e0);
+    }
+    if (captured) {
+#pragma unroll
+        for (int s = 0; s < SLOT_ENTRIES; ++s) {
+            captured->j[s] = s == 0 && kept > SLOT_ENTRIES ? (I)SLOT_LONG : cj[s];
+            captured->a[s] = ca[s];
         }
     }
     return filled;
@@ -294,8 +352,11 @@ __device__ __forceinline__ void store_proposals(const I v, const int n, const in
 // the later rounds in one cooperative launch; arrays written by a round (partners, count,
 // prop, prop_w) are plain pointers there, so no load of them goes through the
 // non-coherent read-only cache.
-// Proposals of the rows r = r0, r0 + step, ... (row r, or rows[r] when listed).
-template <typename V, typename I>
+// Proposals of the rows r = r0, r0 + step, ... (row r, or rows[r] when listed). SLOTS: the
+// rows' slots are written (first) or read (later rounds), where `slots` is not null;
+// compiled without them, the first proposal keeps its registers (H100: 48 against 68 in
+// float32, so 10 blocks of 128 threads per SM instead of 7).
+template <typename V, typename I, bool SLOTS>
 __device__ __forceinline__ void propose_rows(const I r0, const I step, const I n_rows, const I* __restrict__ indptr,
                                              const I* __restrict__ indices, const V* __restrict__ data,
                                              const I* partners, const Count* count, const Proposals<V, I> P,
@@ -303,7 +364,8 @@ __device__ __forceinline__ void propose_rows(const I r0, const I step, const I n
                                              const int charging, const unsigned long long threshold, const int absval,
                                              const int first, const int listed, const I* rows,
                                              const unsigned int* n_open, unsigned long long* check,
-                                             unsigned long long& print, const int mirror, V* diag) {
+                                             unsigned long long& print, const int mirror, V* diag,
+                                             RowSlot<V, I>* slots) {
     const I total = listed ? (I)*n_open : n_rows;
     for (I r = r0; r < total; r += step) {
         const I v = listed ? rows[r] : r;
@@ -314,10 +376,33 @@ __device__ __forceinline__ void propose_rows(const I r0, const I step, const I n
         unsigned int neg = 0;
         V dv = V(0);
         bool alive = false;
-        const int filled = room > 0 ? scan_row(v, indptr[v], indptr[v + 1], 1, indptr, indices, data, partners, count,
-                                               n, c, room, k, seed, charging, threshold, absval, first, acc_w, acc_j,
-                                               neg, dv, check, print, alive, mirror)
-                                    : 0;
+        int filled = 0;
+        if (room > 0) {
+            RowSlotBytes<V, I> sb;
+            bool done = false;
+            if (SLOTS && slots && !first) {  // the row from its slot, unless it is long
+#pragma unroll
+                for (int i = 0; i < (int)(sizeof(RowSlot<V, I>) / 16); ++i)
+                    sb.raw[i] = reinterpret_cast<const uint4*>(slots + v)[i];
+                if (sb.slot.j[0] != (I)SLOT_LONG) {
+                    filled = scan_row(v, (I)0, (I)0, 1, indptr, indices, data, partners, count, n, c, room, k, seed,
+                                      charging, threshold, absval, first, acc_w, acc_j, neg, dv, check, print, alive,
+                                      mirror, &sb.slot);
+                    done = true;
+                }
+            }
+            if (!done) {
+                const bool capture = SLOTS && slots && first;
+                filled = scan_row(v, indptr[v], indptr[v + 1], 1, indptr, indices, data, partners, count, n, c, room,
+                                  k, seed, charging, threshold, absval, first, acc_w, acc_j, neg, dv, check, print,
+                                  alive, mirror, (const RowSlot<V, I>*)nullptr, capture ? &sb.slot : nullptr);
+                if (capture) {
+#pragma unroll
+                    for (int i = 0; i < (int)(sizeof(RowSlot<V, I>) / 16); ++i)
+                        reinterpret_cast<uint4*>(slots + v)[i] = sb.raw[i];
+                }
+            }
+        }
         store_proposals(v, n, filled, alive, acc_w, acc_j, neg, P);
         if (diag) diag[v] = dv;
     }
@@ -333,9 +418,29 @@ __global__ void propose(const I n_rows, const I* __restrict__ indptr, const I* _
                         unsigned long long* __restrict__ check, int mirror, const int choose, V* __restrict__ diag) {
     if (choose) mirror = check[3] != 0ull;  // no fault in the sample: check A, else propose on A' + A'^T
     unsigned long long print = 0;
-    propose_rows<V, I>(blockIdx.x * (I)blockDim.x + threadIdx.x, (I)gridDim.x * blockDim.x, n_rows, indptr, indices,
-                       data, partners, count, Proposals<V, I>{prop, prop_w, n, n, false}, n, k, seed, charging,
-                       threshold, absval, first, listed, rows, n_open, check, print, mirror, diag);
+    propose_rows<V, I, false>(blockIdx.x * (I)blockDim.x + threadIdx.x, (I)gridDim.x * blockDim.x, n_rows, indptr,
+                              indices, data, partners, count, Proposals<V, I>{prop, prop_w, n, n, false}, n, k, seed,
+                              charging, threshold, absval, first, listed, rows, n_open, check, print, mirror, diag,
+                              (RowSlot<V, I>*)nullptr);
+    add_print(check, print);
+}
+
+// The first proposal (propose's arguments, first and not listed) that also writes the
+// rows' slots for the later rounds.
+template <typename V, typename I>
+__global__ void propose_slotted(const I n_rows, const I* __restrict__ indptr, const I* __restrict__ indices,
+                                const V* __restrict__ data, const I* __restrict__ partners,
+                                const Count* __restrict__ count, I* __restrict__ prop, V* __restrict__ prop_w,
+                                const int n, const unsigned int k, const unsigned int seed, const int charging,
+                                const unsigned long long threshold, const int absval, const int first,
+                                const int listed, const I* __restrict__ rows, const unsigned int* __restrict__ n_open,
+                                unsigned long long* __restrict__ check, int mirror, const int choose,
+                                V* __restrict__ diag, RowSlot<V, I>* __restrict__ slots) {
+    if (choose) mirror = check[3] != 0ull;
+    unsigned long long print = 0;
+    propose_rows<V, I, true>(blockIdx.x * (I)blockDim.x + threadIdx.x, (I)gridDim.x * blockDim.x, n_rows, indptr,
+                             indices, data, partners, count, Proposals<V, I>{prop, prop_w, n, n, false}, n, k, seed,
+                             charging, threshold, absval, 1, 0, rows, n_open, check, print, mirror, diag, slots);
     add_print(check, print);
 }
 
@@ -622,9 +727,10 @@ __global__ void open_rounds(const I n_rows, const I* __restrict__ indptr, const 
                             const int k_m, const unsigned int seed, const unsigned long long threshold,
                             const int absval, const int warp,
                             I* rows, unsigned int* n_open, unsigned long long* proposed,
-                            int mirror, const unsigned long long* __restrict__ check) {
+                            int mirror, const unsigned long long* __restrict__ check, RowSlot<V, I>* slots) {
     cooperative_groups::grid_group grid = cooperative_groups::this_grid();
     if (check && check[3]) mirror = 1;  // the first proposal chose A' + A'^T (`choose`)
+    if (mirror) slots = nullptr;  // they hold A's entries, not the weights of A' + A'^T
     const I tid = blockIdx.x * (I)blockDim.x + threadIdx.x, step = (I)gridDim.x * blockDim.x;
     unsigned long long no_print = 0;  // the later rounds check nothing
     const Proposals<V, I> P = {prop, prop_w, ps, ws, n == 2};
@@ -636,9 +742,9 @@ __global__ void open_rounds(const I n_rows, const I* __restrict__ indptr, const 
                                     partners, count, P, n, (unsigned int)k, seed, charging, threshold,
                                     absval, 0, 1, listed, n_open + k - 1, nullptr, no_print, mirror, (V*)nullptr);
         else
-            propose_rows<V, I>(tid, step, n_rows, indptr, indices, data, partners, count, P, n,
+            propose_rows<V, I, true>(tid, step, n_rows, indptr, indices, data, partners, count, P, n,
                                (unsigned int)k, seed, charging, threshold, absval, 0, 1, listed, n_open + k - 1,
-                               nullptr, no_print, mirror, (V*)nullptr);
+                               nullptr, no_print, mirror, (V*)nullptr, slots);
         grid.sync();
         confirm_rows<V, I>(tid, step, n_rows, P, partners, weights, count, n, proposed + k, !charging, 0, 1,
                            listed, n_open + k - 1, absval, rows + (size_t)(k & 1) * n_rows, n_open + k);
