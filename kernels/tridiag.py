@@ -92,13 +92,13 @@ def _warn_boosted(count, n):
 #: thread's dependent chain (H100, 6.25M rows, chunks swept row by row: the apply was 21%
 #: faster at the default 8 / 16 than at 32 / 32; BENCHMARKS.md).
 MAX_CHUNK = 16
-#: Blocks of 128 threads per SM below which the GPU factorization runs level 0's chunks in a
-#: kernel of its own (``tridiag.cu``'s ``factor_level0_*``, without the upper levels' code
-#: and its registers) before the rest: the whole factorization in float64 holds 2 blocks per
-#: SM, its level 0 alone 4. H100, the factorization of AlgTriScal's set-up (us, Nsight
-#: Compute, together / apart): random_diffusion2d float32 143 / 149, float64 210 / 188;
-#: ANISO2 float64 495 / 464, ANISO1 float64 335 / 342 (float32 holds 3 blocks per SM: kept
-#: together).
+#: Blocks of 128 threads per SM below which the GPU factorization runs level 0's chunks (of
+#: at most 8 rows) in a kernel of its own (``tridiag.cu``'s ``factor_level0``, without the
+#: upper levels' code and its registers) before the rest: the whole factorization in
+#: float64 holds 2 blocks per SM, its level 0 alone 4. H100, the factorization of
+#: AlgTriScal's set-up (us, Nsight Compute, together / apart): random_diffusion2d float32
+#: 143 / 149, float64 210 / 188; ANISO2 float64 495 / 464, ANISO1 float64 335 / 342
+#: (float32 holds 3 blocks per SM: kept together).
 LEVEL0_ALONE_BELOW = 3
 
 
@@ -325,10 +325,10 @@ class TridiagonalSolver(_PartitionedGPU):
         factor = get_kernel("tridiag", "partitioned_factor", vt, itype)
         sizes = (itype(self.n), np.int32(chunk), np.int32(upper_chunk))
         level0 = (dl, d, du, work, perm if levels else None, self.perm_t if levels else None, stats, *system)
-        apart = bool(levels) and blocks_per_sm(factor, threads) < LEVEL0_ALONE_BELOW
+        apart = bool(levels) and chunk <= 8 and blocks_per_sm(factor, threads) < LEVEL0_ALONE_BELOW
         if apart:
-            get_kernel("tridiag", "factor_level0_short" if chunk <= 8 else "factor_level0_long", vt, itype)(
-                (row_grid(levels[0][2], threads),), (threads,), (*sizes, *level0))
+            get_kernel("tridiag", "factor_level0", vt, itype)((row_grid(levels[0][2], threads),), (threads,),
+                                                              (*sizes, *level0))
         launch_cooperative(factor, levels[0][2] if levels else 1, threads,
                            (*sizes, np.int32(len(levels)), *level0, np.int32(apart)))
         self._plan, self._itype = (levels, bottom), itype

@@ -21,7 +21,7 @@
 // diagonal entries of the level-0 system. For a symmetric system [1] is its number of
 // negative eigenvalues (Sylvester's law of inertia, and Haynsworth's additivity of inertia
 // over each level's Schur complement).
-// templates: factor_level0_short<V,I>, factor_level0_long<V,I>, partitioned_factor<V,I>, chunk_forward<V,I>, reduced_rhs<V,I>, chunk_back<V,I>, thomas_solve<V,I>, extract_tridiagonal<V,I>
+// templates: factor_level0<V,I>, partitioned_factor<V,I>, chunk_forward<V,I>, reduced_rhs<V,I>, chunk_back<V,I>, thomas_solve<V,I>, extract_tridiagonal<V,I>
 // templates: partner_entries<V,I>, order_partner_entries<V,I>
 #include <cooperative_groups.h>
 
@@ -368,44 +368,26 @@ __device__ __forceinline__ void level0_chunks(const I N0, const int C0, const in
     }
 }
 
-// Level 0's chunks in a kernel of their own (chunks of at most 8 rows, or at most
-// MAX_CHUNK), before partitioned_factor with `level0_done`: without the upper levels' code
-// they need fewer registers (H100: float64 118 against 190, so 4 blocks of 128 threads
-// per SM instead of 2; kernels.tridiag.LEVEL0_ALONE_BELOW).
+// Level 0's chunks of at most 8 rows in a kernel of their own, before partitioned_factor
+// with `level0_done`: without the upper levels' code they need fewer registers (H100:
+// float64 118 against 190, so 4 blocks of 128 threads per SM instead of 2;
+// kernels.tridiag.LEVEL0_ALONE_BELOW).
 template <typename V, typename I>
-__device__ __forceinline__ void level0_kernel(const int maxc8, const I N0, const int C0, const int C1,
-                                              const V* dl0, const V* d0, const V* du0, V* work, const I* perm,
-                                              I* perm_t, unsigned long long* stats, const ForestSystem<V, I> fs) {
+__global__ void factor_level0(const I N0, const int C0, const int C1, const V* __restrict__ dl0,
+                              const V* __restrict__ d0, const V* __restrict__ du0, V* work,
+                              const I* __restrict__ perm, I* __restrict__ perm_t,
+                              unsigned long long* __restrict__ stats, const I* __restrict__ partners,
+                              const V* __restrict__ entries, const V* __restrict__ weights,
+                              const unsigned char* __restrict__ counts, const V* __restrict__ diagonal) {
     unsigned long long boosted = 0, negative = 0, negative_diag = 0;
-    if (maxc8) level0_chunks<8>(N0, C0, C1, dl0, d0, du0, work, perm, perm_t, fs, boosted, negative, negative_diag);
-    else level0_chunks<MAX_CHUNK>(N0, C0, C1, dl0, d0, du0, work, perm, perm_t, fs, boosted, negative, negative_diag);
+    level0_chunks<8>(N0, C0, C1, dl0, d0, du0, work, perm, perm_t,
+                     ForestSystem<V, I>{partners, entries, weights, counts, diagonal}, boosted, negative,
+                     negative_diag);
     add_counts(stats, boosted, negative, negative_diag);
 }
 
-template <typename V, typename I>
-__global__ void factor_level0_short(const I N0, const int C0, const int C1, const V* __restrict__ dl0,
-                                    const V* __restrict__ d0, const V* __restrict__ du0, V* work,
-                                    const I* __restrict__ perm, I* __restrict__ perm_t,
-                                    unsigned long long* __restrict__ stats, const I* __restrict__ partners,
-                                    const V* __restrict__ entries, const V* __restrict__ weights,
-                                    const unsigned char* __restrict__ counts, const V* __restrict__ diagonal) {
-    level0_kernel<V, I>(1, N0, C0, C1, dl0, d0, du0, work, perm, perm_t, stats,
-                        ForestSystem<V, I>{partners, entries, weights, counts, diagonal});
-}
-
-template <typename V, typename I>
-__global__ void factor_level0_long(const I N0, const int C0, const int C1, const V* __restrict__ dl0,
-                                   const V* __restrict__ d0, const V* __restrict__ du0, V* work,
-                                   const I* __restrict__ perm, I* __restrict__ perm_t,
-                                   unsigned long long* __restrict__ stats, const I* __restrict__ partners,
-                                   const V* __restrict__ entries, const V* __restrict__ weights,
-                                   const unsigned char* __restrict__ counts, const V* __restrict__ diagonal) {
-    level0_kernel<V, I>(0, N0, C0, C1, dl0, d0, du0, work, perm, perm_t, stats,
-                        ForestSystem<V, I>{partners, entries, weights, counts, diagonal});
-}
-
 // The whole factorization in one cooperative launch: level 0's chunks (unless
-// `level0_done`: a factor_level0_* kernel ran them), then every level's separators and the
+// `level0_done`: factor_level0 ran them), then every level's separators and the
 // upper levels' chunks (grid-wide barriers between the chunks and their separators, and
 // between levels), then the bottom Thomas (one thread). dl0, d0, du0: the level-0
 // coefficients in row order (read in place; the bottom's dl is copied into the workspace,
