@@ -266,6 +266,8 @@ class TridiagonalSolver(_PartitionedGPU):
         on random_diffusion2d float32 at 2.9M rows, 261 -> 242 in float64, 451 -> 376 on
         ANISO2 float32 at 6.25M). Elsewhere, and for systems of at most ``bottom_size``
         rows, it extracts them first."""
+        if partners is None:
+            raise ValueError("from_forest needs the partners of a linear forest or of its [0,2]-factor")
         xp = get_array_module(A)
         A = A.tocsr()
         if xp is np or A.shape[0] <= cls.bottom_size:
@@ -714,7 +716,7 @@ def extract_tridiagonal(A, perm=None, partners=None, *, entries=None, factor_ent
     vt = np.dtype(A.dtype)
     if partners is not None:
         if xp is np:
-            _check_forest_system(A, perm, partners, entries, factor_entries)
+            _check_extract_shapes(A, perm, partners, entries, factor_entries)
             entries = partner_entries(A, partners) if entries is None else np.ascontiguousarray(entries, dtype=vt)
             dl, d, du = (np.zeros(N, vt) for _ in range(3))
             perm = np.empty(0, np.int64) if perm is None else np.ascontiguousarray(perm, dtype=np.int64)
@@ -724,7 +726,7 @@ def extract_tridiagonal(A, perm=None, partners=None, *, entries=None, factor_ent
         dl, d, du = (xp.empty(N, vt) for _ in range(3))  # every row is written
         _launch_per_row("order_partner_entries", N, vt, itype, perm, *system, dl, d, du)
         return dl, d, du
-    _check_forest_system(A, perm, partners, entries, factor_entries)
+    _check_extract_shapes(A, perm, partners, entries, factor_entries)
     itype = np.dtype(np.int64) if xp is np else A.indices.dtype
     # the kernel's order: None (the original one), else old -> new
     inverse = None if perm is None else inverse_permutation(xp.asarray(perm), itype)
@@ -739,7 +741,7 @@ def extract_tridiagonal(A, perm=None, partners=None, *, entries=None, factor_ent
     return dl, d, du
 
 
-def _check_forest_system(A, perm, partners, entries, factor_entries):
+def _check_extract_shapes(A, perm, partners, entries, factor_entries):
     """The shapes of :func:`extract_tridiagonal`'s arguments (``A`` in CSR)."""
     N = A.shape[0]
     if factor_entries is not None and (partners is None or len(factor_entries) != 3):
@@ -760,7 +762,7 @@ def _forest_system(A, perm, partners, entries, factor_entries):
     ``factor_entries`` or ``entries`` or, given neither, from :func:`partner_entries`."""
     from .cuda import aligned
 
-    _check_forest_system(A, perm, partners, entries, factor_entries)
+    _check_extract_shapes(A, perm, partners, entries, factor_entries)
     xp = get_array_module(A)
     vt = np.dtype(A.dtype)
     itype = A.indices.dtype

@@ -201,6 +201,8 @@ def test_extract_original_and_forest_orders():
     b = np.arange(36.0)
     np.testing.assert_array_equal(TridiagonalSolver.from_forest(A, perm, partners).solve(b),
                                   TridiagonalSolver(*extract_tridiagonal(A, perm, partners), perm).solve(b))
+    with pytest.raises(ValueError, match="needs the partners"):
+        TridiagonalSolver.from_forest(A, perm, None)
 
 
 @pytest.mark.gpu

@@ -24,8 +24,7 @@
 // a matrix with unsymmetric values is then factorized on A' + A'^T at once, not first
 // speculatively on A.
 // templates: propose<V,I>, propose_slotted<V,I>, propose_warp<V,I>, confirm<V,I>, open_rounds<V,I>
-// templates: sym_check<V,I>
-// templates: mirror_sum<V,I>, sample_check<V,I>
+// templates: sym_check<V,I>, mirror_sum<V,I>, sample_check<V,I>
 #include <cooperative_groups.h>
 
 #include "append.cuh"
@@ -158,8 +157,8 @@ __device__ __forceinline__ void add_print(unsigned long long* check, unsigned lo
 // written by the first proposal, which reads the row anyway, for matrices of at most
 // SLOT_ENTRIES + 1 entries per row on average: the later rounds then read a listed row
 // from one sector instead of its offsets, columns and values in parts of three to five
-// (kernels.factor.ROW_SLOT_ENTRIES). Unused places hold column -1; a row with more off-diagonal
-// entries has SLOT_LONG in place 0 and is read from A.
+// (kernels.factor.ROW_SLOT_ENTRIES). Unused places hold column -1; a row with more
+// off-diagonal entries has SLOT_LONG in place 0 and is read from A.
 #define SLOT_ENTRIES 4
 #define SLOT_LONG (-2)
 static_assert(SLOT_ENTRIES == ENTRY_BATCH, "a slot is read as one batch of entries");
