@@ -25,7 +25,7 @@ import time
 import numpy as np
 from numba import njit, prange
 
-from .backend import EarlyRead, is_device_array, to_host
+from .backend import EarlyRead, get_array_module, is_device_array, to_host
 from .cuda import launch_cooperative
 from .hashing import hash32
 
@@ -215,7 +215,9 @@ def linear_forest_arrays(partners, weights, method=None, *, paths_later=False, o
     walk), ``"ruling"`` (sparse ruling set, CPU or GPU), ``"scan"`` (the paper's
     bidirectional scan, GPU only). ``paths_later=True`` returns, in place of the last
     two, a function that returns them: the ruling set then computes them only when it is
-    called (their sizes are counts on the device, read back there).
+    called (their sizes are counts on the device, read back there), and ``neighbors`` as
+    a function too (the factor's partners without the removed edges, which the
+    preconditioners never read).
 
     ``overlap``, if given, is a function that queues work independent of the forest (on
     the backend of ``partners``): the ruling set calls it while its host waits for the
@@ -236,7 +238,7 @@ def linear_forest_arrays(partners, weights, method=None, *, paths_later=False, o
         overlap()
     out = linear_forest_cpu(partners, weights) if method == "walk" else linear_forest_gpu(partners, weights,
                                                                                           method="scan", **kwargs)
-    return (*out[:4], lambda: out[4:]) if paths_later else out
+    return (lambda: out[0], *out[1:4], lambda: out[4:]) if paths_later else out
 
 
 # ---------------------------------------------------------------------------------------
@@ -431,12 +433,6 @@ def _ruler_scan(n_slots, steps, busy, steps_run, link, q0, r0, mw0, ma0, mb0, nv
 
 
 @njit(cache=True)
-def _keep_partners(P_out, P, v, dropped):
-    for s in range(2):
-        P_out[v, s] = -1 if P[v, s] == dropped else P[v, s]
-
-
-@njit(cache=True)
 def _beyond(s, dist, q, r, nv, dn):
     o = s ^ 1
     if q[o] < 0:
@@ -446,7 +442,7 @@ def _beyond(s, dist, q, r, nv, dn):
 
 @njit(cache=True, parallel=True)
 def _ruler_finish(N, P, Wt, claim, link, gap, gmw, gma, gmb, near, near_dist, gmn, q, r, mw, ma, mb, nv, dn, mn,
-                  P_out, path_id, position, length, removed_lo):
+                  path_id, position, length, removed_lo):
     """Twin of the CUDA ``ruler_finish``, given level 0 and the scan's last level whole (as
     the launcher spreads them; their ``mw`` and ``mn`` are not read)."""
     for v in prange(N):
@@ -504,18 +500,10 @@ def _ruler_finish(N, P, Wt, claim, link, gap, gmw, gma, gmb, near, near_dist, gm
                 position[v] = L - 1
             else:
                 position[v] = ta if ta < tb else L - ta
-            _keep_partners(P_out, P, v, b if v == a else (a if v == b else -1))
             length[v] = L if v == a else 0
             removed_lo[v] = b if v == a else -1
             continue
-        dropped = -1
-        lo = -1
-        if cut >= 0 and (v == ma[cut] or v == mb[cut]):
-            dropped = mb[cut] if v == ma[cut] else ma[cut]
-            if v == ma[cut]:
-                lo = dropped
-        _keep_partners(P_out, P, v, dropped)
-        removed_lo[v] = lo
+        removed_lo[v] = mb[cut] if cut >= 0 and v == ma[cut] else -1
         pid = min(e0, e1)
         path_id[v] = pid
         position[v] = d0 if e0 < e1 else (d1 if e1 < e0 else 0)
@@ -746,6 +734,18 @@ def _order_paths(launcher, buffers, length, path_id, position, removed_lo):
     return perm, paths
 
 
+def _drop_removed(P, removed_lo):
+    """The partners ``P`` of a [0,2]-factor without the cycle edges removed from its forest
+    (``removed_lo``: at each removed edge's lower end its higher end, else -1)."""
+    xp = get_array_module(P)
+    out = P.copy()
+    lo = xp.flatnonzero(removed_lo >= 0)
+    hi = removed_lo[lo]
+    out[lo] = xp.where(P[lo] == hi[:, None], -1, P[lo])
+    out[hi] = xp.where(P[hi] == lo[:, None], -1, P[hi])
+    return out
+
+
 def _scan_steps(n_rulers):
     """Steps of the ruler scan for ``n_rulers`` rulers: ceil(log2 R) + 1, rounded up to an
     even number (the scan's result lies in its second buffer)."""
@@ -785,7 +785,7 @@ def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, run=RULER
              rulers, n_rulers, claim)
     # every output is written in full by ruler_finish; these and the ordering's arrays are
     # allocated while the device marks the rulers (the host reads their number below)
-    P_out, removed_lo, path_id, position, length = (xp.empty_like(P), *(xp.empty(N, dtype=itype) for _ in range(4)))
+    removed_lo, path_id, position, length = (xp.empty(N, dtype=itype) for _ in range(4))
     order = _order_buffers(launcher, N)
     # the scan's flags, one per step; nr < N bounds the steps
     busy = xp.zeros(_scan_steps(N), dtype=np.int32)
@@ -823,7 +823,7 @@ def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, run=RULER
     link = level0[0]
     launcher("ruler_scan", ns, sc(ns), np.int32(_scan_steps(nr)), busy, steps_run, link, level0, a, b)
     mark()
-    launcher("ruler_finish", N, sc(N), P, Wt, claim, level0, b, P_out, path_id, position, length, removed_lo)
+    launcher("ruler_finish", N, sc(N), P, Wt, claim, level0, b, path_id, position, length, removed_lo)
     del walk_buffer, scan_buffer  # freed after the kernels queued on them (CuPy's pool is stream-ordered)
     mark()
     perm, paths = _order_paths(launcher, order, length, path_id, position, removed_lo)
@@ -837,7 +837,11 @@ def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, run=RULER
             marks[-1].synchronize()
             spans = [xp.cuda.get_elapsed_time(a, b) * 1e-3 for a, b in zip(marks, marks[1:])]
         stats.update(zip(("select_rulers", "walks", "ruler_scan", "finish", "permutation"), spans))
-    out = (P_out, path_id, position, perm)
+    # the forest's partners (the factor's without the removed edges), which the
+    # preconditioners never read: with paths_later, computed when asked for (H100,
+    # random_diffusion2d at 2.9M rows: ruler_finish 98 -> 83 us without writing them)
+    neighbors = functools.partial(_drop_removed, P, removed_lo)
+    out = (neighbors if paths_later else neighbors(), path_id, position, perm)
     return (*out, paths) if paths_later else (*out, *paths())
 
 
@@ -865,9 +869,9 @@ def linear_forest_ruling(partners, weights, *, spacing=RULER_SPACING, run=RULER_
     ``spacing``/``run``/``seed``. On NumPy input it runs the Numba twins of the CUDA kernels
     (parallel over vertices; the walks in lockstep rounds).
 
-    ``paths_later=True`` returns a function in place of ``path_start, removed_edges``
-    that computes them when called, and ``overlap`` is called while the host waits for
-    the number of rulers (see :func:`linear_forest_arrays`).
+    ``paths_later=True`` returns functions in place of ``neighbors`` and of ``path_start,
+    removed_edges`` that compute them when called, and ``overlap`` is called while the host
+    waits for the number of rulers (see :func:`linear_forest_arrays`).
 
     ``stats`` (a dict), if given, receives the number of rulers, the scan steps run and
     the time in seconds of the phases ``select_rulers``, ``walks``, ``ruler_scan``,

@@ -97,9 +97,10 @@ class LinearForest:
     device has finished).
 
     ``path_start``, ``removed_edges`` and ``n_paths`` are computed on first access on the
-    GPU (their sizes are counts on the device), ``inverse_permutation`` on first access on
-    either backend: the preconditioners need only the permutation and the partners, and
-    their set-up neither waits for the device nor writes arrays it does not read.
+    GPU (their sizes are counts on the device), ``neighbors`` and ``inverse_permutation`` on
+    first access on either backend: the preconditioners need only the permutation and the
+    factor's partners, and their set-up neither waits for the device nor writes arrays it
+    does not read.
     """
 
     def __init__(self, path_id, position, permutation, neighbors, paths, clock=None):
@@ -108,7 +109,7 @@ class LinearForest:
         self.position = position
         self.permutation = permutation
         self._inverse = None
-        self.neighbors = neighbors
+        self._neighbors = neighbors  # the array, or a function returning it
         self._paths = paths
         self._clock = clock
 
@@ -116,6 +117,13 @@ class LinearForest:
         if callable(self._paths):
             self._paths = tuple(self._paths())
         return self._paths
+
+    @property
+    def neighbors(self):
+        """N x 2 forest partners (-1: none), computed on first access."""
+        if callable(self._neighbors):
+            self._neighbors = self._neighbors()
+        return self._neighbors
 
     @property
     def inverse_permutation(self):

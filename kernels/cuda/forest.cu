@@ -23,14 +23,6 @@ __device__ __forceinline__ bool take_weaker(V w, I a, I b, V& bw, I& ba, I& bb) 
     return true;
 }
 
-// Vertex v's partners (at v0, v0 + 1) copied from P to P_out, without `dropped` (-1: none).
-template <typename I>
-__device__ __forceinline__ void keep_partners(I* P_out, const I* P, size_t v0, I dropped) {
-    I p0, p1;
-    load_pair(P + v0, p0, p1);
-    store_pair(P_out + v0, p0 == dropped ? (I)-1 : p0, p1 == dropped ? (I)-1 : p1);
-}
-
 // The slot of w's pointer pair that continues away from v.
 template <typename I>
 __device__ __forceinline__ int away_from(const I* q, I w, I v) {
@@ -468,7 +460,7 @@ template <typename V, typename I>
 __global__ void ruler_finish(const I N, const I* __restrict__ P, const V* __restrict__ Wt,
                              const unsigned long long* __restrict__ claim, const I* __restrict__ link,
                              const Window<V, I>* __restrict__ level0, const I* __restrict__ q,
-                             const Window<V, I>* __restrict__ last, I* __restrict__ P_out, I* __restrict__ path_id,
+                             const Window<V, I>* __restrict__ last, I* __restrict__ path_id,
                              I* __restrict__ position, I* __restrict__ length, I* __restrict__ removed_lo) {
     for (I v = blockIdx.x * (I)blockDim.x + threadIdx.x; v < N; v += (I)gridDim.x * blockDim.x) {
         const size_t v0 = 2 * (size_t)v;
@@ -532,21 +524,11 @@ __global__ void ruler_finish(const I N, const I* __restrict__ P, const V* __rest
             }
             path_id[v] = a;
             position[v] = v == a ? 0 : (v == b ? L - 1 : (ta < tb ? ta : L - ta));
-            keep_partners(P_out, P, v0, v == a ? b : (v == b ? a : (I)-1));
             length[v] = v == a ? L : 0;
             removed_lo[v] = v == a ? b : (I)-1;
             continue;
         }
-        I dropped = -1, lo = -1;
-        if (cut >= 0) {
-            const I ma = last[cut].ma, mb = last[cut].mb;
-            if (v == ma || v == mb) {
-                dropped = v == ma ? mb : ma;
-                if (v == ma) lo = dropped;
-            }
-        }
-        keep_partners(P_out, P, v0, dropped);
-        removed_lo[v] = lo;
+        removed_lo[v] = cut >= 0 && v == last[cut].ma ? last[cut].mb : (I)-1;
         const I pid = min(e[0], e[1]);
         path_id[v] = pid;
         position[v] = e[0] < e[1] ? dd[0] : (e[1] < e[0] ? dd[1] : 0);
