@@ -254,6 +254,8 @@ RULER_RUN = 32
 GUESSED_RULERS = 0.25
 _RULER_SALT = 0x51
 _RUN_SALT = 0x52
+_RULER_BLOCK = 256  # the ruling-set kernels' blocks (_GpuLauncher)
+_DENSE_ENDS = 8  # forest.cu's DENSE_ENDS
 
 
 @njit(cache=True)
@@ -269,15 +271,25 @@ _RULER_TAG = -2
 
 @njit(cache=True)
 def _ruler_mark(N, P, seed, threshold, run, rulers, n_rulers, claim):
-    """Twin of the CUDA ``ruler_mark``. The kernel's ranks come from an atomic counter and
-    no result may depend on them: the twin numbers the rulers in decreasing vertex order,
-    so the tests run the slots in an order unrelated to the vertex ids."""
+    """Twin of the CUDA ``ruler_mark`` (its blocks of ``_RULER_BLOCK`` vertices, sampled half
+    as often where at least 1 in ``_DENSE_ENDS`` is a path end). The kernel's ranks come
+    from an atomic counter and no result may depend on them: the twin numbers the rulers in
+    decreasing vertex order, so the tests run the slots in an order unrelated to the vertex
+    ids."""
+    n_blocks = (N + _RULER_BLOCK - 1) // _RULER_BLOCK
+    dense = np.zeros(n_blocks, dtype=np.bool_)
+    for c in range(n_blocks):
+        ends = 0
+        for v in range(c * _RULER_BLOCK, min((c + 1) * _RULER_BLOCK, N)):
+            ends += P[v, 0] < 0 or P[v, 1] < 0
+        dense[c] = ends * _DENSE_ENDS >= _RULER_BLOCK
     k = 0
     for v in range(N - 1, -1, -1):
         p0, p1 = P[v, 0], P[v, 1]
         across = p0 != v - 1 and p0 != v + 1 and p1 != v - 1 and p1 != v + 1
         key, salt = (v // run, _RUN_SALT) if across else (v, _RULER_SALT)
-        if p0 < 0 or p1 < 0 or hash32(key, salt, seed) < threshold:
+        t = threshold // 2 if dense[v // _RULER_BLOCK] else threshold
+        if p0 < 0 or p1 < 0 or hash32(key, salt, seed) < t:
             rulers[k] = v
             claim[v] = (np.int64(_RULER_TAG) << 32) | k
             k += 1
@@ -635,7 +647,7 @@ class _GpuLauncher:
     def __call__(self, name, count, *args):
         if count:
             args = _flat(args)
-            threads = 256
+            threads = _RULER_BLOCK
             if name == "ruler_scan":  # synchronizes its grid between the steps
                 launch_cooperative(self.kernels[name], int(count), threads, args)
                 return
@@ -850,7 +862,9 @@ def linear_forest_ruling(partners, weights, *, spacing=RULER_SPACING, run=RULER_
     """Linear forest by a sparse ruling set (work-efficient list ranking), CPU or GPU.
 
     Same outputs as :func:`linear_forest_cpu`. About one vertex in ``spacing`` (chosen by
-    :func:`kernels.hashing.hash32` and ``seed``) plus every path end is a ruler. A vertex
+    :func:`kernels.hashing.hash32` and ``seed``) plus every path end is a ruler; one in
+    ``2 * spacing`` among 256 consecutive ids of which at least 32 are path ends (short
+    paths need few rulers between their ends, and the scan is then shorter). A vertex
     whose partners are not its id neighbours ``v +- 1`` is drawn by the hash of ``v //
     run``, in runs of ``run`` consecutive ids: where the paths cross the order of the ids
     (a grid's columns) neighbouring threads then walk neighbouring paths through

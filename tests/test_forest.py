@@ -237,6 +237,25 @@ def test_ruler_runs_only_across_the_ids():
     assert 0.5 < rulers["across", 16] / rulers["across", 1] < 2
 
 
+def test_rulers_sparser_among_dense_path_ends():
+    """Where at least 1 in 8 of 256 consecutive ids are path ends (short paths), rulers
+    between the ends are drawn half as often: paths of 4 vertices (half of them ends) get
+    about N / (4 * spacing) interior rulers, paths of 400 about N / spacing; the forest is
+    the walk's either way."""
+    N, spacing = 40_000, 4
+    for length, dense in ((4, True), (400, False)):
+        v = np.arange(N)
+        P = np.stack([v - 1, v + 1], axis=1)
+        P[v % length == 0, 0] = -1
+        P[v % length == length - 1, 1] = -1
+        W = np.ones((N, 2))
+        stats = {}
+        _assert_same_forest(linear_forest_ruling(P, W, spacing=spacing, stats=stats), linear_forest_cpu(P, W))
+        interior = N - 2 * N // length
+        expected = interior / (2 * spacing if dense else spacing)
+        assert abs((stats["rulers"] - 2 * N // length) - expected) < 0.15 * expected
+
+
 @pytest.mark.parametrize("lockstep", [True, False])
 def test_ruling_set_on_many_cycles(lockstep):
     """Rings of all lengths 3..60 plus a path: many cycles with and without rulers. The
