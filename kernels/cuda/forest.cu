@@ -256,7 +256,8 @@ __global__ void ruler_mark(const I N, const I* __restrict__ P, const unsigned in
         I p0 = 0, p1 = 0;
         if (v < N) load_pair(P + 2 * (size_t)v, p0, p1);
         const bool end = v < N && (p0 < 0 || p1 < 0);
-        const unsigned long long t = __syncthreads_count(end) * DENSE_ENDS >= (int)blockDim.x ? threshold / 2 : threshold;
+        const bool dense = __syncthreads_count(end) * DENSE_ENDS >= (int)blockDim.x;
+        const unsigned long long t = dense ? threshold / 2 : threshold;
         bool ruler = end;
         if (v < N && !end) {
             const bool across = p0 != v - 1 && p0 != v + 1 && p1 != v - 1 && p1 != v + 1;
