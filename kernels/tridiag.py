@@ -274,9 +274,9 @@ class TridiagonalSolver(_PartitionedGPU):
             dl, d, du = extract_tridiagonal(A, perm, partners, entries=entries, factor_entries=factor_entries)
             return cls(dl, d, du, perm, chunk=chunk, upper_chunk=upper_chunk)
         _check_chunks(chunk=chunk, upper_chunk=upper_chunk)
-        perm, system, vt, itype = _forest_system(A, perm, partners, entries, factor_entries)
-        if perm is None:
+        if perm is None:  # before _forest_system, which may queue a pass over A
             raise ValueError("from_forest needs the forest's order perm")
+        perm, system, vt, itype = _forest_system(A, perm, partners, entries, factor_entries)
         self = cls.__new__(cls)
         self.xp, self.n, self.dtype = xp, A.shape[0], vt
         self._factorize(None, None, None, perm, chunk, upper_chunk, system=system, itype=itype)
