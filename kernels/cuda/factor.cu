@@ -8,9 +8,10 @@
 // later rounds run over this list only (`listed`), and each round keeps for the next the
 // listed rows still open and alive. A saturated row stays saturated and nobody proposes to
 // it; a dead row (every neighbour saturated, a partner already or of weight 0, so that it
-// proposes nothing in any later round) marks its first proposal slot DEAD, and nobody
-// proposes to it either (its neighbours are all closed to it): stale proposals of unlisted
-// rows are never read. open_rounds runs those rounds in one cooperative launch.
+// proposes nothing in any later round) marks its first proposal slot DEAD (with records:
+// DEAD_BIT of its count byte), and nobody proposes to it either (its neighbours are all
+// closed to it): stale proposals of unlisted rows are never read. open_rounds runs those
+// rounds in one cooperative launch.
 // sym_check: flags non-finite entries and sums fingerprints of the off-diagonal entries,
 //            those above the diagonal against those below it (check_entry).
 // mirror_sum: the weights |a_ij| + |a_ji| of the weight graph A' + A'^T on A's own pattern.
@@ -41,6 +42,14 @@
 typedef unsigned char Count;
 #define COUNT_MASK 7
 #define SIGN_BIT 3
+// The later rounds of a [0,2]-factor (one record per row, Proposals::record) keep two more
+// bits there: PROPOSED when the row's record holds this round's proposals, DEAD_ROW when
+// the row will never propose again. A row that proposes nothing then stores no record
+// (the confirms test the bit before they trust one; the records start as the first round's
+// dead arrays): a third of the rows listed in rounds 1-4 of random_diffusion2d are alive
+// but blocked by the charges, and another tenth die.
+#define PROPOSED_BIT (1u << 5)
+#define DEAD_BIT (1u << 6)
 
 // `mask` with bit `pos` set to `bit` (0 or 1)
 __device__ __forceinline__ unsigned int with_bit(unsigned int mask, int pos, unsigned int bit) {
@@ -347,6 +356,22 @@ __device__ __forceinline__ void store_proposals(const I v, const int n, const in
     }
 }
 
+// Row v's proposals at the end of its proposal (`held`: its count byte as the round began).
+// With records, only a row that proposes stores one, and the count byte says which rows
+// did (written only where a bit changes).
+template <typename V, typename I>
+__device__ __forceinline__ void finish_proposal(const I v, const int n, const int filled, const bool alive,
+                                                const V* acc_w, const I* acc_j, const unsigned int neg,
+                                                const Proposals<V, I> P, Count* count, const unsigned int held) {
+    if (P.record) {
+        const unsigned int now =
+            (held & ~(PROPOSED_BIT | DEAD_BIT)) | (filled ? PROPOSED_BIT : 0u) | (alive ? 0u : DEAD_BIT);
+        if (now != held) count[v] = (Count)now;
+        if (!filled) return;
+    }
+    store_proposals(v, n, filled, alive, acc_w, acc_j, neg, P);
+}
+
 // The row loops below are shared by the one-step kernels and by open_rounds, which runs
 // the later rounds in one cooperative launch; arrays written by a round (partners, count,
 // prop, prop_w) are plain pointers there, so no load of them goes through the
@@ -358,7 +383,7 @@ __device__ __forceinline__ void store_proposals(const I v, const int n, const in
 template <typename V, typename I, bool SLOTS>
 __device__ __forceinline__ void propose_rows(const I r0, const I step, const I n_rows, const I* __restrict__ indptr,
                                              const I* __restrict__ indices, const V* __restrict__ data,
-                                             const I* partners, const Count* count, const Proposals<V, I> P,
+                                             const I* partners, Count* count, const Proposals<V, I> P,
                                              const int n, const unsigned int k, const unsigned int seed,
                                              const int charging, const unsigned long long threshold, const int absval,
                                              const int first, const int listed, const I* rows,
@@ -368,7 +393,8 @@ __device__ __forceinline__ void propose_rows(const I r0, const I step, const I n
     const I total = listed ? (I)*n_open : n_rows;
     for (I r = r0; r < total; r += step) {
         const I v = listed ? rows[r] : r;
-        const int c = first ? 0 : count[v] & COUNT_MASK;
+        const unsigned int held = first ? 0u : count[v];
+        const int c = (int)(held & COUNT_MASK);
         const int room = n - c;
         V acc_w[MAX_N];
         I acc_j[MAX_N];
@@ -402,7 +428,7 @@ __device__ __forceinline__ void propose_rows(const I r0, const I step, const I n
                 }
             }
         }
-        store_proposals(v, n, filled, alive, acc_w, acc_j, neg, P);
+        finish_proposal(v, n, filled, alive, acc_w, acc_j, neg, P, count, held);
         if (diag) diag[v] = dv;
     }
 }
@@ -410,7 +436,7 @@ __device__ __forceinline__ void propose_rows(const I r0, const I step, const I n
 template <typename V, typename I>
 __global__ void propose(const I n_rows, const I* __restrict__ indptr, const I* __restrict__ indices,
                         const V* __restrict__ data, const I* __restrict__ partners,
-                        const Count* __restrict__ count, I* __restrict__ prop, V* __restrict__ prop_w,
+                        Count* __restrict__ count, I* __restrict__ prop, V* __restrict__ prop_w,
                         const int n, const unsigned int k, const unsigned int seed, const int charging,
                         const unsigned long long threshold, const int absval, const int first, const int listed,
                         const I* __restrict__ rows, const unsigned int* __restrict__ n_open,
@@ -429,7 +455,7 @@ __global__ void propose(const I n_rows, const I* __restrict__ indptr, const I* _
 template <typename V, typename I>
 __global__ void propose_slotted(const I n_rows, const I* __restrict__ indptr, const I* __restrict__ indices,
                                 const V* __restrict__ data, const I* __restrict__ partners,
-                                const Count* __restrict__ count, I* __restrict__ prop, V* __restrict__ prop_w,
+                                Count* __restrict__ count, I* __restrict__ prop, V* __restrict__ prop_w,
                                 const int n, const unsigned int k, const unsigned int seed, const int charging,
                                 const unsigned long long threshold, const int absval, const int first,
                                 const int listed, const I* __restrict__ rows, const unsigned int* __restrict__ n_open,
@@ -475,13 +501,18 @@ __device__ __forceinline__ void confirm_rows(const I r0, const I step, const I n
             I mine[MAX_N];
             bool mutual[MAX_N];
             if (n == 2) {
-                load_pair(P.targets(v), mine[0], mine[1]);
-                mine[2] = mine[3] = (I)-1;
+                // with records, only the rows whose count byte says so proposed this round
+                mine[0] = mine[1] = mine[2] = mine[3] = (I)-1;
+                if (!P.record || (held & PROPOSED_BIT)) load_pair(P.targets(v), mine[0], mine[1]);
 #pragma unroll
                 for (int s = 0; s < 2; ++s) {
                     I back0 = -1, back1 = -1;
-                    if (mine[s] >= 0) load_pair(P.targets(mine[s]), back0, back1);
-                    mutual[s] = back0 == v || back1 == v;
+                    bool proposed_back = true;
+                    if (mine[s] >= 0) {
+                        load_pair(P.targets(mine[s]), back0, back1);
+                        if (P.record) proposed_back = count[mine[s]] & PROPOSED_BIT;
+                    }
+                    mutual[s] = proposed_back && (back0 == v || back1 == v);
                 }
                 mutual[2] = mutual[3] = false;
             } else {
@@ -537,11 +568,11 @@ __device__ __forceinline__ void confirm_rows(const I r0, const I step, const I n
                     }
                 }
             }
-            count[v] = (Count)(c | signs);
+            if (first || c != (int)(held & COUNT_MASK)) count[v] = (Count)(c | signs);
             // a flag, not a count: one atomic per proposing row (millions on one address) cost
             // 4.8 ms on the H100 for ANISO2; racing plain stores of the same value are benign
             if (count_proposals && made && *(volatile unsigned long long*)proposed == 0ull) *proposed = 1ull;
-            keep = c < n && P.targets(v)[0] != (I)DEAD;
+            keep = c < n && (P.record ? !(held & DEAD_BIT) : P.targets(v)[0] != (I)DEAD);
         }
         if (next) {  // one call site: every lane of a warp must reach the same ballot
             const unsigned int slot = block_append(keep, n_next);
@@ -618,7 +649,7 @@ __global__ void sample_check(const I n_rows, const I n_sample, const I* __restri
 template <typename V, typename I>
 __device__ __forceinline__ void propose_rows_warp(const I w0, const I n_warps, const int lane, const I n_rows,
                                                   const I* __restrict__ indptr, const I* __restrict__ indices,
-                                                  const V* __restrict__ data, const I* partners, const Count* count,
+                                                  const V* __restrict__ data, const I* partners, Count* count,
                                                   const Proposals<V, I> P, const int n, const unsigned int k,
                                                   const unsigned int seed, const int charging,
                                                   const unsigned long long threshold, const int absval,
@@ -629,7 +660,8 @@ __device__ __forceinline__ void propose_rows_warp(const I w0, const I n_warps, c
     const I total = listed ? (I)*n_open : n_rows;
     for (I r = w0; r < total; r += n_warps) {  // warp-uniform loop
         const I v = listed ? rows[r] : r;
-        const int c = first ? 0 : count[v] & COUNT_MASK;
+        const unsigned int held = first ? 0u : count[v];
+        const int c = (int)(held & COUNT_MASK);
         const int room = n - c;
         V acc_w[MAX_N];
         I acc_j[MAX_N];
@@ -687,7 +719,7 @@ __device__ __forceinline__ void propose_rows_warp(const I w0, const I n_warps, c
             }
         }
         if (lane == 0) {
-            store_proposals(v, n, filled, alive, acc_w, acc_j, neg, P);
+            finish_proposal(v, n, filled, alive, acc_w, acc_j, neg, P, count, held);
             if (diag) diag[v] = dv;
         }
     }
@@ -696,7 +728,7 @@ __device__ __forceinline__ void propose_rows_warp(const I w0, const I n_warps, c
 template <typename V, typename I>
 __global__ void propose_warp(const I n_rows, const I* __restrict__ indptr, const I* __restrict__ indices,
                              const V* __restrict__ data, const I* __restrict__ partners,
-                             const Count* __restrict__ count, I* __restrict__ prop, V* __restrict__ prop_w,
+                             Count* __restrict__ count, I* __restrict__ prop, V* __restrict__ prop_w,
                              const int n, const unsigned int k, const unsigned int seed, const int charging,
                              const unsigned long long threshold, const int absval, const int first,
                              const int listed, const I* __restrict__ rows, const unsigned int* __restrict__ n_open,
