@@ -216,6 +216,12 @@ WARP_KERNEL_THREADS_PER_SM = 2048
 #: convection_diffusion3d float32 88 / 95 / 108, ANISO2 float32 41 / 45 / 47; at 1536 and
 #: 2048 (with fewer registers) random_diffusion2d float32 took 625 and 817.
 OPEN_ROUNDS_THREADS_PER_SM = 768
+#: The same where the rounds read the rows' slots (``ROW_SLOT_ENTRIES``): one sector per
+#: listed row leaves room for more resident threads. H100, later rounds (us, Nsight
+#: Compute) at 640 / 768 / 896 / 1,024 threads per SM: random_diffusion2d float32 (slots)
+#: 392 / 376 / 366 / 364; without slots, random_diffusion2d float64 510 / 497 / 487 / 496
+#: and convection_diffusion3d float32 86 / 89 / 94 / 99.
+OPEN_ROUNDS_THREADS_PER_SM_SLOTTED = 1024
 #: Rows, spread over the matrix, whose symmetry the GPU tests before the first proposal
 #: of a checked factor: one fault there makes that proposal compute the weights of
 #: A' + A'^T instead of checking A (factor.cu, ``sample_check``).
@@ -336,7 +342,8 @@ def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kern
                            (N_, W.indptr, W.indices, W.data, partners, weights, count, *later_layout, n32,
                             np.int32(iterations), np.int32(m), np.int32(k_m), np.uint32(seed), np.uint64(threshold),
                             np.int32(absval), np.int32(warp), rows, n_open, proposed, np.int32(mirror),
-                            flags if check else None, slots), per_sm=OPEN_ROUNDS_THREADS_PER_SM)
+                            flags if check else None, slots),
+                           per_sm=OPEN_ROUNDS_THREADS_PER_SM_SLOTTED if slotted else OPEN_ROUNDS_THREADS_PER_SM)
     del proposals  # freed after the rounds (CuPy's pool is stream-ordered)
     out = (partners, weights, proposed, checked)
     return (*out, (diag, count)) if entries else out
