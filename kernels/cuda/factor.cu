@@ -43,11 +43,13 @@ typedef unsigned char Count;
 #define COUNT_MASK 7
 #define SIGN_BIT 3
 // The later rounds of a [0,2]-factor (one record per row, Proposals::record) keep two more
-// bits there: PROPOSED when the row's record holds this round's proposals, DEAD_ROW when
+// bits there: PROPOSED_BIT when the row's record holds this round's proposals, DEAD_BIT when
 // the row will never propose again. A row that proposes nothing then stores no record
 // (the confirms test the bit before they trust one; the records start as the first round's
 // dead arrays): a third of the rows listed in rounds 1-4 of random_diffusion2d are alive
-// but blocked by the charges, and another tenth die.
+// but blocked by the charges, and another tenth die. A row proposed to in a round is
+// listed in it (open, and alive since its proposer is an admissible neighbour), so its bit
+// is that round's; a confirm's store of the count byte keeps both bits.
 #define PROPOSED_BIT (1u << 5)
 #define DEAD_BIT (1u << 6)
 
