@@ -220,7 +220,9 @@ OPEN_ROUNDS_THREADS_PER_SM = 768
 #: listed row leaves room for more resident threads. H100, later rounds (us, Nsight
 #: Compute) at 640 / 768 / 896 / 1,024 threads per SM: random_diffusion2d float32 (slots)
 #: 392 / 376 / 366 / 364; without slots, random_diffusion2d float64 510 / 497 / 487 / 496
-#: and convection_diffusion3d float32 86 / 89 / 94 / 99.
+#: and convection_diffusion3d float32 86 / 89 / 94 / 99. The host chooses the grid before
+#: the sample check has run: where the sample sends the rounds to ``A' + A'^T`` (the slots
+#: then unread), they read ``A`` on this grid.
 OPEN_ROUNDS_THREADS_PER_SM_SLOTTED = 1024
 #: Rows, spread over the matrix, whose symmetry the GPU tests before the first proposal
 #: of a checked factor: one fault there makes that proposal compute the weights of
