@@ -96,6 +96,9 @@ def part1(A, dtype):
         make(Ad)  # warm-up (kernel compilation)
         setups = []  # (seconds, phases, seconds / SpMV) of five set-ups: the median is reported
         for _ in range(5):
+            # the previous preconditioner is freed here, not in the timed assignment below
+            # (freeing its arrays to CuPy's pool costs the host some 20 us)
+            M = None
             # an SpMV burst before every set-up: on a machine whose speed drifts, the ratio
             # compares a set-up with the SpMV of the same moment
             spmv_bursts.append(gpu_time(lambda: Ad @ x, repeat=10, warmup=1))

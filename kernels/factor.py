@@ -19,7 +19,7 @@ import functools
 import numpy as np
 from numba import njit, prange
 
-from .backend import EarlyRead, get_array_module, is_device_array, sparse_module, to_host
+from .backend import EarlyRead, get_array_module, is_device_array, small_zeros, sparse_module, to_host
 from .cuda import get_kernel, launch_cooperative, row_grid
 from .hashing import hash32
 
@@ -301,7 +301,9 @@ def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kern
     warp = kernel == "warp"
     lanes = 32 if warp else 1
     n32, N_ = np.int32(n), itype.type(N)
-    # the fused matrix check, or the flag of a pattern without some mirror (factor.cu)
+    # the fused matrix check, or the flag of a pattern without some mirror (factor.cu); not
+    # from a zero_pool, whose first array costs the host 10 us more: the device idles
+    # until the first proposal is queued, and the pool's memset is queued after it
     flags = cupy.zeros(4, dtype=np.uint64) if check or mirror else None
     if check:  # the device's first work, queued before the host allocates the rest
         sample = min(N, SAMPLE_ROWS)
@@ -327,11 +329,11 @@ def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kern
     partners = cupy.empty((N, n), dtype=itype)  # written in full by the first confirm
     weights = cupy.empty((N, n), dtype=vtype)
     count = cupy.empty(N, dtype=np.uint8)  # partners per row (factor.cu's Count)
-    proposed = cupy.zeros(iterations, dtype=np.uint64)  # per round: whether any row proposed
+    proposed = small_zeros(cupy, iterations, np.uint64)  # per round: whether any row proposed
     # the lists of open rows of odd and even rounds and their lengths per round; the first
     # confirm writes the first list
     rows, n_open = (None, None) if iterations == 1 else (cupy.empty(2 * N, dtype=itype),
-                                                         cupy.zeros(iterations, dtype=np.uint32))
+                                                         small_zeros(cupy, iterations, np.uint32))
     get_kernel("factor", "confirm", vtype, itype)(
         ((N + threads - 1) // threads,), (threads,), (N_, *first_layout, partners, weights, count, n32, proposed,
                                                       np.int32(k_m == 0), np.int32(1), *first, flags, rows, n_open,

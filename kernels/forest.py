@@ -25,7 +25,7 @@ import time
 import numpy as np
 from numba import njit, prange
 
-from .backend import EarlyRead, get_array_module, is_device_array, to_host
+from .backend import EarlyRead, get_array_module, is_device_array, small_zeros, to_host
 from .cuda import launch_cooperative
 from .hashing import hash32
 
@@ -710,7 +710,7 @@ def _order_buffers(launcher, N):
     host waits for the device, so that after the wait it only queues kernels."""
     xp, it = launcher.xp, launcher.itype
     n_tiles = (N + _ORDER_TILE - 1) // _ORDER_TILE
-    return (n_tiles, xp.empty(3 * n_tiles, dtype=it), xp.zeros(3, dtype=it),
+    return (n_tiles, xp.empty(3 * n_tiles, dtype=it), small_zeros(xp, 3, it),
             xp.empty(N, dtype=it),  # offsets, written at the path ids
             xp.empty(0, dtype=it), xp.empty((0, 2), dtype=np.int64), xp.empty(N, dtype=it))
 
@@ -791,7 +791,7 @@ def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, run=RULER
     if N >= 1 << 30:
         raise ValueError(f"the ruling-set forest supports fewer than 2**30 vertices, got {N}")
     rulers = xp.empty(N, dtype=itype)  # the first nr entries
-    n_rulers = xp.zeros(1, dtype=np.uint32)
+    n_rulers = small_zeros(xp, 1, np.uint32)
     claim = xp.empty(N, dtype=np.int64)
     launcher("ruler_mark", N, sc(N), P, np.uint32(seed), np.uint64(_ruler_threshold(spacing, run)), np.uint32(run),
              rulers, n_rulers, claim)
@@ -800,8 +800,8 @@ def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, run=RULER
     removed_lo, path_id, position, length = (xp.empty(N, dtype=itype) for _ in range(4))
     order = _order_buffers(launcher, N)
     # the scan's flags, one per step; nr < N bounds the steps
-    busy = xp.zeros(_scan_steps(N), dtype=np.int32)
-    steps_run = xp.zeros(1, dtype=np.int32)
+    busy = small_zeros(xp, _scan_steps(N), np.int32)
+    steps_run = small_zeros(xp, 1, np.int32)
     # the count copied as soon as ruler_mark is done (into pinned memory: the host then waits
     # for that copy's event only)
     count = EarlyRead(n_rulers)

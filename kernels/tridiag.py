@@ -20,7 +20,8 @@ import warnings
 import numpy as np
 from numba import njit, prange
 
-from .backend import get_array_module, inverse_permutation, is_device_array, to_host
+from .backend import (EarlyRead, PinnedOutput, get_array_module, inverse_permutation, is_device_array, small_zeros,
+                      to_host)
 
 __all__ = ["TridiagonalSolver", "tridiagonal_solve", "BlockTridiagonalSolver", "extract_tridiagonal", "partner_entries",
            "extract_block_tridiagonal"]
@@ -77,13 +78,13 @@ def _thomas_solve(dl, inv_den, cp, perm, x, out):
             out[i] = nxt
 
 
-def _warn_boosted(count, n):
+def _warn_boosted(count, n, stacklevel=4):
     if count:
         warnings.warn(
             f"tridiagonal factorization met {count} zero or tiny pivot(s) out of {n}: replaced by "
             f"+-eps times the row's magnitude (the preconditioner is only approximate there)",
             RuntimeWarning,
-            stacklevel=4,
+            stacklevel=stacklevel,
         )
 
 
@@ -256,9 +257,12 @@ class TridiagonalSolver(_PartitionedGPU):
         self._factorize(dl, d, du, perm, chunk, upper_chunk)
 
     @classmethod
-    def from_forest(cls, A, perm, partners, *, entries=None, factor_entries=None, chunk=8, upper_chunk=16):
+    def from_forest(cls, A, perm, partners, *, entries=None, factor_entries=None, chunk=8, upper_chunk=16,
+                    wait=True):
         """The system of :func:`extract_tridiagonal` with ``partners`` (a linear forest's in
         its order ``perm``, or its [0,2]-factor's), factorized for solves through ``perm``.
+        ``wait=False`` returns once the factorization is queued: the pivot counts are then
+        read (and a boosted pivot warned about) by :meth:`finish` or at their first access.
 
         On the GPU the factorization gathers the coefficients itself (each chunk of rows its
         own, with :func:`extract_tridiagonal`'s gathers), so no arrays of them are written
@@ -279,25 +283,48 @@ class TridiagonalSolver(_PartitionedGPU):
         perm, system, vt, itype = _forest_system(A, perm, partners, entries, factor_entries)
         self = cls.__new__(cls)
         self.xp, self.n, self.dtype = xp, A.shape[0], vt
-        self._factorize(None, None, None, perm, chunk, upper_chunk, system=system, itype=itype)
+        self._factorize(None, None, None, perm, chunk, upper_chunk, system=system, itype=itype, wait=wait)
         return self
 
-    def _factorize(self, dl, d, du, perm, chunk, upper_chunk, system=None, itype=None):
+    def _factorize(self, dl, d, du, perm, chunk, upper_chunk, system=None, itype=None, wait=True):
         if self.xp is np:
             self.perm = np.ascontiguousarray(perm, dtype=np.int64) if perm is not None else np.zeros(0, np.int64)
             self.dl = np.ascontiguousarray(dl, dtype=self.dtype)
             self.inv_den, self.cp, counts = _thomas_factor(
                 self.dl, np.ascontiguousarray(d, dtype=self.dtype), np.ascontiguousarray(du, dtype=self.dtype),
                 _eps(self.dtype))
+            self._counts = EarlyRead(counts)
         else:
-            counts = self._setup_gpu(dl, d, du, perm, chunk, upper_chunk, system, itype)
-        self.boosted, self.negative_pivots, self.negative_diagonal = (int(c) for c in counts)
-        _warn_boosted(self.boosted, self.n)
+            self._counts = self._setup_gpu(dl, d, du, perm, chunk, upper_chunk, system, itype)
+        if wait:
+            self.finish()
+
+    def finish(self):
+        """Waits for the factorization and reads its pivot counts (warning when pivots were
+        boosted); returns the solver. Only a ``from_forest(..., wait=False)`` set-up leaves
+        this to be done (its caller's host work then overlaps the factorization)."""
+        if not isinstance(self._counts, tuple):
+            self._counts = tuple(int(c) for c in self._counts.get())
+            _warn_boosted(self._counts[0], self.n, stacklevel=5)
+        return self
+
+    @property
+    def boosted(self) -> int:
+        return self.finish()._counts[0]
+
+    @property
+    def negative_pivots(self) -> int:
+        return self.finish()._counts[1]
+
+    @property
+    def negative_diagonal(self) -> int:
+        return self.finish()._counts[2]
 
     # -------------------------------------------------------------- GPU setup
     def _setup_gpu(self, dl, d, du, perm, chunk, upper_chunk, system=None, itype=None):
         """All levels factorized by one cooperative launch into one workspace; returns the
-        counts (the set-up's one host synchronization). ``system``: level 0 is a linear
+        counts as a :class:`kernels.backend.PinnedOutput` that the launch writes (their read
+        is the set-up's one host synchronization). ``system``: level 0 is a linear
         forest's (``tridiag.cu``'s ``ForestSystem`` arguments; with levels only), of index
         type ``itype``."""
         import cupy
@@ -314,7 +341,7 @@ class TridiagonalSolver(_PartitionedGPU):
         self.kernels = {k: get_kernel("tridiag", k, vt, itype)
                         for k in ("chunk_forward", "reduced_rhs", "chunk_back", "thomas_solve")}
         self.work = work = cupy.empty(size, vt)
-        stats = cupy.zeros(3, dtype=np.uint64)
+        stats = small_zeros(cupy, 3, np.uint64)
         self.perm_t = None
         if perm is not None:
             perm = cupy.ascontiguousarray(perm, dtype=itype)
@@ -331,10 +358,12 @@ class TridiagonalSolver(_PartitionedGPU):
         if apart:
             get_kernel("tridiag", "factor_level0", vt, itype)((row_grid(levels[0][2], threads),), (threads,),
                                                               (*sizes, *level0))
+        counts = PinnedOutput(3, np.uint64)
         launch_cooperative(factor, levels[0][2] if levels else 1, threads,
-                           (*sizes, np.int32(len(levels)), *level0, np.int32(apart)))
+                           (*sizes, np.int32(len(levels)), *level0, np.int32(apart), counts.pointer))
+        counts.ready()
         self._plan, self._itype = (levels, bottom), itype
-        return stats.get()
+        return counts
 
     def _solve_gpu(self, x):
         import cupy
@@ -553,7 +582,7 @@ class BlockTridiagonalSolver(_PartitionedGPU):
         self.kernels = {k: get_kernel("tridiag", k, vt, itype)
                         for k in ("block_chunk_forward", "block_reduced_rhs", "block_chunk_back", "block_thomas_solve")}
         self.work = work = xp.empty(size, vt)
-        stats = xp.zeros(4, dtype=np.uint64)
+        stats = small_zeros(xp, 4, np.uint64)
         flat = xp.ascontiguousarray(index, dtype=itype).ravel()
         self.gather = xp.empty(2 * levels[0][2] * chunk, itype) if levels else flat
         L, D, U = (xp.ascontiguousarray(a.reshape(m, 4), dtype=vt) for a in (L, D, U))

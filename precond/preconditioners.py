@@ -14,7 +14,8 @@ from functools import cached_property
 
 import numpy as np
 
-from kernels.backend import all_finite, get_array_module, is_device_array, sparse_linalg_module, sparse_module
+from kernels.backend import (all_finite, get_array_module, is_device_array, sparse_linalg_module, sparse_module,
+                             zero_pool)
 from kernels.timing import PhaseClock
 
 __all__ = [
@@ -183,7 +184,8 @@ class TridiagonalPrecond(_FactorizedPrecond):
         super().__init__(A)
         dl, d, du = extract_tridiagonal(A)
         self._clock.mark("extract")
-        self.solver = TridiagonalSolver(dl, d, du)
+        with zero_pool(self.on_gpu):
+            self.solver = TridiagonalSolver(dl, d, du)
         self._clock.mark("factorize")
         self._warn_indefinite("TriScal")
         self.weight_coverage = identity_coverage(A)
@@ -221,23 +223,27 @@ class AlgebraicTridiagonalPrecond(_FactorizedPrecond):
         A = check_matrix(A, finite=False)  # the factor tests the entries in its first round
         super().__init__(A)
         clock = self._clock
-        f, self.m = _best_factor(A, 2, m, iterations=iterations, k_m=k_m, p=p, seed=seed, entries=True, timed=False)
-        clock.mark("factor")
-        # the extraction's entries of A: recorded by the GPU's factor rounds where the factor
-        # is on A itself; else a pass over A, which needs the factor only, queued while the
-        # forest's host waits for a count (its time is then in "forest", the gather into the
-        # forest's order in "factorize")
-        recorded = None if f.matrix_entries is None else (f.matrix_entries[0], f.weights, f.matrix_entries[1])
-        entries = []
-        forest = _linear_forest(A, f, overlap=None if recorded is not None else
-                                lambda: entries.append(partner_entries(A, f.neighbors)))
-        clock.mark("forest")
-        self.solver = TridiagonalSolver.from_forest(A, forest.permutation, f.neighbors,
-                                                    entries=entries[0] if entries else None, factor_entries=recorded)
+        with zero_pool(self.on_gpu):  # the set-up's counters and flags: one memset
+            f, self.m = _best_factor(A, 2, m, iterations=iterations, k_m=k_m, p=p, seed=seed, entries=True,
+                                     timed=False)
+            clock.mark("factor")
+            # the extraction's entries of A: recorded by the GPU's factor rounds where the
+            # factor is on A itself; else a pass over A, which needs the factor only, queued
+            # while the forest's host waits for a count (its time is then in "forest", the
+            # gather into the forest's order in "factorize")
+            recorded = None if f.matrix_entries is None else (f.matrix_entries[0], f.weights, f.matrix_entries[1])
+            entries = []
+            self.forest = _linear_forest(A, f, overlap=None if recorded is not None else
+                                         lambda: entries.append(partner_entries(A, f.neighbors)))
+            clock.mark("forest")
+            self.solver = TridiagonalSolver.from_forest(A, self.forest.permutation, f.neighbors,
+                                                        entries=entries[0] if entries else None,
+                                                        factor_entries=recorded, wait=False)
         clock.mark("factorize")
-        self._warn_indefinite("AlgTriScal")
-        self.forest = forest
         self._A = A
+        del f, recorded, entries  # freed (to CuPy's pool) while the device factorizes
+        self.solver.finish()  # the set-up's one wait, for the pivot counts
+        self._warn_indefinite("AlgTriScal")
 
     @property
     def n_paths(self) -> int:
@@ -273,27 +279,28 @@ class AlgebraicBlockTridiagonalPrecond(_FactorizedPrecond):
         A = check_matrix(A)
         super().__init__(A)
         clock = self._clock
-        # the matching reads A itself where |A| - diag(A) is symmetric (its first round tests
-        # that), and the coarsening the same weights: no weight graph is built then
-        f1, self.m = _best_factor(A, 1, m, iterations=iterations, k_m=k_m, p=p, seed=seed, validated=True,
-                                  timed=False)
-        # block members: (smaller, larger) of a pair, or (vertex, ghost -1)
-        W, from_matrix = f1.weight_source()
-        Wc, _, members = contract_pairs(W, f1.neighbors[:, 0], check=False, from_matrix=from_matrix)  # a matching
-        clock.mark("matching+coarsen")
-        # symmetry tested, not assumed: a coarse weight sums up to four fine weights, and the
-        # two rows of a coarse edge add them in different orders (last-bit differences)
-        f2 = _factor(Wc, n=2, iterations=iterations, m=self.m, k_m=k_m, p=p, seed=seed, validated=True, timed=False)
-        _, _, _, cperm, starts, _ = linear_forest_arrays(f2.neighbors, f2.weights)
-        clock.mark("coarse forest")
-        index = members[cperm]  # block k of the system = coarse vertex cperm[k]
-        # every row in one block (a pair or a vertex and a ghost), the paths in order
-        L, D, U, self.weight_coverage = extract_block_tridiagonal(A, index, starts, check=False)
-        self.n_blocks = Wc.shape[0]
-        self.n_paths = len(starts) - 1
-        self.n_ghosts = self.n_blocks - (A.shape[0] - self.n_blocks)  # N = 2 * pairs + singles
-        clock.mark("extract")
-        self.solver = BlockTridiagonalSolver(L, D, U, index)
+        with zero_pool(self.on_gpu):  # the set-up's counters and flags: one memset
+            # the matching reads A itself where |A| - diag(A) is symmetric (its first round tests
+            # that), and the coarsening the same weights: no weight graph is built then
+            f1, self.m = _best_factor(A, 1, m, iterations=iterations, k_m=k_m, p=p, seed=seed, validated=True,
+                                      timed=False)
+            # block members: (smaller, larger) of a pair, or (vertex, ghost -1)
+            W, from_matrix = f1.weight_source()
+            Wc, _, members = contract_pairs(W, f1.neighbors[:, 0], check=False, from_matrix=from_matrix)  # a matching
+            clock.mark("matching+coarsen")
+            # symmetry tested, not assumed: a coarse weight sums up to four fine weights, and the
+            # two rows of a coarse edge add them in different orders (last-bit differences)
+            f2 = _factor(Wc, n=2, iterations=iterations, m=self.m, k_m=k_m, p=p, seed=seed, validated=True, timed=False)
+            _, _, _, cperm, starts, _ = linear_forest_arrays(f2.neighbors, f2.weights)
+            clock.mark("coarse forest")
+            index = members[cperm]  # block k of the system = coarse vertex cperm[k]
+            # every row in one block (a pair or a vertex and a ghost), the paths in order
+            L, D, U, self.weight_coverage = extract_block_tridiagonal(A, index, starts, check=False)
+            self.n_blocks = Wc.shape[0]
+            self.n_paths = len(starts) - 1
+            self.n_ghosts = self.n_blocks - (A.shape[0] - self.n_blocks)  # N = 2 * pairs + singles
+            clock.mark("extract")
+            self.solver = BlockTridiagonalSolver(L, D, U, index)
         clock.mark("factorize")
         self._warn_indefinite("AlgTriBlock")
 

@@ -347,8 +347,10 @@ __device__ __forceinline__ void store_proposals(const I v, const int n, const in
         if (P.record) {
             store_record(P, v, j0, j1, w[0], w[1]);
         } else {
+            // both weights in one store, 0 where no proposal is: a warp then writes whole
+            // sectors instead of a part of each where rows propose fewer than two
             store_pair(P.targets(v), j0, j1);
-            for (int s = 0; s < filled; ++s) P.values(v)[s] = w[s];
+            store_pair(P.values(v), w[0], w[1]);
         }
         return;
     }
@@ -493,7 +495,7 @@ __device__ __forceinline__ void confirm_rows(const I r0, const I step, const I n
     for (I b = r0 - threadIdx.x; b < total; b += step) {
         const I r = b + threadIdx.x;
         const I v = r < total ? (listed ? rows[r] : r) : (I)-1;
-        bool keep = false;
+        bool keep = false, proposer = false;
         if (v >= 0) {
             const unsigned int held = first ? 0u : count[v];
             int c = (int)(held & COUNT_MASK);
@@ -571,11 +573,17 @@ __device__ __forceinline__ void confirm_rows(const I r0, const I step, const I n
                 }
             }
             if (first || c != (int)(held & COUNT_MASK)) count[v] = (Count)(c | signs);
-            // a flag, not a count: one atomic per proposing row (millions on one address) cost
-            // 4.8 ms on the H100 for ANISO2; racing plain stores of the same value are benign
-            if (count_proposals && made && *(volatile unsigned long long*)proposed == 0ull) *proposed = 1ull;
+            proposer = made > 0;
             keep = c < n && (P.record ? !(held & DEAD_BIT) : P.targets(v)[0] != (I)DEAD);
         }
+        // a flag, not a count: one atomic per proposing row (millions on one address) cost
+        // 4.8 ms on the H100 for ANISO2; racing plain stores of the same value are benign.
+        // Tested once per block, not per warp: every warp's load of that one address queues
+        // at one L2 slice (H100, random_diffusion2d at 2.9M rows: a first confirm of 55-63
+        // us took 80-85 in some processes, by where the flag lay next to the list's counter).
+        if (count_proposals && __syncthreads_or(proposer) && threadIdx.x == 0 &&
+            *(volatile unsigned long long*)proposed == 0ull)
+            *proposed = 1ull;
         if (next) {  // one call site: every lane of a warp must reach the same ballot
             const unsigned int slot = block_append(keep, n_next);
             if (keep) next[slot] = v;
