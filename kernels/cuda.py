@@ -19,6 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .backend import device_attributes
+
 __all__ = ["CUDA_DIR", "cuda_sources", "template_declarations", "name_expressions", "get_kernel", "device_workspace",
            "aligned"]
 
@@ -144,8 +146,6 @@ def aligned(a, nbytes: int, dtype=None):
 def row_grid(n_rows: int, threads: int, per_sm: int = ROW_KERNEL_THREADS_PER_SM) -> int:
     """Blocks for a grid-stride kernel of ``n_rows`` threads' work: enough for it, at most
     ``per_sm`` threads per SM (``ROW_KERNEL_THREADS_PER_SM`` for thread-per-row kernels)."""
-    from .backend import device_attributes
-
     cap = device_attributes()["MultiProcessorCount"] * max(per_sm // threads, 1)
     return max(1, min((n_rows + threads - 1) // threads, cap))
 
@@ -170,8 +170,6 @@ def launch_cooperative(kernel, n_rows: int, threads: int, args, per_sm: int = RO
     that it may synchronize its whole grid: grid-stride over ``n_rows``, as many blocks as
     :func:`row_grid` gives (at most ``per_sm`` threads per SM) and no more than can be
     resident at once."""
-    from .backend import device_attributes
-
     function = kernel.kernel  # the cupy.cuda.Function of the current device
     resident = _resident_blocks(function.ptr, threads, device_attributes()["MultiProcessorCount"])
     blocks = max(1, min(row_grid(n_rows, threads, per_sm), resident))
