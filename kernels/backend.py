@@ -263,8 +263,9 @@ class zero_pool:
     then cost one memset instead of one each between its kernels (about 2-4 us of device
     time apiece on the H100). Each array starts on a 512-byte boundary, as CuPy's own
     allocations do: counters that kernels update atomically must not share a cache line
-    with flags that every thread reads (H100, AlgTriScal's first confirm took 57 -> 140 us
-    with its list counter next to the factor's flags). ``gpu=False`` makes it a no-op.
+    with flags that many threads read (H100: AlgTriScal's first confirm, 55-63 us alone,
+    took 80-140 us with its list counter packed next to the factor's flags). ``gpu=False``
+    makes it a no-op.
     Arrays that no longer fit are allocated as before.
 
     Examples

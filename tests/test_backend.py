@@ -102,3 +102,54 @@ def test_device_roundtrip_dense_and_sparse():
         assert dA.format == fmt
         np.testing.assert_array_equal(backend.to_host(dA).toarray(), A.toarray())
     assert backend.resolve_device("gpu") == "gpu"
+
+
+def test_small_zeros_on_the_host_ignore_the_pool():
+    with backend.zero_pool(gpu=False):
+        z = backend.small_zeros(np, (2, 3), np.int64)
+    assert isinstance(z, np.ndarray) and z.shape == (2, 3) and not z.any()
+
+
+@pytest.mark.gpu
+def test_zero_pool_hands_out_zeroed_arrays_on_separate_lines():
+    import cupy
+
+    with backend.zero_pool(nbytes=4096) as pool:
+        a = backend.small_zeros(cupy, 5, np.uint64)
+        b = backend.small_zeros(cupy, (2, 3), np.int32)
+        a.fill(7)  # a neighbour's writes do not reach b
+        big = backend.small_zeros(cupy, 4096, np.uint8)  # does not fit: a plain allocation
+    assert b.shape == (2, 3) and not b.get().any() and a.get().tolist() == [7] * 5
+    assert not big.get().any() and big.data.ptr != pool._buffer.data.ptr
+    assert a.data.ptr == pool._buffer.data.ptr and b.data.ptr - a.data.ptr == 512
+    outside = backend.small_zeros(cupy, 3, np.float32)  # no pool: cupy.zeros
+    assert not outside.get().any()
+
+
+@pytest.mark.gpu
+def test_early_read_waits_for_the_work_before_it_only():
+    import cupy
+
+    x = cupy.zeros(1, dtype=np.int64)
+    cupy.ElementwiseKernel("", "raw int64 x", "x[0] = 42", "gpuforest_test_set")(x, size=1)
+    early = backend.EarlyRead(x)
+    x.fill(-1)  # queued after the read: not seen by it
+    assert early.get().tolist() == [42]
+    assert early.get().tolist() == [42]  # read once, kept
+    cupy.cuda.Device().synchronize()
+    assert int(x[0]) == -1
+
+
+@pytest.mark.gpu
+def test_pinned_output_is_written_by_a_kernel():
+    import cupy
+
+    out = backend.PinnedOutput(3, np.uint64)
+    with pytest.raises(RuntimeError, match="before ready"):
+        out.get()
+    write = cupy.RawKernel(r'''
+        extern "C" __global__ void gpuforest_test_write(unsigned long long* p) { p[threadIdx.x] = 10 + threadIdx.x; }
+        ''', "gpuforest_test_write")
+    write((1,), (3,), (out.pointer,))
+    out.ready()
+    assert out.get().tolist() == [10, 11, 12]

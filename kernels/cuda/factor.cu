@@ -579,8 +579,8 @@ __device__ __forceinline__ void confirm_rows(const I r0, const I step, const I n
         // a flag, not a count: one atomic per proposing row (millions on one address) cost
         // 4.8 ms on the H100 for ANISO2; racing plain stores of the same value are benign.
         // Tested once per block, not per warp: every warp's load of that one address queues
-        // at one L2 slice (H100, random_diffusion2d at 2.9M rows: a first confirm of 55-63
-        // us took 80-85 in some processes, by where the flag lay next to the list's counter).
+        // at one L2 slice (H100, random_diffusion2d at 2.9M rows: first confirm 63 -> 52-55
+        // us; with the flag's line next to the list's counter it took 80-85 in some runs).
         if (count_proposals && __syncthreads_or(proposer) && threadIdx.x == 0 &&
             *(volatile unsigned long long*)proposed == 0ull)
             *proposed = 1ull;

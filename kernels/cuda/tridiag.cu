@@ -397,7 +397,7 @@ __global__ void factor_level0(const I N0, const int C0, const int C1, const V* _
 // coefficients factor_forest_chunk stored; dl0, d0, du0 are then unused. With `host_stats`
 // (pinned host memory, its device address under unified addressing) the counts are also
 // written there, after a last barrier: the host reads them once the kernel is done,
-// without a copy after it (H100: the set-up's last wait 15 -> ... us).
+// without a copy queued after it (kernels.backend.PinnedOutput).
 template <typename V, typename I>
 __global__ void partitioned_factor(const I N0, const int C0, const int C1, const int n_levels, const V* dl0,
                                    const V* d0, const V* du0, V* work, const I* __restrict__ perm,
