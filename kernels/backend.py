@@ -215,6 +215,9 @@ class EarlyRead:
             self._event = self._array = None
         return self._host
 
+    def __del__(self):
+        _release_pinned(self)
+
 
 class PinnedOutput:
     """A small result that a kernel writes straight into pinned host memory.
@@ -245,6 +248,20 @@ class PinnedOutput:
             raise RuntimeError("PinnedOutput.get() before ready(): no kernel was marked as writing it")
         self._event.synchronize()
         return self._host
+
+    def __del__(self):
+        _release_pinned(self)
+
+
+def _release_pinned(reader) -> None:
+    """Waits, before ``reader``'s pinned memory goes back to CuPy's pool, for the copy or
+    kernel that may still write it (a reader dropped unread)."""
+    event = getattr(reader, "_event", None)
+    if event is not None:
+        try:
+            event.synchronize()
+        except Exception:  # noqa: BLE001 - at interpreter exit CUDA may be gone already
+            pass
 
 
 @functools.lru_cache(maxsize=None)
