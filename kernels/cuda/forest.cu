@@ -575,21 +575,28 @@ __device__ __forceinline__ Count3<I> order_counts(const I* length, const I* remo
     return c;
 }
 
-// Exclusive scan of c over the block (in thread order); returns the block total in `total`.
+// Inclusive scan of c over the warp (in lane order).
 template <typename I>
-__device__ __forceinline__ Count3<I> block_exclusive_scan(Count3<I> c, Count3<I>& total) {
-    __shared__ I warp_sum[3][32];
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, n_warps = blockDim.x >> 5;
-    Count3<I> inc = c;
+__device__ __forceinline__ Count3<I> warp_inclusive_scan(Count3<I> c, const int lane) {
     for (int off = 1; off < 32; off <<= 1) {
-        const I a = __shfl_up_sync(0xffffffffu, inc.len, off), b = __shfl_up_sync(0xffffffffu, inc.paths, off),
-                d = __shfl_up_sync(0xffffffffu, inc.removed, off);
+        const I a = __shfl_up_sync(0xffffffffu, c.len, off), b = __shfl_up_sync(0xffffffffu, c.paths, off),
+                d = __shfl_up_sync(0xffffffffu, c.removed, off);
         if (lane >= off) {
-            inc.len += a;
-            inc.paths += b;
-            inc.removed += d;
+            c.len += a;
+            c.paths += b;
+            c.removed += d;
         }
     }
+    return c;
+}
+
+// Exclusive scan of c over the block (in thread order); returns the block total in `total`.
+// The warps' sums are scanned by warp 0, not by every thread in a loop over the warps.
+template <typename I>
+__device__ __forceinline__ Count3<I> block_exclusive_scan(Count3<I> c, Count3<I>& total) {
+    __shared__ I warp_sum[3][33];  // exclusive prefixes of the warps, then the block total
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, n_warps = blockDim.x >> 5;
+    const Count3<I> inc = warp_inclusive_scan(c, lane);
     __syncthreads();  // warp_sum may still be read by a previous call
     if (lane == 31) {
         warp_sum[0][warp] = inc.len;
@@ -597,20 +604,25 @@ __device__ __forceinline__ Count3<I> block_exclusive_scan(Count3<I> c, Count3<I>
         warp_sum[2][warp] = inc.removed;
     }
     __syncthreads();
-    Count3<I> before = {0, 0, 0};
-    total = before;
-    for (int w = 0; w < n_warps; ++w) {
-        if (w < warp) {
-            before.len += warp_sum[0][w];
-            before.paths += warp_sum[1][w];
-            before.removed += warp_sum[2][w];
+    if (warp == 0) {
+        const Count3<I> mine = lane < n_warps ? Count3<I>{warp_sum[0][lane], warp_sum[1][lane], warp_sum[2][lane]}
+                                              : Count3<I>{0, 0, 0};
+        const Count3<I> upto = warp_inclusive_scan(mine, lane);
+        if (lane < n_warps) {
+            warp_sum[0][lane] = upto.len - mine.len;
+            warp_sum[1][lane] = upto.paths - mine.paths;
+            warp_sum[2][lane] = upto.removed - mine.removed;
         }
-        total.len += warp_sum[0][w];
-        total.paths += warp_sum[1][w];
-        total.removed += warp_sum[2][w];
+        if (lane == 31) {
+            warp_sum[0][32] = upto.len;
+            warp_sum[1][32] = upto.paths;
+            warp_sum[2][32] = upto.removed;
+        }
     }
-    return {before.len + inc.len - c.len, before.paths + inc.paths - c.paths,
-            before.removed + inc.removed - c.removed};
+    __syncthreads();
+    total = {warp_sum[0][32], warp_sum[1][32], warp_sum[2][32]};
+    return {warp_sum[0][warp] + inc.len - c.len, warp_sum[1][warp] + inc.paths - c.paths,
+            warp_sum[2][warp] + inc.removed - c.removed};
 }
 
 template <typename V, typename I>

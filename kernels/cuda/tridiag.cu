@@ -394,10 +394,11 @@ __global__ void factor_level0(const I N0, const int C0, const int C1, const V* _
 // the solves read it). With `perm` (new -> old, N0 entries) and levels, perm_t gets the
 // level-0 gather/scatter index (level0_chunks). With `partners` (and levels), level 0 is a
 // linear forest's system in the order perm (ForestSystem), whose separator rows'
-// coefficients factor_forest_chunk stored; dl0, d0, du0 are then unused. With `host_stats`
-// (pinned host memory, its device address under unified addressing) the counts are also
-// written there, after a last barrier: the host reads them once the kernel is done,
-// without a copy queued after it (kernels.backend.PinnedOutput).
+// coefficients factor_forest_chunk stored; dl0, d0, du0 are then unused. The counts of the
+// levels are summed before the last barrier, the bottom's after it by its one thread, which
+// then copies them to `host_stats` (pinned host memory, its device address under unified
+// addressing; may be null): the host reads them once the kernel is done, without a copy
+// queued after it (kernels.backend.PinnedOutput).
 template <typename V, typename I>
 __global__ void partitioned_factor(const I N0, const int C0, const int C1, const int n_levels, const V* dl0,
                                    const V* d0, const V* du0, V* work, const I* __restrict__ perm,
@@ -435,6 +436,10 @@ __global__ void partitioned_factor(const I N0, const int C0, const int C1, const
         if (l > 0 || !level0_done) grid.sync();
         for (size_t j = tid; j < (size_t)lv.P; j += step)
             separator_row(j, lv, dl, d, du, work, l == 0, negative_diag, l == 0 && gathered);
+        if (l == n_levels - 1) {  // every count but the bottom's, summed before the last barrier
+            add_counts(stats, boosted, negative, negative_diag);
+            boosted = negative = negative_diag = 0;
+        }
         grid.sync();
         dl = work + lv.ra;
         d = work + lv.rb;
@@ -454,11 +459,12 @@ __global__ void partitioned_factor(const I N0, const int C0, const int C1, const
             cp[i] = prev;
             dlb[i] = a;
         }
-    }
-    add_counts(stats, boosted, negative, negative_diag);
-    if (host_stats) {
-        grid.sync();
-        if (tid < 3) host_stats[tid] = *(volatile unsigned long long*)(stats + tid);
+        // the bottom's counts (every other thread's are in stats, or 0 without levels)
+        if (boosted) atomicAdd(stats, boosted);
+        if (negative) atomicAdd(stats + 1, negative);
+        if (negative_diag) atomicAdd(stats + 2, negative_diag);
+        if (host_stats)
+            for (int i = 0; i < 3; ++i) host_stats[i] = *(volatile unsigned long long*)(stats + i);
     }
 }
 
