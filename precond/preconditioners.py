@@ -242,7 +242,7 @@ class AlgebraicTridiagonalPrecond(_FactorizedPrecond):
         clock.mark("factorize")
         self._A = A
         del f, recorded, entries  # freed (to CuPy's pool) while the device factorizes
-        self.solver.finish()  # the set-up's one wait, for the pivot counts
+        self.solver.finish()  # the set-up's last wait, for the pivot counts
         self._warn_indefinite("AlgTriScal")
 
     @property
