@@ -295,6 +295,8 @@ class zero_pool:
     _ALIGN = 512
 
     def __init__(self, gpu: bool = True, nbytes: int = 16384):
+        if not isinstance(nbytes, int) or nbytes < 1:
+            raise ValueError(f"zero_pool needs a positive number of bytes, got {nbytes!r}")
         self.gpu, self.nbytes = gpu, nbytes
         self._buffer, self._used, self._device = None, 0, None
 

@@ -20,8 +20,7 @@ import warnings
 import numpy as np
 from numba import njit, prange
 
-from .backend import (EarlyRead, PinnedOutput, get_array_module, inverse_permutation, is_device_array, small_zeros,
-                      to_host)
+from .backend import PinnedOutput, get_array_module, inverse_permutation, is_device_array, small_zeros, to_host
 
 __all__ = ["TridiagonalSolver", "tridiagonal_solve", "BlockTridiagonalSolver", "extract_tridiagonal", "partner_entries",
            "extract_block_tridiagonal"]
@@ -293,9 +292,10 @@ class TridiagonalSolver(_PartitionedGPU):
             self.inv_den, self.cp, counts = _thomas_factor(
                 self.dl, np.ascontiguousarray(d, dtype=self.dtype), np.ascontiguousarray(du, dtype=self.dtype),
                 _eps(self.dtype))
-            self._counts = EarlyRead(counts)
+            self._read_counts = lambda: counts
         else:
-            self._counts = self._setup_gpu(dl, d, du, perm, chunk, upper_chunk, system, itype)
+            self._read_counts = self._setup_gpu(dl, d, du, perm, chunk, upper_chunk, system, itype).get
+        self._counts = None
         if wait:
             self.finish()
 
@@ -303,8 +303,9 @@ class TridiagonalSolver(_PartitionedGPU):
         """Waits for the factorization and reads its pivot counts (warning when pivots were
         boosted); returns the solver. Only a ``from_forest(..., wait=False)`` set-up leaves
         this to be done (its caller's host work then overlaps the factorization)."""
-        if not isinstance(self._counts, tuple):
-            self._counts = tuple(int(c) for c in self._counts.get())
+        if self._counts is None:
+            self._counts = tuple(int(c) for c in self._read_counts())
+            self._read_counts = None
             _warn_boosted(self._counts[0], self.n, stacklevel=5)
         return self
 

@@ -108,6 +108,9 @@ def test_small_zeros_on_the_host_ignore_the_pool():
     with backend.zero_pool(gpu=False):
         z = backend.small_zeros(np, (2, 3), np.int64)
     assert isinstance(z, np.ndarray) and z.shape == (2, 3) and not z.any()
+    for bad in (0, -8, 4.5):
+        with pytest.raises(ValueError, match="positive number of bytes"):
+            backend.zero_pool(nbytes=bad)
 
 
 @pytest.mark.gpu
