@@ -16,7 +16,13 @@ import numpy as np
 
 from kernels.backend import (all_finite, get_array_module, is_device_array, sparse_linalg_module, sparse_module,
                              zero_pool)
+from kernels.forest import linear_forest_arrays
+from kernels.graph import contract_pairs
 from kernels.timing import PhaseClock
+from kernels.tridiag import (BlockTridiagonalSolver, TridiagonalSolver, extract_block_tridiagonal, extract_tridiagonal,
+                             partner_entries)
+
+from .factor import _factor, _linear_forest, identity_coverage, weight_coverage
 
 __all__ = [
     "Preconditioner",
@@ -177,9 +183,6 @@ class TridiagonalPrecond(_FactorizedPrecond):
     """TriScalPrecond: the tridiagonal part of ``A`` in its original ordering, factorized once."""
 
     def __init__(self, A):
-        from kernels.tridiag import TridiagonalSolver, extract_tridiagonal
-        from precond.factor import identity_coverage
-
         A = check_matrix(A)
         super().__init__(A)
         dl, d, du = extract_tridiagonal(A)
@@ -197,8 +200,6 @@ class TridiagonalPrecond(_FactorizedPrecond):
 
 def _best_factor(A, n, m, **kw):
     """``m="auto"``: try m=1 and m=5, keep the factor of higher weight coverage."""
-    from precond.factor import _factor, weight_coverage
-
     if m != "auto":
         return _factor(A, n=n, m=m, **kw), m
     best = None
@@ -217,9 +218,6 @@ class AlgebraicTridiagonalPrecond(_FactorizedPrecond):
     apply = permute, solve, unpermute."""
 
     def __init__(self, A, *, iterations=5, m=5, k_m=0, p=0.5, seed=0):
-        from kernels.tridiag import TridiagonalSolver, partner_entries
-        from precond.factor import _linear_forest
-
         A = check_matrix(A, finite=False)  # the factor tests the entries in its first round
         super().__init__(A)
         clock = self._clock
@@ -254,7 +252,6 @@ class AlgebraicTridiagonalPrecond(_FactorizedPrecond):
     def weight_coverage(self) -> float:
         """c_pi of the forest (Eq. 3-4), computed on first access: a diagnostic that would
         otherwise cost a third of the GPU setup."""
-        from precond.factor import weight_coverage
 
         return weight_coverage(self._A, self.forest)
 
@@ -271,11 +268,6 @@ class AlgebraicBlockTridiagonalPrecond(_FactorizedPrecond):
     the backend of ``A``."""
 
     def __init__(self, A, *, iterations=5, m=5, k_m=0, p=0.5, seed=0):
-        from kernels.forest import linear_forest_arrays
-        from kernels.graph import contract_pairs
-        from kernels.tridiag import BlockTridiagonalSolver, extract_block_tridiagonal
-        from precond.factor import _factor
-
         A = check_matrix(A)
         super().__init__(A)
         clock = self._clock
