@@ -228,6 +228,11 @@ OPEN_ROUNDS_THREADS_PER_SM_SLOTTED = 1024
 #: of a checked factor: one fault there makes that proposal compute the weights of
 #: A' + A'^T instead of checking A (factor.cu, ``sample_check``).
 SAMPLE_ROWS = 4096
+#: ``sample_check``'s block size (factor.cu's SAMPLE_THREADS, a warp per row): its
+#: SAMPLE_BLOCKS = SAMPLE_ROWS * 32 / SAMPLE_THREADS blocks store a verdict byte each.
+_SAMPLE_THREADS = 128
+#: A checked factor's flags (factor.cu, check[0..3]) and the sample's verdict bytes after them.
+_FLAGS_BYTES = 4 * 8 + SAMPLE_ROWS * 32 // _SAMPLE_THREADS
 
 
 #: The rows' off-diagonal entries in one 32-byte slot each (``factor.cu``, ``RowSlot``),
@@ -242,38 +247,45 @@ ROW_SLOT_ENTRIES = 4
 
 
 @functools.lru_cache(maxsize=64)
-def _proposal_layout(N, n, vtype, itype, slots):
-    """``(bytes, first, later, slots)`` of :func:`_proposal_buffers`, with offsets for
-    addresses (cached: the set-up's host time before its first proposal keeps the device
-    idle)."""
+def _proposal_layout(N, n, vtype, itype, slots, flags):
+    """``(bytes, first, later, slots, flags)`` of :func:`_proposal_buffers`, with offsets
+    for addresses (cached: the set-up's host time before its first proposal keeps the
+    device idle)."""
     isz, vsz = np.dtype(itype).itemsize, np.dtype(vtype).itemsize
-    weights_at = -(-N * n * isz // 256) * 256  # the first round's weights
+    base = -(-_FLAGS_BYTES // 256) * 256 if flags else 0
+    weights_at = base + -(-N * n * isz // 256) * 256  # the first round's weights
     size = 4 * max(isz, vsz)  # a later round's record (n = 2)
-    nbytes = -(-max(weights_at + N * n * vsz, N * size if n == 2 else 0) // 256) * 256
+    nbytes = -(-max(weights_at + N * n * vsz, base + N * size if n == 2 else 0) // 256) * 256
     slots_at = nbytes if slots else None
     nbytes += N * ROW_SLOT_ENTRIES * (isz + vsz) if slots else 0
+    flags_at = 0 if flags else None
     if n != 2:
-        return nbytes, (0, weights_at), (0, weights_at, np.int32(n), np.int32(n)), slots_at
+        return nbytes, (base, weights_at), (base, weights_at, np.int32(n), np.int32(n)), slots_at, flags_at
     j_at, w_at = (2 * vsz, 0) if vsz >= isz else (0, 2 * isz)
-    return nbytes, (0, weights_at), (j_at, w_at, np.int32(size // isz), np.int32(size // vsz)), slots_at
+    return (nbytes, (base, weights_at), (base + j_at, base + w_at, np.int32(size // isz), np.int32(size // vsz)),
+            slots_at, flags_at)
 
 
-def _proposal_buffers(N, n, vtype, itype, slots=False):
+def _proposal_buffers(N, n, vtype, itype, slots=False, flags=False):
     """The rows' proposals (``factor.cu``, ``Proposals``): ``(buffer, first, later,
-    slots)``, the kernel arguments ``(targets, weights)`` of the first round (an N x n
-    array of each) and ``(targets, weights, targets' stride, weights' stride)`` of the
-    later rounds, and the rows' slots (``ROW_SLOT_ENTRIES``; None without ``slots``). For
-    n = 2 the later rounds use one record per row in the same buffer (the first round's
-    proposals are dead by then): the pair of the larger type first, the other padded to
-    as many bytes (16 bytes for float32 and int32, else 32)."""
+    slots, flags)``, the kernel arguments ``(targets, weights)`` of the first round (an
+    N x n array of each) and ``(targets, weights, targets' stride, weights' stride)`` of
+    the later rounds, the rows' slots (``ROW_SLOT_ENTRIES``; None without ``slots``) and
+    a checked factor's flags (``_FLAGS_BYTES``, set by ``sample_check`` and the first
+    proposal, no memset needed; the four flags as a CuPy array, None without ``flags``).
+    For n = 2 the later rounds use one record per row in the same buffer (the first
+    round's proposals are dead by then): the pair of the larger type first, the other
+    padded to as many bytes (16 bytes for float32 and int32, else 32)."""
     import cupy
 
-    nbytes, first, later, slots_at = _proposal_layout(N, n, np.dtype(vtype), np.dtype(itype), bool(slots))
+    nbytes, first, later, slots_at, flags_at = _proposal_layout(N, n, np.dtype(vtype), np.dtype(itype), bool(slots),
+                                                                bool(flags))
     buffer = cupy.empty(nbytes, dtype=np.uint8)
     base = buffer.data.ptr
     return (buffer, (np.uint64(base + first[0]), np.uint64(base + first[1])),
             (np.uint64(base + later[0]), np.uint64(base + later[1]), *later[2:]),
-            None if slots_at is None else np.uint64(base + slots_at))
+            None if slots_at is None else np.uint64(base + slots_at),
+            None if flags_at is None else cupy.ndarray(4, np.uint64, memptr=buffer.data))
 
 
 def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kernel="auto", check=False, mirror=False,
@@ -301,19 +313,16 @@ def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kern
     warp = kernel == "warp"
     lanes = 32 if warp else 1
     n32, N_ = np.int32(n), itype.type(N)
-    # the fused matrix check, or the flag of a pattern without some mirror (factor.cu); not
-    # from a zero_pool, whose first array costs the host 10 us more: the device idles
-    # until the first proposal is queued, and the pool's memset is queued after it
-    flags = cupy.zeros(4, dtype=np.uint64) if check or mirror else None
-    if check:  # the device's first work, queued before the host allocates the rest
-        sample = min(N, SAMPLE_ROWS)
-        get_kernel("factor", "sample_check", vtype, itype)(
-            ((32 * sample + threads - 1) // threads,), (threads,),
-            (N_, itype.type(sample), W.indptr, W.indices, W.data, flags))
     # Round 0 covers all rows (one launch per step) and lists the rows it leaves open.
     slotted = (iterations > 1 and not warp and not mirror and vtype == np.float32 and itype == np.int32
                and W.nnz <= (ROW_SLOT_ENTRIES + 1) * N)
-    proposals, first_layout, later_layout, slots = _proposal_buffers(N, n, vtype, itype, slotted)
+    proposals, first_layout, later_layout, slots, flags = _proposal_buffers(N, n, vtype, itype, slotted, check)
+    if check:  # the device's first work, which also sets the flags (factor.cu, sample_check)
+        get_kernel("factor", "sample_check", vtype, itype)(
+            (SAMPLE_ROWS * 32 // _SAMPLE_THREADS,), (_SAMPLE_THREADS,),
+            (N_, itype.type(min(N, SAMPLE_ROWS)), W.indptr, W.indices, W.data, flags))
+    elif mirror:  # the flag of a pattern without some mirror (factor.cu)
+        flags = cupy.zeros(4, dtype=np.uint64)
     diag = cupy.empty(N, dtype=vtype) if entries else None  # written in full by the first proposal
     first = (np.int32(0), None, None)  # not listed
     pblocks = row_grid(lanes * N, threads, WARP_KERNEL_THREADS_PER_SM if warp else FIRST_PROPOSAL_THREADS_PER_SM)
