@@ -204,8 +204,11 @@ WARP_ROW_LENGTH = 96
 #: 468, float64 452 / 447 / 430 / 543; ANISO2 float32 394 / 364 / 350 / 457, float64 434 /
 #: 424 / 413 / 520; convection_diffusion3d float32 147 / 142 / 134 / 176, float64 172 / 171
 #: / 164 / 216 (the row kernels' 1,024 kept the rows of the resident warps in L1 when
-#: every SM was full).
-FIRST_PROPOSAL_THREADS_PER_SM = 4096
+#: every SM was full). Since the first proposal writes the slots and sets the sample's
+#: flag (twenty-third session, Nsight Compute, us, 2,048 / 4,096 / 8,192): random_diffusion2d
+#: float32 172 / 164 / 158, ANISO2 float32 346 / 334 / 327, convection_diffusion3d float32
+#: 207 / 206 / 191.
+FIRST_PROPOSAL_THREADS_PER_SM = 8192
 #: Resident threads per SM of the warp-per-row first proposal (grid-stride over the rows):
 #: one block per 128 rows would make the fused check's per-warp atomics millions.
 WARP_KERNEL_THREADS_PER_SM = 2048
@@ -326,11 +329,15 @@ def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kern
     diag = cupy.empty(N, dtype=vtype) if entries else None  # written in full by the first proposal
     first = (np.int32(0), None, None)  # not listed
     pblocks = row_grid(lanes * N, threads, WARP_KERNEL_THREADS_PER_SM if warp else FIRST_PROPOSAL_THREADS_PER_SM)
-    get_kernel("factor", "propose_warp" if warp else "propose_slotted" if slotted else "propose", vtype, itype)(
-        (pblocks,), (threads,), (N_, W.indptr, W.indices, W.data, None, None, *first_layout, n32, np.uint32(0),
-                                 np.uint32(seed), np.int32(k_m != 0), np.uint64(threshold), np.int32(absval),
-                                 np.int32(1), *first, flags, np.int32(mirror), np.int32(check), diag,
-                                 *((slots,) if slotted else ())))
+    round0 = (np.uint32(seed), np.int32(k_m != 0), np.uint64(threshold), np.int32(absval))  # seed, charging, p, |a|
+    if slotted:
+        get_kernel("factor", "propose_slotted", vtype, itype)(
+            (pblocks,), (threads,), (N_, W.indptr, W.indices, W.data, *first_layout, n32, *round0, flags,
+                                     np.int32(mirror), np.int32(check), diag, slots))
+    else:
+        get_kernel("factor", "propose_warp" if warp else "propose", vtype, itype)(
+            (pblocks,), (threads,), (N_, W.indptr, W.indices, W.data, None, None, *first_layout, n32, np.uint32(0),
+                                     *round0, np.int32(1), *first, flags, np.int32(mirror), np.int32(check), diag))
     # readable once this proposal has run; a failed check stops the later rounds on the device;
     # with the check, the proposals are on the weights of A' + A'^T when a sample of rows
     # proves the values unsymmetric (flags[3]: the device chooses, no read-back)

@@ -512,22 +512,22 @@ __global__ void propose(const I n_rows, const I* __restrict__ indptr, const I* _
     add_print(check, print);
 }
 
-// The first proposal (propose's arguments, first and not listed) that also writes the
-// rows' slots for the later rounds.
+// The first proposal (round 0 over all rows, none listed, nobody partnered yet) that also
+// writes the rows' slots for the later rounds; only its own arguments, since every
+// argument costs the host time before the device's first long kernel (about 0.4 us each).
 template <typename V, typename I>
 __global__ void propose_slotted(const I n_rows, const I* __restrict__ indptr, const I* __restrict__ indices,
-                                const V* __restrict__ data, const I* __restrict__ partners,
-                                Count* __restrict__ count, I* __restrict__ prop, V* __restrict__ prop_w,
-                                const int n, const unsigned int k, const unsigned int seed, const int charging,
-                                const unsigned long long threshold, const int absval, const int first,
-                                const int listed, const I* __restrict__ rows, const unsigned int* __restrict__ n_open,
+                                const V* __restrict__ data, I* __restrict__ prop, V* __restrict__ prop_w,
+                                const int n, const unsigned int seed, const int charging,
+                                const unsigned long long threshold, const int absval,
                                 unsigned long long* __restrict__ check, int mirror, const int choose,
                                 V* __restrict__ diag, RowSlot<V, I>* __restrict__ slots) {
     if (choose) mirror = sample_verdict(check);
     unsigned long long print = 0;
     propose_rows<V, I, true>(blockIdx.x * (I)blockDim.x + threadIdx.x, (I)gridDim.x * blockDim.x, n_rows, indptr,
-                             indices, data, partners, count, Proposals<V, I>{prop, prop_w, n, n, false}, n, k, seed,
-                             charging, threshold, absval, 1, 0, rows, n_open, check, print, mirror, diag, slots);
+                             indices, data, (const I*)nullptr, (Count*)nullptr, Proposals<V, I>{prop, prop_w, n, n, false},
+                             n, 0u, seed, charging, threshold, absval, 1, 0, (const I*)nullptr,
+                             (const unsigned int*)nullptr, check, print, mirror, diag, slots);
     add_print(check, print);
 }
 
