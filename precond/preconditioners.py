@@ -252,7 +252,6 @@ class AlgebraicTridiagonalPrecond(_FactorizedPrecond):
     def weight_coverage(self) -> float:
         """c_pi of the forest (Eq. 3-4), computed on first access: a diagnostic that would
         otherwise cost a third of the GPU setup."""
-
         return weight_coverage(self._A, self.forest)
 
     def _describe(self):
