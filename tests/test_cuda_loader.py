@@ -48,3 +48,23 @@ def test_nvcc_compiles(path, tmp_path):
         capture_output=True, text=True, timeout=300,
     )
     assert result.returncode == 0, result.stderr
+
+
+def _defines(stem):
+    """The integer ``#define``s of ``kernels/cuda/<stem>.cu``."""
+    import re
+
+    text = (cuda.CUDA_DIR / f"{stem}.cu").read_text()
+    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^#define (\w+) \(?(-?\d+)", text, re.MULTILINE)}
+
+
+def test_constants_mirrored_in_python_match_the_sources():
+    """Constants that the host and the kernels must agree on, kept once in each language."""
+    from kernels import factor, forest
+
+    f = _defines("factor")
+    assert f["SAMPLE_THREADS"] == factor._SAMPLE_THREADS
+    # the sample's launch (host) stores one verdict byte per block; the proposals read them all
+    assert f["SAMPLE_BLOCKS"] == factor.SAMPLE_ROWS * 32 // factor._SAMPLE_THREADS
+    assert f["SLOT_ENTRIES"] == factor.ROW_SLOT_ENTRIES
+    assert _defines("forest")["DENSE_ENDS"] == forest._DENSE_ENDS
