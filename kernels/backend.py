@@ -294,7 +294,7 @@ class zero_pool:
 
     _ALIGN = 512
 
-    def __init__(self, gpu: bool = True, nbytes: int = 16384):
+    def __init__(self, gpu: bool = True, nbytes: int = 65536):
         if not isinstance(nbytes, int) or nbytes < 1:
             raise ValueError(f"zero_pool needs a positive number of bytes, got {nbytes!r}")
         self.gpu, self.nbytes = gpu, nbytes

@@ -275,7 +275,7 @@ def _proposal_buffers(N, n, vtype, itype, slots=False, flags=False):
     N x n array of each) and ``(targets, weights, targets' stride, weights' stride)`` of
     the later rounds, the rows' slots (``ROW_SLOT_ENTRIES``; None without ``slots``) and
     a checked factor's flags (``_FLAGS_BYTES``, set by ``sample_check`` and the first
-    proposal, no memset needed; the four flags as a CuPy array, None without ``flags``).
+    proposal, no memset needed; their address, None without ``flags``).
     For n = 2 the later rounds use one record per row in the same buffer (the first
     round's proposals are dead by then): the pair of the larger type first, the other
     padded to as many bytes (16 bytes for float32 and int32, else 32)."""
@@ -288,7 +288,7 @@ def _proposal_buffers(N, n, vtype, itype, slots=False, flags=False):
     return (buffer, (np.uint64(base + first[0]), np.uint64(base + first[1])),
             (np.uint64(base + later[0]), np.uint64(base + later[1]), *later[2:]),
             None if slots_at is None else np.uint64(base + slots_at),
-            None if flags_at is None else cupy.ndarray(4, np.uint64, memptr=buffer.data))
+            None if flags_at is None else np.uint64(base + flags_at))
 
 
 def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kernel="auto", check=False, mirror=False,
@@ -340,7 +340,11 @@ def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kern
                                      *round0, np.int32(1), *first, flags, np.int32(mirror), np.int32(check), diag))
     # readable once this proposal has run; a failed check stops the later rounds on the device;
     # with the check, the proposals are on the weights of A' + A'^T when a sample of rows
-    # proves the values unsymmetric (flags[3]: the device chooses, no read-back)
+    # proves the values unsymmetric (flags[3]: the device chooses, no read-back). The array
+    # over the checked flags is made here, once the first kernels are queued: the host's
+    # time before them keeps the device idle.
+    if check:
+        flags = cupy.ndarray(4, np.uint64, memptr=proposals.data)
     checked = MatrixCheck(EarlyRead(flags), W) if flags is not None else None
     partners = cupy.empty((N, n), dtype=itype)  # written in full by the first confirm
     weights = cupy.empty((N, n), dtype=vtype)

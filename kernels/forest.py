@@ -529,6 +529,7 @@ def _scatter_permutation(N, path_id, position, offsets, perm):
 
 
 _ORDER_TILE = 1024  # vertices per tile of the order scan: 256 threads x ORDER_ITEMS in forest.cu
+_OFFSET_TILE = 4096  # order_offsets' tiles: 256 threads x OFFSET_ITEMS in forest.cu
 
 
 @njit(cache=True, parallel=True)
@@ -553,22 +554,35 @@ def _order_scan_tiles(n_tiles, sums, totals):
     totals[:] = run
 
 
-_PLACE_OFFSETS, _PLACE_PATHS = 1, 2  # what order_place writes: path offsets; path starts and removed edges
+@njit(cache=True, parallel=True)
+def _order_offsets(N, length, state, offsets):
+    """Twin of ``order_offsets`` (``state``, its ticket and tile statuses, unused): the
+    tiles' sums, their scan and the placing pass."""
+    n_tiles = (N + _ORDER_TILE - 1) // _ORDER_TILE
+    before = np.zeros(n_tiles + 1, dtype=np.int64)
+    for t in prange(n_tiles):
+        for v in range(t * _ORDER_TILE, min((t + 1) * _ORDER_TILE, N)):
+            before[t + 1] += length[v]
+    for t in range(n_tiles):
+        before[t + 1] += before[t]
+    for t in prange(n_tiles):
+        at = before[t]
+        for v in range(t * _ORDER_TILE, min((t + 1) * _ORDER_TILE, N)):
+            if length[v] > 0:
+                offsets[v] = at
+                at += length[v]
 
 
 @njit(cache=True, parallel=True)
-def _order_place(N, length, removed_lo, tile_offsets, what, offsets, path_start, removed):
+def _order_place(N, length, removed_lo, tile_offsets, path_start, removed):
     for t in prange((N + _ORDER_TILE - 1) // _ORDER_TILE):
         at, paths, rem = tile_offsets[3 * t], tile_offsets[3 * t + 1], tile_offsets[3 * t + 2]
         for v in range(t * _ORDER_TILE, min((t + 1) * _ORDER_TILE, N)):
             if length[v] > 0:
-                if what & _PLACE_OFFSETS:
-                    offsets[v] = at
-                if what & _PLACE_PATHS:
-                    path_start[paths] = at
+                path_start[paths] = at
                 paths += 1
                 at += length[v]
-            if what & _PLACE_PATHS and removed_lo[v] >= 0:
+            if removed_lo[v] >= 0:
                 removed[rem, 0] = v
                 removed[rem, 1] = removed_lo[v]
                 rem += 1
@@ -583,7 +597,7 @@ def _ruler_threshold(spacing, run):
 
 
 _RULER_KERNELS = ("ruler_mark", "ruler_walk", "ruler_link", "ruler_scan", "ruler_finish",
-                  "scatter_permutation", "order_tile_sums", "order_scan_tiles", "order_place")
+                  "scatter_permutation", "order_offsets", "order_tile_sums", "order_scan_tiles", "order_place")
 
 
 def _flat(args):
@@ -597,7 +611,8 @@ class _CpuLauncher:
     xp = np
     funcs = {"ruler_mark": _ruler_mark, "ruler_walk": _ruler_walk, "ruler_link": _ruler_link,
              "ruler_scan": _ruler_scan, "ruler_finish": _ruler_finish,
-             "scatter_permutation": _scatter_permutation, "order_tile_sums": _order_tile_sums,
+             "scatter_permutation": _scatter_permutation, "order_offsets": _order_offsets,
+             "order_tile_sums": _order_tile_sums,
              "order_scan_tiles": _order_scan_tiles, "order_place": _order_place}
 
     def __init__(self, itype, vtype, lockstep=True):
@@ -708,39 +723,41 @@ def _forest_kernels(itype, vtype, device_id):
 def _order_buffers(launcher, N):
     """The arrays of :func:`_order_paths` for ``N`` vertices: allocated before the forest's
     host waits for the device, so that after the wait it only queues kernels."""
+    if N >= 1 << 30:  # order_offsets keeps a tile's prefix in 30 bits
+        raise ValueError(f"the path order supports fewer than 2**30 vertices, got {N}")
     xp, it = launcher.xp, launcher.itype
     n_tiles = (N + _ORDER_TILE - 1) // _ORDER_TILE
-    return (n_tiles, xp.empty(3 * n_tiles, dtype=it), small_zeros(xp, 3, it),
+    # order_offsets' ticket and tile statuses
+    return (n_tiles, small_zeros(xp, (N + _OFFSET_TILE - 1) // _OFFSET_TILE + 1, np.uint32),
             xp.empty(N, dtype=it),  # offsets, written at the path ids
-            xp.empty(0, dtype=it), xp.empty((0, 2), dtype=np.int64), xp.empty(N, dtype=it))
+            xp.empty(N, dtype=it))
 
 
 def _order_paths(launcher, buffers, length, path_id, position, removed_lo):
     """``(permutation, paths)`` from the ranked forest, where ``paths()`` returns
-    ``(path_start, removed_edges)``. One tiled scan over the vertices of (length, path
-    id?, removed edge's lower end?) gives the first new position of every path at its path
-    id, the path starts in path id order and the removed edges in the order of their lower
-    ends; every vertex then goes to its path's offset plus its position. The permutation
-    needs no host read; ``paths()`` reads the two counts (their array sizes) and places
-    the path starts and removed edges when first called (the preconditioners never need
-    them, so their set-up does not wait for the device here)."""
+    ``(path_start, removed_edges)``. One scan over the vertices' path lengths (held at the
+    path ids) gives the first new position of every path at its path id, and every vertex
+    goes to its path's offset plus its position: the permutation needs no host read.
+    ``paths()`` scans (length, path id?, removed edge's lower end?) in tiles, reads the two
+    counts (their array sizes) and places the path starts in path id order and the removed
+    edges in the order of their lower ends, when first called (the preconditioners never
+    need them, so their set-up does not wait for the device here)."""
     xp = launcher.xp
     N = len(length)
     sc = launcher.scalar
-    n_tiles, sums, totals, offsets, unused, no_removed, perm = buffers
-    launcher("order_tile_sums", n_tiles * 256, sc(N), length, removed_lo, sums)
-    launcher("order_scan_tiles", 1 if n_tiles else 0, sc(n_tiles), sums, totals)
-    launcher("order_place", n_tiles * 256, sc(N), length, removed_lo, sums, np.int32(_PLACE_OFFSETS), offsets, unused,
-             no_removed)
+    n_tiles, state, offsets, perm = buffers
+    launcher("order_offsets", (len(state) - 1) * 256, sc(N), length, state, offsets)
     launcher("scatter_permutation", N, sc(N), path_id, position, offsets, perm)
 
     def paths():
+        sums, totals = xp.empty(3 * n_tiles, dtype=launcher.itype), xp.empty(3, dtype=launcher.itype)
+        launcher("order_tile_sums", n_tiles * 256, sc(N), length, removed_lo, sums)
+        launcher("order_scan_tiles", 1 if n_tiles else 0, sc(n_tiles), sums, totals)
         _, n_paths, n_removed = (int(x) for x in to_host(totals))
         path_start = xp.empty(n_paths + 1, dtype=launcher.itype)
         path_start[n_paths:] = N
         removed = xp.empty((n_removed, 2), dtype=np.int64)
-        launcher("order_place", n_tiles * 256, sc(N), length, removed_lo, sums, np.int32(_PLACE_PATHS), unused,
-                 path_start, removed)
+        launcher("order_place", n_tiles * 256, sc(N), length, removed_lo, sums, path_start, removed)
         return path_start, removed
 
     return perm, paths

@@ -67,4 +67,8 @@ def test_constants_mirrored_in_python_match_the_sources():
     # the sample's launch (host) stores one verdict byte per block; the proposals read them all
     assert f["SAMPLE_BLOCKS"] == factor.SAMPLE_ROWS * 32 // factor._SAMPLE_THREADS
     assert f["SLOT_ENTRIES"] == factor.ROW_SLOT_ENTRIES
-    assert _defines("forest")["DENSE_ENDS"] == forest._DENSE_ENDS
+    g = _defines("forest")
+    assert g["DENSE_ENDS"] == forest._DENSE_ENDS
+    # order_offsets: one tile per block of 256 threads (the host sizes its tile statuses)
+    assert g["OFFSET_ITEMS"] * 256 == forest._OFFSET_TILE
+    assert g["ORDER_ITEMS"] * 256 == forest._ORDER_TILE

@@ -1,7 +1,7 @@
 // Linear forest from a [0,2]-factor: bidirectional scans (paper 001, Alg. 3, Sec. 4.2).
 // Pointers q(v) = (q0, q1) point 2^s steps along the path in both directions; a path end
 // is marked by the negative value -(end + 1). One launch per step, ping-pong buffers.
-// templates: cycle_init<V,I>, cycle_step<V,I>, cycle_break<V,I>, rank_init<V,I>, rank_step<V,I>, rank_finish<V,I>, scatter_permutation<V,I>, ruler_mark<V,I>, ruler_walk<V,I>, ruler_link<V,I>, ruler_scan<V,I>, ruler_finish<V,I>, order_tile_sums<V,I>, order_scan_tiles<V,I>, order_place<V,I>
+// templates: cycle_init<V,I>, cycle_step<V,I>, cycle_break<V,I>, rank_init<V,I>, rank_step<V,I>, rank_finish<V,I>, scatter_permutation<V,I>, ruler_mark<V,I>, ruler_walk<V,I>, ruler_link<V,I>, ruler_scan<V,I>, ruler_finish<V,I>, order_tile_sums<V,I>, order_scan_tiles<V,I>, order_place<V,I>, order_offsets<V,I>
 #include <cooperative_groups.h>
 
 #include "append.cuh"
@@ -547,20 +547,17 @@ __global__ void ruler_finish(const I N, const I* __restrict__ P, const V* __rest
 }
 
 // ---------------------------------------------------------------------------------------
-// Order of the paths: one scan over the vertices of three counters, (length, path, removed)
-// = (length[v], v is a path id, v is the lower end of a removed edge), in tiles of
-// ORDER_TILE vertices: per-tile sums, a scan of the tile sums in one block, then every tile
-// scans itself and places offsets[v] (the path's first new position, at path ids),
-// path_start (in path id order) and the removed edges (in order of their lower ends).
-// Blocks of 256 threads, items j of thread t at tile base + ORDER_ITEMS * t + j, loaded as
-// one quad of each array: a block then scans once, over its threads' sums (H100,
+// Order of the paths. The permutation needs the paths' offsets only (order_offsets, one
+// pass). The path starts and the removed edges (asked for later, sized by their counts) come
+// from one scan over the vertices of three counters, (length, path, removed) = (length[v],
+// v is a path id, v is the lower end of a removed edge), in tiles of ORDER_TILE vertices:
+// per-tile sums, a scan of the tile sums in one block, then every tile scans itself and
+// places path_start (in path id order) and the removed edges (in order of their lower
+// ends). Blocks of 256 threads, items j of thread t at tile base + ORDER_ITEMS * t + j,
+// loaded as one quad of each array: a block then scans once, over its threads' sums (H100,
 // order_place: random_diffusion2d float32 18.6 -> 11.0 us, ANISO2 float32 37.0 -> 21.7,
-// against items 256 apart and one block scan per item). order_place writes
-// what `what` asks: the offsets (PLACE_OFFSETS, for the permutation) and/or the path starts
-// and removed edges (PLACE_PATHS, sized by the counts: placed once the host has read them).
+// against items 256 apart and one block scan per item).
 #define ORDER_ITEMS 4
-#define PLACE_OFFSETS 1
-#define PLACE_PATHS 2
 
 template <typename I>
 struct Count3 {
@@ -694,10 +691,80 @@ __global__ void order_scan_tiles(const I n_tiles, I* __restrict__ sums, I* __res
     }
 }
 
+// The paths' offsets in one pass (a scan with decoupled look-back): offsets[v] at every
+// path id v (length[v] > 0) is the summed length of the paths whose ids are below v. Each
+// block takes the next tile of OFFSET_TILE vertices (OFFSET_ITEMS consecutive ones per
+// thread, four quads) by a ticket, publishes the tile's sum, and its warp 0 reads the
+// statuses of the 32 tiles before it at a time, back to the nearest that has published its
+// inclusive prefix: it waits only for tiles whose blocks took their tickets, and so run,
+// before it (H100, us, random_diffusion2d / ANISO2 / convection_diffusion3d float32: 22.1
+// / 25.8 / 11.9, against 26.7 / 51.3 / 22.9 with tiles of 1,024 threads reading 1,024
+// statuses at once, and 30.4 / 65.1 / 27.8 for the three kernels below). It replaces a pass of tile sums, a one-block scan of them and a placing pass
+// (order_tile_sums, order_scan_tiles, order_place, which paths() still runs for the path
+// starts and removed edges), reading `length` once instead of `length` and `removed_lo`
+// twice. state (zeroed): state[0] the ticket, state[1 + t] tile t's status, 0 until it
+// publishes, then TILE_SUM or TILE_PREFIX above its value (below 2^30: N < 2^30).
+#define OFFSET_ITEMS 16
+#define TILE_SUM (1u << 30)
+#define TILE_PREFIX (2u << 30)
+#define TILE_VALUE (TILE_SUM - 1u)
+
+template <typename V, typename I>
+__global__ void order_offsets(const I N, const I* __restrict__ length, unsigned int* state, I* __restrict__ offsets) {
+    __shared__ unsigned int ticket;
+    __shared__ I before;  // the lengths of the tiles before this one
+    if (threadIdx.x == 0) ticket = atomicAdd(state, 1u);
+    __syncthreads();
+    const unsigned int tile = ticket;
+    const I v0 = ((I)tile * blockDim.x + threadIdx.x) * OFFSET_ITEMS;
+    I len[OFFSET_ITEMS], mine = 0;
+#pragma unroll
+    for (int q = 0; q < OFFSET_ITEMS; q += 4) {
+        const I v = v0 + q;
+        len[q] = len[q + 1] = len[q + 2] = len[q + 3] = 0;
+        if (v + 4 <= N) load_quad(length + v, len[q], len[q + 1], len[q + 2], len[q + 3]);
+        else
+            for (int j = 0; j < 4 && v + j < N; ++j) len[q + j] = length[v + j];
+        mine += len[q] + len[q + 1] + len[q + 2] + len[q + 3];
+    }
+    Count3<I> total;
+    const Count3<I> at = block_exclusive_scan(Count3<I>{mine, 0, 0}, total);
+    if (threadIdx.x < 32) {
+        volatile unsigned int* status = state + 1;
+        const int lane = threadIdx.x;
+        if (lane == 0) status[tile] = (tile == 0 ? TILE_PREFIX : TILE_SUM) | (unsigned int)total.len;
+        I sum = 0;
+        for (long long k = (long long)tile - 1; k >= 0; k -= 32) {  // warp-uniform
+            const long long t = k - lane;
+            unsigned int s = TILE_PREFIX;  // before tile 0: a prefix of 0
+            if (t >= 0)
+                do s = status[t];
+                while (s == 0u);
+            const unsigned int prefixes = __ballot_sync(0xffffffffu, (s & TILE_PREFIX) != 0u);
+            const int nearest = prefixes ? __ffs(prefixes) - 1 : 31;
+            I part = lane <= nearest ? (I)(s & TILE_VALUE) : (I)0;
+            for (int off = 16; off > 0; off >>= 1) part += __shfl_xor_sync(0xffffffffu, part, off);
+            sum += part;
+            if (prefixes) break;
+        }
+        if (lane == 0) {
+            if (tile > 0) status[tile] = TILE_PREFIX | (unsigned int)(sum + total.len);
+            before = sum;
+        }
+    }
+    __syncthreads();
+    I run = before + at.len;
+#pragma unroll
+    for (int j = 0; j < OFFSET_ITEMS; ++j) {
+        if (len[j] > 0) offsets[v0 + j] = run;
+        run += len[j];
+    }
+}
+
 template <typename V, typename I>
 __global__ void order_place(const I N, const I* __restrict__ length, const I* __restrict__ removed_lo,
-                            const I* __restrict__ tile_offsets, const int what, I* __restrict__ offsets,
-                            I* __restrict__ path_start, long long* __restrict__ removed) {
+                            const I* __restrict__ tile_offsets, I* __restrict__ path_start,
+                            long long* __restrict__ removed) {
     const I v0 = ((I)blockIdx.x * blockDim.x + threadIdx.x) * ORDER_ITEMS;
     Count3<I> c[ORDER_ITEMS], total;
     I lower[ORDER_ITEMS];
@@ -707,11 +774,9 @@ __global__ void order_place(const I N, const I* __restrict__ length, const I* __
     Count3<I> run = {tile[0] + at.len, tile[1] + at.paths, tile[2] + at.removed};
 #pragma unroll
     for (int j = 0; j < ORDER_ITEMS; ++j) {
-        const I v = v0 + j;
-        if (c[j].paths && (what & PLACE_OFFSETS)) offsets[v] = run.len;
-        if (c[j].paths && (what & PLACE_PATHS)) path_start[run.paths] = run.len;
-        if (c[j].removed && (what & PLACE_PATHS)) {
-            removed[2 * (size_t)run.removed] = v;
+        if (c[j].paths) path_start[run.paths] = run.len;
+        if (c[j].removed) {
+            removed[2 * (size_t)run.removed] = v0 + j;
             removed[2 * (size_t)run.removed + 1] = lower[j];
         }
         run.len += c[j].len;
