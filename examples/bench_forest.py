@@ -60,7 +60,7 @@ def gpu_case(A, dtype):
     # one proposal kernel at k = 1 (charging on) on the state after iteration 0
     partners, weights, _ = parallel_factor(W, 2, 1, 5, 0, 0.5, 0, from_matrix=fm)
     count = (partners >= 0).sum(axis=1).astype(np.uint8)
-    proposals, layout, _, _, _ = _proposal_buffers(N, 2, W.data.dtype, W.indices.dtype)
+    proposals, layout, _, _, _, _ = _proposal_buffers(N, 2, W.data.dtype, W.indices.dtype)
     propose = get_kernel("factor", "propose", W.data.dtype, W.indices.dtype)
     threads = 128
     blocks = (N + threads - 1) // threads

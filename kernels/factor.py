@@ -251,7 +251,7 @@ ROW_SLOT_ENTRIES = 4
 
 @functools.lru_cache(maxsize=64)
 def _proposal_layout(N, n, vtype, itype, slots, flags):
-    """``(bytes, first, later, slots, flags)`` of :func:`_proposal_buffers`, with offsets
+    """``(bytes, first, later, slots, masks, flags)`` of :func:`_proposal_buffers`, with offsets
     for addresses (cached: the set-up's host time before its first proposal keeps the
     device idle)."""
     isz, vsz = np.dtype(itype).itemsize, np.dtype(vtype).itemsize
@@ -261,34 +261,36 @@ def _proposal_layout(N, n, vtype, itype, slots, flags):
     nbytes = -(-max(weights_at + N * n * vsz, base + N * size if n == 2 else 0) // 256) * 256
     slots_at = nbytes if slots else None
     nbytes += N * ROW_SLOT_ENTRIES * (isz + vsz) if slots else 0
+    masks_at = nbytes if slots and n == 2 else None  # a byte per row after the slots
+    nbytes += N if masks_at is not None else 0
     flags_at = 0 if flags else None
     if n != 2:
-        return nbytes, (base, weights_at), (base, weights_at, np.int32(n), np.int32(n)), slots_at, flags_at
+        return nbytes, (base, weights_at), (base, weights_at, np.int32(n), np.int32(n)), slots_at, masks_at, flags_at
     j_at, w_at = (2 * vsz, 0) if vsz >= isz else (0, 2 * isz)
     return (nbytes, (base, weights_at), (base + j_at, base + w_at, np.int32(size // isz), np.int32(size // vsz)),
-            slots_at, flags_at)
+            slots_at, masks_at, flags_at)
 
 
 def _proposal_buffers(N, n, vtype, itype, slots=False, flags=False):
     """The rows' proposals (``factor.cu``, ``Proposals``): ``(buffer, first, later,
-    slots, flags)``, the kernel arguments ``(targets, weights)`` of the first round (an
-    N x n array of each) and ``(targets, weights, targets' stride, weights' stride)`` of
-    the later rounds, the rows' slots (``ROW_SLOT_ENTRIES``; None without ``slots``) and
-    a checked factor's flags (``_FLAGS_BYTES``, set by ``sample_check`` and the first
+    slots, masks, flags)``, the kernel arguments ``(targets, weights)`` of the first round
+    (an N x n array of each) and ``(targets, weights, targets' stride, weights' stride)``
+    of the later rounds, the rows' slots (``ROW_SLOT_ENTRIES``; None without ``slots``),
+    with n = 2 the later rounds' proposal masks of the rows read from their slots (a byte
+    per row; else None) and a checked factor's flags (``_FLAGS_BYTES``, set by ``sample_check`` and the first
     proposal, no memset needed; their address, None without ``flags``).
     For n = 2 the later rounds use one record per row in the same buffer (the first
     round's proposals are dead by then): the pair of the larger type first, the other
     padded to as many bytes (16 bytes for float32 and int32, else 32)."""
     import cupy
 
-    nbytes, first, later, slots_at, flags_at = _proposal_layout(N, n, np.dtype(vtype), np.dtype(itype), bool(slots),
-                                                                bool(flags))
+    nbytes, first, later, slots_at, masks_at, flags_at = _proposal_layout(N, n, np.dtype(vtype), np.dtype(itype),
+                                                                          bool(slots), bool(flags))
     buffer = cupy.empty(nbytes, dtype=np.uint8)
     base = buffer.data.ptr
     return (buffer, (np.uint64(base + first[0]), np.uint64(base + first[1])),
             (np.uint64(base + later[0]), np.uint64(base + later[1]), *later[2:]),
-            None if slots_at is None else np.uint64(base + slots_at),
-            None if flags_at is None else np.uint64(base + flags_at))
+            *(None if at is None else np.uint64(base + at) for at in (slots_at, masks_at, flags_at)))
 
 
 def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kernel="auto", check=False, mirror=False,
@@ -319,7 +321,7 @@ def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kern
     # Round 0 covers all rows (one launch per step) and lists the rows it leaves open.
     slotted = (iterations > 1 and not warp and not mirror and vtype == np.float32 and itype == np.int32
                and W.nnz <= (ROW_SLOT_ENTRIES + 1) * N)
-    proposals, first_layout, later_layout, slots, flags = _proposal_buffers(N, n, vtype, itype, slotted, check)
+    proposals, first_layout, later_layout, slots, masks, flags = _proposal_buffers(N, n, vtype, itype, slotted, check)
     if check:  # the device's first work, which also sets the flags (factor.cu, sample_check)
         get_kernel("factor", "sample_check", vtype, itype)(
             (SAMPLE_ROWS * 32 // _SAMPLE_THREADS,), (_SAMPLE_THREADS,),
@@ -366,7 +368,7 @@ def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kern
                            (N_, W.indptr, W.indices, W.data, partners, weights, count, *later_layout, n32,
                             np.int32(iterations), np.int32(m), np.int32(k_m), np.uint32(seed), np.uint64(threshold),
                             np.int32(absval), np.int32(warp), rows, n_open, proposed, np.int32(mirror),
-                            flags if check else None, slots),
+                            flags if check else None, slots, masks),
                            per_sm=OPEN_ROUNDS_THREADS_PER_SM_SLOTTED if slotted else OPEN_ROUNDS_THREADS_PER_SM)
     del proposals  # freed after the rounds (CuPy's pool is stream-ordered)
     out = (partners, weights, proposed, checked)

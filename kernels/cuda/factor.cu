@@ -310,15 +310,100 @@ __device__ __forceinline__ int scan_row(const I v, const I lo, const I hi, const
 // float32, 590 -> 534 in float64). Otherwise two arrays, sj = sw = n: the first round's
 // coalesced stores lost 60 us on ANISO2 float32 with records, stored in two 8-byte pieces
 // or whole (first proposal 385 -> 445 us).
+//
+// With `mask` (the later rounds over slots, RowSlot), a row read from its slot stores its
+// proposals as a byte instead, the bits of its slot's places it proposes to (a row of A
+// still stores a record): a proposal then writes a byte of an array that stays in L2, not
+// a part of a sector of one that does not, and the confirm reads the row's slot and its
+// targets' (one sector each, as their records were). The records' order, best first, is
+// that of the weights (better), restored from the slot.
 template <typename V, typename I>
 struct Proposals {
     I* j;
     V* w;
     int sj, sw;
     bool record;
+    unsigned char* mask;
+    const RowSlot<V, I>* slots;
     __device__ __forceinline__ I* targets(const I v) const { return j + (size_t)sj * v; }
     __device__ __forceinline__ V* values(const I v) const { return w + (size_t)sw * v; }
 };
+
+// Places of a slot's columns that are among the first `filled` of acc_j, as bits.
+template <typename V, typename I>
+__device__ __forceinline__ unsigned int slot_mask(const RowSlot<V, I>& slot, const int filled, const I* acc_j) {
+    unsigned int m = 0;
+#pragma unroll
+    for (int b = 0; b < SLOT_ENTRIES; ++b)
+#pragma unroll
+        for (int t = 0; t < 2; ++t) m |= (unsigned int)(t < filled && slot.j[b] >= 0 && slot.j[b] == acc_j[t]) << b;
+    return m;
+}
+
+// The slot of row v, whole (two 16-byte loads).
+template <typename V, typename I>
+__device__ __forceinline__ RowSlot<V, I> load_slot(const RowSlot<V, I>* slots, const I v) {
+    RowSlotBytes<V, I> sb;
+#pragma unroll
+    for (int i = 0; i < (int)(sizeof(RowSlot<V, I>) / 16); ++i) sb.raw[i] = reinterpret_cast<const uint4*>(slots + v)[i];
+    return sb.slot;
+}
+
+// Row v's proposals of this round (n = 2, records): targets j0, j1 (-1: none) and their
+// entries a0, a1, from its mask and slot or from its record.
+template <typename V, typename I>
+__device__ __forceinline__ void load_proposals(const Proposals<V, I> P, const I v, const int absval, I& j0, I& j1,
+                                               V& a0, V& a1) {
+    if (P.mask) {
+        const RowSlot<V, I> slot = load_slot(P.slots, v);
+        if (slot.j[0] != (I)SLOT_LONG) {
+            const unsigned int m = P.mask[v];
+            j0 = j1 = (I)-1;
+            a0 = a1 = V(0);
+#pragma unroll
+            for (int b = SLOT_ENTRIES - 1; b >= 0; --b) {  // the two lowest places set, in place order
+                if ((m >> b) & 1u) {
+                    j1 = j0;
+                    a1 = a0;
+                    j0 = slot.j[b];
+                    a0 = slot.a[b];
+                }
+            }
+            if (j1 >= 0) {  // best first, as scan_row keeps them
+                const V w0 = absval ? (V)fabs(a0) : a0, w1 = absval ? (V)fabs(a1) : a1;
+                if (better(w1, j1, w0, j0)) {
+                    const I tj = j0;
+                    const V ta = a0;
+                    j0 = j1;
+                    a0 = a1;
+                    j1 = tj;
+                    a1 = ta;
+                }
+            }
+            return;
+        }
+    }
+    load_pair(P.targets(v), j0, j1);
+    load_pair(P.values(v), a0, a1);
+}
+
+// Whether row t, which proposed this round, proposed to v.
+template <typename V, typename I>
+__device__ __forceinline__ bool proposed_to(const Proposals<V, I> P, const I t, const I v) {
+    if (P.mask) {
+        const RowSlot<V, I> slot = load_slot(P.slots, t);
+        if (slot.j[0] != (I)SLOT_LONG) {
+            const unsigned int m = P.mask[t];
+            bool hit = false;
+#pragma unroll
+            for (int b = 0; b < SLOT_ENTRIES; ++b) hit |= ((m >> b) & 1u) && slot.j[b] == v;
+            return hit;
+        }
+    }
+    I b0, b1;
+    load_pair(P.targets(t), b0, b1);
+    return b0 == v || b1 == v;
+}
 
 // Row v's n = 2 record (targets j0, j1; weights w0, w1), written whole in 16-byte pieces
 // (its padding too), so that no sector of it is left partly written.
@@ -371,15 +456,22 @@ __device__ __forceinline__ void store_proposals(const I v, const int n, const in
 // Row v's proposals at the end of its proposal (`held`: its count byte as the round began).
 // With records, only a row that proposes stores one, and the count byte says which rows
 // did (written only where a bit changes).
+// `mask` >= 0: the row was read from its slot, and P.mask takes its proposals (the places
+// it proposes to) in place of a record.
 template <typename V, typename I>
 __device__ __forceinline__ void finish_proposal(const I v, const int n, const int filled, const bool alive,
                                                 const V* acc_w, const I* acc_j, const unsigned int neg,
-                                                const Proposals<V, I> P, Count* count, const unsigned int held) {
+                                                const Proposals<V, I> P, Count* count, const unsigned int held,
+                                                const int mask = -1) {
     if (P.record) {
         const unsigned int now =
             (held & ~(PROPOSED_BIT | DEAD_BIT)) | (filled ? PROPOSED_BIT : 0u) | (alive ? 0u : DEAD_BIT);
         if (now != held) count[v] = (Count)now;
         if (!filled) return;
+        if (P.mask && mask >= 0) {
+            P.mask[v] = (unsigned char)mask;
+            return;
+        }
     }
     store_proposals(v, n, filled, alive, acc_w, acc_j, neg, P);
 }
@@ -413,7 +505,7 @@ __device__ __forceinline__ void propose_rows(const I r0, const I step, const I n
         unsigned int neg = 0;
         V dv = V(0);
         bool alive = false;
-        int filled = 0;
+        int filled = 0, mask = -1;
         if (room > 0) {
             RowSlotBytes<V, I> sb;
             bool done = false;
@@ -425,6 +517,7 @@ __device__ __forceinline__ void propose_rows(const I r0, const I step, const I n
                     filled = scan_row(v, (I)0, (I)0, 1, indptr, indices, data, partners, count, n, c, room, k, seed,
                                       charging, threshold, absval, first, acc_w, acc_j, neg, dv, check, print, alive,
                                       mirror, &sb.slot);
+                    if (P.mask) mask = (int)slot_mask(sb.slot, filled, acc_j);
                     done = true;
                 }
             }
@@ -440,7 +533,7 @@ __device__ __forceinline__ void propose_rows(const I r0, const I step, const I n
                 }
             }
         }
-        finish_proposal(v, n, filled, alive, acc_w, acc_j, neg, P, count, held);
+        finish_proposal(v, n, filled, alive, acc_w, acc_j, neg, P, count, held, mask);
         if (diag) diag[v] = dv;
     }
 }
@@ -561,20 +654,18 @@ __device__ __forceinline__ void confirm_rows(const I r0, const I step, const I n
             int made = 0;
             // every proposal and every proposal back loaded before any is used (unrolled)
             I mine[MAX_N];
+            V mine_a[2] = {V(0), V(0)};  // with records: the entries proposed to
             bool mutual[MAX_N];
             if (n == 2) {
                 // with records, only the rows whose count byte says so proposed this round
                 mine[0] = mine[1] = mine[2] = mine[3] = (I)-1;
-                if (!P.record || (held & PROPOSED_BIT)) load_pair(P.targets(v), mine[0], mine[1]);
+                if (!P.record) load_pair(P.targets(v), mine[0], mine[1]);
+                else if (held & PROPOSED_BIT) load_proposals(P, v, absval, mine[0], mine[1], mine_a[0], mine_a[1]);
 #pragma unroll
                 for (int s = 0; s < 2; ++s) {
-                    I back0 = -1, back1 = -1;
-                    bool proposed_back = true;
-                    if (mine[s] >= 0) {
-                        load_pair(P.targets(mine[s]), back0, back1);
-                        if (P.record) proposed_back = count[mine[s]] & PROPOSED_BIT;
-                    }
-                    mutual[s] = proposed_back && (back0 == v || back1 == v);
+                    mutual[s] = false;
+                    if (mine[s] >= 0 && (!P.record || (count[mine[s]] & PROPOSED_BIT)))
+                        mutual[s] = proposed_to(P, mine[s], v);
                 }
                 mutual[2] = mutual[3] = false;
             } else {
@@ -616,7 +707,7 @@ __device__ __forceinline__ void confirm_rows(const I r0, const I step, const I n
                     if (w < 0) continue;
                     ++made;
                     if (mutual[s]) {
-                        const V a = P.values(v)[s];
+                        const V a = n == 2 && P.record ? mine_a[s] : P.values(v)[s];
                         partners[(size_t)v * n + c] = w;
                         weights[(size_t)v * n + c] = absval ? (V)fabs(a) : a;
                         signs |= (unsigned int)(a < V(0)) << (SIGN_BIT + c);
@@ -803,13 +894,15 @@ __global__ void open_rounds(const I n_rows, const I* __restrict__ indptr, const 
                             const int k_m, const unsigned int seed, const unsigned long long threshold,
                             const int absval, const int warp,
                             I* rows, unsigned int* n_open, unsigned long long* proposed,
-                            int mirror, const unsigned long long* __restrict__ check, RowSlot<V, I>* slots) {
+                            int mirror, const unsigned long long* __restrict__ check, RowSlot<V, I>* slots,
+                            unsigned char* masks) {
     cooperative_groups::grid_group grid = cooperative_groups::this_grid();
     if (check && check[3]) mirror = 1;  // the first proposal chose A' + A'^T (`choose`)
     if (mirror) slots = nullptr;  // they hold A's entries, not the weights of A' + A'^T
     const I tid = blockIdx.x * (I)blockDim.x + threadIdx.x, step = (I)gridDim.x * blockDim.x;
     unsigned long long no_print = 0;  // the later rounds check nothing
-    const Proposals<V, I> P = {prop, prop_w, ps, ws, n == 2};
+    // the rows' proposal masks where they are read from slots (n = 2; Proposals)
+    const Proposals<V, I> P = {prop, prop_w, ps, ws, n == 2, slots && n == 2 ? masks : nullptr, slots};
     for (int k = 1; k < iterations; ++k) {
         const int charging = (k % m) != k_m;
         const I* listed = rows + (size_t)((k - 1) & 1) * n_rows;
