@@ -251,9 +251,9 @@ ROW_SLOT_ENTRIES = 4
 
 @functools.lru_cache(maxsize=64)
 def _proposal_layout(N, n, vtype, itype, slots, flags):
-    """``(bytes, first, later, slots, masks, flags)`` of :func:`_proposal_buffers`, with offsets
-    for addresses (cached: the set-up's host time before its first proposal keeps the
-    device idle)."""
+    """``(bytes, first, later, slots, masks, flags)`` of :func:`_proposal_buffers`, with
+    offsets for addresses (cached: the set-up's host time before its first proposal keeps
+    the device idle)."""
     isz, vsz = np.dtype(itype).itemsize, np.dtype(vtype).itemsize
     base = -(-_FLAGS_BYTES // 256) * 256 if flags else 0
     weights_at = base + -(-N * n * isz // 256) * 256  # the first round's weights
@@ -277,8 +277,9 @@ def _proposal_buffers(N, n, vtype, itype, slots=False, flags=False):
     (an N x n array of each) and ``(targets, weights, targets' stride, weights' stride)``
     of the later rounds, the rows' slots (``ROW_SLOT_ENTRIES``; None without ``slots``),
     with n = 2 the later rounds' proposal masks of the rows read from their slots (a byte
-    per row; else None) and a checked factor's flags (``_FLAGS_BYTES``, set by ``sample_check`` and the first
-    proposal, no memset needed; their address, None without ``flags``).
+    per row; else None) and a checked factor's flags (``_FLAGS_BYTES`` at the buffer's
+    start, set by ``sample_check`` and the first proposal, no memset needed; their
+    address, None without ``flags``).
     For n = 2 the later rounds use one record per row in the same buffer (the first
     round's proposals are dead by then): the pair of the larger type first, the other
     padded to as many bytes (16 bytes for float32 and int32, else 32)."""
@@ -345,7 +346,7 @@ def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kern
     # proves the values unsymmetric (flags[3]: the device chooses, no read-back). The array
     # over the checked flags is made here, once the first kernels are queued: the host's
     # time before them keeps the device idle.
-    if check:
+    if check:  # they lead the proposals' buffer
         flags = cupy.ndarray(4, np.uint64, memptr=proposals.data)
     checked = MatrixCheck(EarlyRead(flags), W) if flags is not None else None
     partners = cupy.empty((N, n), dtype=itype)  # written in full by the first confirm

@@ -554,23 +554,15 @@ def _order_scan_tiles(n_tiles, sums, totals):
     totals[:] = run
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def _order_offsets(N, length, state, offsets):
-    """Twin of ``order_offsets`` (``state``, its ticket and tile statuses, unused): the
-    tiles' sums, their scan and the placing pass."""
-    n_tiles = (N + _ORDER_TILE - 1) // _ORDER_TILE
-    before = np.zeros(n_tiles + 1, dtype=np.int64)
-    for t in prange(n_tiles):
-        for v in range(t * _ORDER_TILE, min((t + 1) * _ORDER_TILE, N)):
-            before[t + 1] += length[v]
-    for t in range(n_tiles):
-        before[t + 1] += before[t]
-    for t in prange(n_tiles):
-        at = before[t]
-        for v in range(t * _ORDER_TILE, min((t + 1) * _ORDER_TILE, N)):
-            if length[v] > 0:
-                offsets[v] = at
-                at += length[v]
+    """Twin of ``order_offsets`` (``state``, its ticket and tile statuses, unused): one
+    running sum over the vertices."""
+    at = 0
+    for v in range(N):
+        if length[v] > 0:
+            offsets[v] = at
+            at += length[v]
 
 
 @njit(cache=True, parallel=True)

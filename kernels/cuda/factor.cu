@@ -345,7 +345,8 @@ template <typename V, typename I>
 __device__ __forceinline__ RowSlot<V, I> load_slot(const RowSlot<V, I>* slots, const I v) {
     RowSlotBytes<V, I> sb;
 #pragma unroll
-    for (int i = 0; i < (int)(sizeof(RowSlot<V, I>) / 16); ++i) sb.raw[i] = reinterpret_cast<const uint4*>(slots + v)[i];
+    for (int i = 0; i < (int)(sizeof(RowSlot<V, I>) / 16); ++i)
+        sb.raw[i] = reinterpret_cast<const uint4*>(slots + v)[i];
     return sb.slot;
 }
 
@@ -618,7 +619,8 @@ __global__ void propose_slotted(const I n_rows, const I* __restrict__ indptr, co
     if (choose) mirror = sample_verdict(check);
     unsigned long long print = 0;
     propose_rows<V, I, true>(blockIdx.x * (I)blockDim.x + threadIdx.x, (I)gridDim.x * blockDim.x, n_rows, indptr,
-                             indices, data, (const I*)nullptr, (Count*)nullptr, Proposals<V, I>{prop, prop_w, n, n, false},
+                             indices, data, (const I*)nullptr, (Count*)nullptr,
+                             Proposals<V, I>{prop, prop_w, n, n, false},
                              n, 0u, seed, charging, threshold, absval, 1, 0, (const I*)nullptr,
                              (const unsigned int*)nullptr, check, print, mirror, diag, slots);
     add_print(check, print);
@@ -699,7 +701,8 @@ __device__ __forceinline__ void confirm_rows(const I r0, const I step, const I n
                 store_pair(partners + 2 * (size_t)v, kept0, kept1);
                 store_pair(weights + 2 * (size_t)v, absval ? (V)fabs(kept0_w) : kept0_w,
                            absval ? (V)fabs(kept1_w) : kept1_w);
-                signs = ((unsigned int)(kept0_w < V(0)) << SIGN_BIT) | ((unsigned int)(kept1_w < V(0)) << (SIGN_BIT + 1));
+                signs = ((unsigned int)(kept0_w < V(0)) << SIGN_BIT) |
+                        ((unsigned int)(kept1_w < V(0)) << (SIGN_BIT + 1));
             } else {
 #pragma unroll
                 for (int s = 0; s < MAX_N; ++s) {

@@ -699,10 +699,11 @@ __global__ void order_scan_tiles(const I n_tiles, I* __restrict__ sums, I* __res
 // inclusive prefix: it waits only for tiles whose blocks took their tickets, and so run,
 // before it (H100, us, random_diffusion2d / ANISO2 / convection_diffusion3d float32: 22.1
 // / 25.8 / 11.9, against 26.7 / 51.3 / 22.9 with tiles of 1,024 threads reading 1,024
-// statuses at once, and 30.4 / 65.1 / 27.8 for the three kernels below). It replaces a pass of tile sums, a one-block scan of them and a placing pass
-// (order_tile_sums, order_scan_tiles, order_place, which paths() still runs for the path
-// starts and removed edges), reading `length` once instead of `length` and `removed_lo`
-// twice. state (zeroed): state[0] the ticket, state[1 + t] tile t's status, 0 until it
+// statuses at once, and 30.4 / 65.1 / 27.8 for the three kernels it replaces). Those,
+// a pass of tile sums, a one-block scan of them and a placing pass (order_tile_sums,
+// order_scan_tiles, order_place), paths() still runs for the path starts and removed
+// edges; this one reads `length` once instead of `length` and `removed_lo` twice. state
+// (zeroed): state[0] the ticket, state[1 + t] tile t's status, 0 until it
 // publishes, then TILE_SUM or TILE_PREFIX above its value (below 2^30: N < 2^30).
 #define OFFSET_ITEMS 16
 #define TILE_SUM (1u << 30)
