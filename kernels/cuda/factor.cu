@@ -350,6 +350,15 @@ __device__ __forceinline__ RowSlot<V, I> load_slot(const RowSlot<V, I>* slots, c
     return sb.slot;
 }
 
+// Stores row v's slot whole (two 16-byte stores).
+template <typename V, typename I>
+__device__ __forceinline__ void store_slot(RowSlot<V, I>* slots, const I v, const RowSlot<V, I>& slot) {
+    RowSlotBytes<V, I> sb;
+    sb.slot = slot;
+#pragma unroll
+    for (int i = 0; i < (int)(sizeof(RowSlot<V, I>) / 16); ++i) reinterpret_cast<uint4*>(slots + v)[i] = sb.raw[i];
+}
+
 // Row v's proposals of this round (n = 2, records): targets j0, j1 (-1: none) and their
 // entries a0, a1, from its mask and slot or from its record.
 template <typename V, typename I>
@@ -508,17 +517,15 @@ __device__ __forceinline__ void propose_rows(const I r0, const I step, const I n
         bool alive = false;
         int filled = 0, mask = -1;
         if (room > 0) {
-            RowSlotBytes<V, I> sb;
+            RowSlot<V, I> slot;
             bool done = false;
             if (SLOTS && slots && !first) {  // the row from its slot, unless it is long
-#pragma unroll
-                for (int i = 0; i < (int)(sizeof(RowSlot<V, I>) / 16); ++i)
-                    sb.raw[i] = reinterpret_cast<const uint4*>(slots + v)[i];
-                if (sb.slot.j[0] != (I)SLOT_LONG) {
+                slot = load_slot(slots, v);
+                if (slot.j[0] != (I)SLOT_LONG) {
                     filled = scan_row(v, (I)0, (I)0, 1, indptr, indices, data, partners, count, n, c, room, k, seed,
                                       charging, threshold, absval, first, acc_w, acc_j, neg, dv, check, print, alive,
-                                      mirror, &sb.slot);
-                    if (P.mask) mask = (int)slot_mask(sb.slot, filled, acc_j);
+                                      mirror, &slot);
+                    if (P.mask) mask = (int)slot_mask(slot, filled, acc_j);
                     done = true;
                 }
             }
@@ -526,12 +533,8 @@ __device__ __forceinline__ void propose_rows(const I r0, const I step, const I n
                 const bool capture = SLOTS && slots && first;
                 filled = scan_row(v, indptr[v], indptr[v + 1], 1, indptr, indices, data, partners, count, n, c, room,
                                   k, seed, charging, threshold, absval, first, acc_w, acc_j, neg, dv, check, print,
-                                  alive, mirror, (const RowSlot<V, I>*)nullptr, capture ? &sb.slot : nullptr);
-                if (capture) {
-#pragma unroll
-                    for (int i = 0; i < (int)(sizeof(RowSlot<V, I>) / 16); ++i)
-                        reinterpret_cast<uint4*>(slots + v)[i] = sb.raw[i];
-                }
+                                  alive, mirror, (const RowSlot<V, I>*)nullptr, capture ? &slot : nullptr);
+                if (capture) store_slot(slots, v, slot);
             }
         }
         finish_proposal(v, n, filled, alive, acc_w, acc_j, neg, P, count, held, mask);

@@ -564,23 +564,24 @@ struct Count3 {
     I len, paths, removed;
 };
 
+// a[0..3] = p[v .. v + 3], `fill` past N: one aligned quad load where all four lie below N
+// (v a multiple of 4).
+template <typename I>
+__device__ __forceinline__ void load_items4(const I* p, const I v, const I N, const I fill, I* a) {
+    a[0] = a[1] = a[2] = a[3] = fill;
+    if (v + 4 <= N) load_quad(p + v, a[0], a[1], a[2], a[3]);
+    else
+        for (int j = 0; j < 4 && v + j < N; ++j) a[j] = p[v + j];
+}
+
 // The counts of a thread's items v0 .. v0 + ORDER_ITEMS - 1 (0 past N) and, in lower, the
 // removed edges' higher ends (removed_lo).
 template <typename I>
 __device__ __forceinline__ void order_items(const I* length, const I* removed_lo, const I N, const I v0,
                                             Count3<I> (&c)[ORDER_ITEMS], I (&lower)[ORDER_ITEMS]) {
-    I len[ORDER_ITEMS] = {0, 0, 0, 0};
-#pragma unroll
-    for (int j = 0; j < ORDER_ITEMS; ++j) lower[j] = -1;
-    if (v0 + ORDER_ITEMS <= N) {  // v0 is a multiple of ORDER_ITEMS: aligned quads
-        load_quad(length + v0, len[0], len[1], len[2], len[3]);
-        load_quad(removed_lo + v0, lower[0], lower[1], lower[2], lower[3]);
-    } else {
-        for (int j = 0; j < ORDER_ITEMS && v0 + j < N; ++j) {
-            len[j] = length[v0 + j];
-            lower[j] = removed_lo[v0 + j];
-        }
-    }
+    I len[ORDER_ITEMS];
+    load_items4(length, v0, N, (I)0, len);
+    load_items4(removed_lo, v0, N, (I)-1, lower);
 #pragma unroll
     for (int j = 0; j < ORDER_ITEMS; ++j) c[j] = {len[j], (I)(len[j] > 0), (I)(lower[j] >= 0)};
 }
@@ -721,11 +722,7 @@ __global__ void order_offsets(const I N, const I* __restrict__ length, unsigned 
     I len[OFFSET_ITEMS], mine = 0;
 #pragma unroll
     for (int q = 0; q < OFFSET_ITEMS; q += 4) {
-        const I v = v0 + q;
-        len[q] = len[q + 1] = len[q + 2] = len[q + 3] = 0;
-        if (v + 4 <= N) load_quad(length + v, len[q], len[q + 1], len[q + 2], len[q + 3]);
-        else
-            for (int j = 0; j < 4 && v + j < N; ++j) len[q + j] = length[v + j];
+        load_items4(length, v0 + q, N, (I)0, len + q);
         mine += len[q] + len[q + 1] + len[q + 2] + len[q + 3];
     }
     Count3<I> total;
