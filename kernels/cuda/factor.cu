@@ -611,7 +611,8 @@ __global__ void propose(const I n_rows, const I* __restrict__ indptr, const I* _
 
 // The first proposal (round 0 over all rows, none listed, nobody partnered yet) that also
 // writes the rows' slots for the later rounds; only its own arguments, since every
-// argument costs the host time before the device's first long kernel (about 0.65 us each for a NumPy scalar, H100).
+// argument costs the host time before the device's first long kernel (H100: about 0.65 us
+// for each NumPy scalar).
 template <typename V, typename I>
 __global__ void propose_slotted(const I n_rows, const I* __restrict__ indptr, const I* __restrict__ indices,
                                 const V* __restrict__ data, I* __restrict__ prop, V* __restrict__ prop_w,
