@@ -86,17 +86,27 @@ def _device_attributes(device_id: int) -> dict:
     return dict(cupy.cuda.Device(device_id).attributes)
 
 
+_ON_DEVICE: dict[type, bool] = {}  # is_device_array's answer per type
+
+
 def is_device_array(x) -> bool:
-    """True for CuPy arrays and cupyx sparse matrices (checked without importing CuPy)."""
-    return type(x).__module__.split(".")[0] in ("cupy", "cupyx")
+    """True for CuPy arrays and cupyx sparse matrices (checked without importing CuPy;
+    cached per type: a GPU set-up asks a dozen times before its first kernel, while the
+    device waits)."""
+    kind = type(x)
+    on_device = _ON_DEVICE.get(kind)
+    if on_device is None:
+        on_device = _ON_DEVICE[kind] = kind.__module__.split(".")[0] in ("cupy", "cupyx")
+    return on_device
 
 
 def get_array_module(*arrays):
     """Return ``cupy`` if any argument lives on the GPU, else ``numpy``."""
-    if any(is_device_array(a) for a in arrays):
-        import cupy
+    for a in arrays:
+        if is_device_array(a):
+            import cupy
 
-        return cupy
+            return cupy
     return np
 
 

@@ -183,13 +183,13 @@ def _check_int(name, value, lo, hi=None):
 def _canonical_csr(A):
     """``A`` as a canonical CSR matrix (sorted indices, no duplicates) whose index arrays
     share one dtype; ``A`` itself when it already is one."""
-    xp = get_array_module(A)
     C = A if A.format == "csr" else A.tocsr()
     if not C.has_canonical_format:
         C = C.copy()
         C.sum_duplicates()
-    if np.dtype(C.indices.dtype) != np.dtype(C.indptr.dtype):
-        C = sparse_module(xp).csr_matrix((C.data, C.indices.astype(C.indptr.dtype), C.indptr), shape=C.shape)
+    if C.indices.dtype != C.indptr.dtype:
+        C = sparse_module(get_array_module(C)).csr_matrix((C.data, C.indices.astype(C.indptr.dtype), C.indptr),
+                                                          shape=C.shape)
     return C
 
 
@@ -284,7 +284,7 @@ def _factor(A, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, symmetric=None, val
     seed = _check_int("seed", seed, 0)
     clock = PhaseClock(is_device_array(A)) if timed else None
     rounds = (n, iterations, m, k_m, p, seed)
-    real = np.dtype(A.dtype) in (np.float32, np.float64)
+    real = np.dtype(A.dtype).char in "fd"  # float32 or float64
     G, source = A, None  # source: Factor.weight_source's pair, or a function building it
     weight_graph = None  # builds A' + A'^T on A's own pattern, when the factor is on it
     pattern_tried = False  # whether the factor on A' + A'^T on A's own pattern was tried

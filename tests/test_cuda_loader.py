@@ -72,3 +72,23 @@ def test_constants_mirrored_in_python_match_the_sources():
     # order_offsets: one tile per block of 256 threads (the host sizes its tile statuses)
     assert g["OFFSET_ITEMS"] * 256 == forest._OFFSET_TILE
     assert g["ORDER_ITEMS"] * 256 == forest._ORDER_TILE
+
+
+@pytest.mark.gpu
+def test_kernel_int_arguments_fill_parameters_of_every_integer_width():
+    """kernel_int's 64-bit values reach 4- and 8-byte, signed and unsigned parameters
+    intact, next to pointer and NumPy arguments (the driver copies each parameter's size)."""
+    import cupy
+
+    kernel = cupy.RawKernel(r"""
+    extern "C" __global__ void echo(int a, unsigned int b, long long c, unsigned long long d, const int* e,
+                                    int f, unsigned long long* out) {
+        out[0] = (unsigned long long)(long long)a; out[1] = b; out[2] = (unsigned long long)c; out[3] = d;
+        out[4] = (unsigned long long)(long long)e[0]; out[5] = (unsigned long long)(long long)f;
+    }""", "echo")
+    arg = cuda.kernel_int()
+    out = cupy.zeros(6, dtype=np.uint64)
+    e = cupy.asarray([-7], dtype=np.int32)
+    kernel((1,), (1,), (arg(-5), arg(0xFFFFFFFE), arg(-(1 << 40)), arg((1 << 62) + 3), e, np.int32(9), out))
+    expected = [(-5) % 2**64, 0xFFFFFFFE, (-(1 << 40)) % 2**64, (1 << 62) + 3, (-7) % 2**64, 9]
+    assert cupy.asnumpy(out).tolist() == expected

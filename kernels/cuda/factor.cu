@@ -611,8 +611,8 @@ __global__ void propose(const I n_rows, const I* __restrict__ indptr, const I* _
 
 // The first proposal (round 0 over all rows, none listed, nobody partnered yet) that also
 // writes the rows' slots for the later rounds; only its own arguments, since every
-// argument costs the host time before the device's first long kernel (H100: about 0.65 us
-// for each NumPy scalar).
+// argument costs the host time before the device's first long kernel (H100 host, 16 int
+// arguments: 10.4 us as NumPy scalars, 5.6 as kernels.cuda.kernel_int's, 4.6 with none).
 template <typename V, typename I>
 __global__ void propose_slotted(const I n_rows, const I* __restrict__ indptr, const I* __restrict__ indices,
                                 const V* __restrict__ data, I* __restrict__ prop, V* __restrict__ prop_w,
