@@ -265,9 +265,9 @@ def _proposal_layout(N, n, vtype, itype, slots, flags):
     nbytes += N if masks_at is not None else 0
     flags_at = 0 if flags else None
     if n != 2:
-        return nbytes, (base, weights_at), (base, weights_at, np.int32(n), np.int32(n)), slots_at, masks_at, flags_at
+        return nbytes, (base, weights_at), (base, weights_at, n, n), slots_at, masks_at, flags_at
     j_at, w_at = (2 * vsz, 0) if vsz >= isz else (0, 2 * isz)
-    return (nbytes, (base, weights_at), (base + j_at, base + w_at, np.int32(size // isz), np.int32(size // vsz)),
+    return (nbytes, (base, weights_at), (base + j_at, base + w_at, size // isz, size // vsz),
             slots_at, masks_at, flags_at)
 
 
@@ -289,10 +289,10 @@ def _proposal_buffers(N, n, vtype, itype, slots=False, flags=False):
                                                                           bool(slots), bool(flags))
     buffer = cupy.empty(nbytes, dtype=np.uint8)
     base = buffer.data.ptr
-    address = kernel_int()
-    slots, masks, flags = (None if at is None else address(base + at) for at in (slots_at, masks_at, flags_at))
-    return (buffer, (address(base + first[0]), address(base + first[1])),
-            (address(base + later[0]), address(base + later[1]), *later[2:]), slots, masks, flags)
+    arg = kernel_int()
+    slots, masks, flags = (None if at is None else arg(base + at) for at in (slots_at, masks_at, flags_at))
+    return (buffer, (arg(base + first[0]), arg(base + first[1])),
+            (arg(base + later[0]), arg(base + later[1]), arg(later[2]), arg(later[3])), slots, masks, flags)
 
 
 def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kernel="auto", check=False, mirror=False,
@@ -319,7 +319,7 @@ def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kern
     threads = 128
     warp = kernel == "warp"
     lanes = 32 if warp else 1
-    scalar = kernel_int()  # the first two launches' scalars (the device waits for them)
+    scalar = kernel_int()  # every integer argument (the device waits for the first two launches)
     n32, N_ = scalar(n), scalar(N)
     # Round 0 covers all rows (one launch per step) and lists the rows it leaves open.
     slotted = (iterations > 1 and not warp and not mirror and vtype.char == "f" and itype.char == "i"
@@ -367,16 +367,16 @@ def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kern
                                                          small_zeros(cupy, iterations, np.uint32))
     get_kernel("factor", "confirm", vtype, itype)(
         ((N + threads - 1) // threads,), (threads,), (N_, *first_layout, partners, weights, count, n32, proposed,
-                                                      np.int32(k_m == 0), np.int32(1), *first, flags, rows, n_open,
-                                                      np.int32(absval)))
+                                                      scalar(k_m == 0), scalar(1), *first, flags, rows, n_open,
+                                                      scalar(absval)))
     if iterations > 1:
         # The later rounds run over the open rows in one cooperative launch, each over the
         # rows the round before left open; an uncharged round without proposals proves the
         # factor maximal and ends it (M_max from the flags).
         launch_cooperative(get_kernel("factor", "open_rounds", vtype, itype), lanes * N, threads,
                            (N_, W.indptr, W.indices, W.data, partners, weights, count, *later_layout, n32,
-                            np.int32(iterations), np.int32(m), np.int32(k_m), scalar(seed), np.uint64(threshold),
-                            np.int32(absval), np.int32(warp), rows, n_open, proposed, np.int32(mirror),
+                            scalar(iterations), scalar(m), scalar(k_m), scalar(seed), scalar(threshold),
+                            scalar(absval), scalar(warp), rows, n_open, proposed, scalar(mirror),
                             flags if check else None, slots, masks),
                            per_sm=OPEN_ROUNDS_THREADS_PER_SM_SLOTTED if slotted else OPEN_ROUNDS_THREADS_PER_SM)
     del proposals  # freed after the rounds (CuPy's pool is stream-ordered)
