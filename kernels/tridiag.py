@@ -102,6 +102,22 @@ MAX_CHUNK = 16
 LEVEL0_ALONE_BELOW = 3
 
 
+#: The apply solves the levels above level 0 of at most this many chunks (the top levels:
+#: two of the five at 2.9-6.25M rows) and the bottom in one block of as many threads, one
+#: launch of ``tridiag.cu``'s ``top_solve`` with block barriers, instead of two launches
+#: per level and direction and the bottom's. H100, AlgTriScal apply (us, level by level /
+#: top_solve): random_diffusion2d float32 153.8 / 149.3, ANISO2 float32 318.9-322.6 / 318.4,
+#: convection_diffusion3d float64 183.2 / 177.0. (The factorization's top levels in block 0
+#: alone, with block barriers instead of grid-wide ones, saved its set-up nothing.)
+TOP_LEVEL_CHUNKS = 256
+
+
+def _first_top_level(levels) -> int:
+    """The first top level of a partitioned plan's ``levels`` (see ``TOP_LEVEL_CHUNKS``;
+    never level 0, which reads and writes through the permutation), or their number."""
+    return next((k for k in range(1, len(levels)) if levels[k][2] <= TOP_LEVEL_CHUNKS), len(levels))
+
+
 def _check_chunks(**sizes):
     """Raises ``ValueError`` for a chunk size (keyword: its parameter's name) outside
     [2, ``MAX_CHUNK``]."""
@@ -173,6 +189,16 @@ def _apply_views(work, plan, itype):
             (itype(m), views(bottom)))
 
 
+def _top_launch(work, plan, itype):
+    """The arguments of the scalar apply's ``top_solve`` launch (see ``TOP_LEVEL_CHUNKS``)
+    for a plan with levels: ``(first top level, arguments)``."""
+    levels, _ = plan
+    first = _first_top_level(levels)
+    upper = levels[1][1] if len(levels) > 1 else levels[0][1]
+    return first, (itype(levels[0][0]), np.int32(levels[0][1]), np.int32(upper), np.int32(first),
+                   np.int32(len(levels)), work)
+
+
 class _PartitionedGPU:
     """The GPU apply's arguments of a partitioned solver, made at its first solve from
     its ``work``, ``_plan`` and ``_itype`` (see :func:`_apply_views`)."""
@@ -181,24 +207,34 @@ class _PartitionedGPU:
     def _launches(self):
         return _apply_views(self.work, self._plan, self._itype)
 
+    @functools.cached_property
+    def _top(self):
+        return _top_launch(self.work, self._plan, self._itype)
 
-def _partitioned_solve(kernels, prefix, levels, bottom, x, gather, out):
+
+def _partitioned_solve(kernels, prefix, levels, bottom, x, gather, out, top=None):
     """The apply of the partitioned method into ``out`` (``prefix`` "" scalar, "block_" 2x2):
     forward over the chunk interiors level by level (level 0 reads ``x`` through
     ``gather``, level l > 0 the separator right-hand side g of level l - 1), the bottom
     Thomas solve into the deepest separators, then the interiors back down (level l > 0
-    into the separators S of level l - 1, level 0 through ``gather`` into ``out``)."""
+    into the separators S of level l - 1, level 0 through ``gather`` into ``out``).
+    ``top`` (scalar): :func:`_top_launch`'s, whose one launch does the top levels and the
+    bottom."""
     threads = (128,)
     rhs, index = x, gather
-    for P, C, N, blocks, a in levels:
+    below = top[0] if top is not None else len(levels)
+    for P, C, N, blocks, a in levels[:below]:
         kernels[prefix + "chunk_forward"](blocks, threads, (P, C, N, rhs, index, a["inv"], a["cp"], a["lint"], a["y"],
                                                             a["sep_b"]))
         kernels[prefix + "reduced_rhs"](blocks, threads, (P, C, a["sep_lo"], a["sep_hi"], a["y"], a["sep_b"], a["g"]))
         rhs, index = a["g"], None
-    m, b = bottom
-    deepest = levels[-1][4]
-    kernels[prefix + "thomas_solve"]((1,), (1,), (m, b["L"], b["inv"], b["cp"], deepest["g"], deepest["S"]))
-    for depth in range(len(levels) - 1, -1, -1):
+    if top is not None:
+        kernels["top_solve"]((1,), (TOP_LEVEL_CHUNKS,), top[1])
+    else:
+        m, b = bottom
+        deepest = levels[-1][4]
+        kernels[prefix + "thomas_solve"]((1,), (1,), (m, b["L"], b["inv"], b["cp"], deepest["g"], deepest["S"]))
+    for depth in range(below - 1, -1, -1):
         P, C, N, blocks, a = levels[depth]
         target, index = (out, gather) if depth == 0 else (levels[depth - 1][4]["S"], None)
         kernels[prefix + "chunk_back"](blocks, threads, (P, C, N, a["y"], a["v"], a["w"], a["S"], index, target))
@@ -342,7 +378,7 @@ class TridiagonalSolver(_PartitionedGPU):
             itype = np.int32 if self.n < np.iinfo(np.int32).max // 2 else np.int64
         itype = np.dtype(itype).type
         self.kernels = {k: get_kernel("tridiag", k, vt, itype)
-                        for k in ("chunk_forward", "reduced_rhs", "chunk_back", "thomas_solve")}
+                        for k in ("chunk_forward", "reduced_rhs", "chunk_back", "thomas_solve", "top_solve")}
         self.work = work = cupy.empty(size, vt)
         stats = small_zeros(cupy, 3, np.uint64)
         self.perm_t = None
@@ -374,7 +410,7 @@ class TridiagonalSolver(_PartitionedGPU):
         out = cupy.empty(self.n, dtype=self.dtype)
         levels, (m, bottom) = self._launches
         if levels:
-            return _partitioned_solve(self.kernels, "", levels, (m, bottom), x, self.perm_t, out)
+            return _partitioned_solve(self.kernels, "", levels, (m, bottom), x, self.perm_t, out, self._top)
         # small system: Thomas directly, with the permutation applied around it
         b = x[self.perm_t] if self.perm_t is not None else x
         xb = cupy.empty(self.n, dtype=self.dtype)

@@ -207,7 +207,7 @@ def test_extract_original_and_forest_orders():
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("n", [5, 64, 65, 1000, 33 * 32 + 7, 200_000])
+@pytest.mark.parametrize("n", [5, 64, 65, 1000, 33 * 32 + 7, 25_600, 200_000])
 def test_gpu_solver_matches_cpu(rng, dtype, n):
     import cupy
 
@@ -223,6 +223,24 @@ def test_gpu_solver_matches_cpu(rng, dtype, n):
         np.testing.assert_allclose(gpu.solve(cupy.asarray(b)).get(), cpu, rtol=tol, atol=tol, err_msg=str(sizes))
     plain = TridiagonalSolver(*(cupy.asarray(a) for a in (dl, d, du))).solve(cupy.asarray(b))
     np.testing.assert_allclose(plain.get(), TridiagonalSolver(dl, d, du).solve(b), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("n, chunks, first_top, n_levels", [
+    (1000, (8, 16), 1, 2),  # level 1 (8 chunks) is a top level
+    (25_600, (8, 16), 1, 3),
+    (200_000, (8, 16), 2, 4),
+    (200_000, (2, 3), 6, 8),
+    (64, (8, 16), 0, 0),  # no levels: the bottom alone
+])
+def test_top_levels_of_partitioned_plans(n, chunks, first_top, n_levels):
+    """The GPU apply solves the levels above level 0 of at most TOP_LEVEL_CHUNKS chunks in
+    one block (tridiag.cu: top_solve)."""
+    from kernels.tridiag import _SCALAR_LAYOUT, TOP_LEVEL_CHUNKS, _first_top_level, _partition_plan
+
+    levels, _, _ = _partition_plan(n, *chunks, TridiagonalSolver.bottom_size, _SCALAR_LAYOUT)
+    assert (_first_top_level(levels), len(levels)) == (first_top, n_levels)
+    assert all(P > TOP_LEVEL_CHUNKS for _, _, P, _ in levels[1:first_top])
+    assert all(P <= TOP_LEVEL_CHUNKS for _, _, P, _ in levels[first_top:])
 
 
 @pytest.mark.gpu

@@ -21,7 +21,7 @@
 // diagonal entries of the level-0 system. For a symmetric system [1] is its number of
 // negative eigenvalues (Sylvester's law of inertia, and Haynsworth's additivity of inertia
 // over each level's Schur complement).
-// templates: factor_level0<V,I>, partitioned_factor<V,I>, chunk_forward<V,I>, reduced_rhs<V,I>, chunk_back<V,I>, thomas_solve<V,I>, extract_tridiagonal<V,I>
+// templates: factor_level0<V,I>, partitioned_factor<V,I>, chunk_forward<V,I>, reduced_rhs<V,I>, chunk_back<V,I>, thomas_solve<V,I>, top_solve<V,I>, extract_tridiagonal<V,I>
 // templates: partner_entries<V,I>, order_partner_entries<V,I>
 #include <cooperative_groups.h>
 
@@ -590,6 +590,66 @@ __global__ void thomas_solve(const I n, const V* __restrict__ dl, const V* __res
     for (I i = n - 1; i >= 0; --i) {
         next = x[i] - cp[i] * next;
         x[i] = next;
+    }
+}
+
+// The apply's top levels first_top .. n_levels - 1 (first_top >= 1) and the bottom, in one
+// block (they have few chunks each: kernels.tridiag.TOP_LEVEL_CHUNKS), with block barriers
+// instead of the two launches per level and direction and the bottom's of the level-by-level
+// apply: forward over the chunk interiors and the reduced right-hand sides level by level
+// (level first_top reads the g of level first_top - 1), the bottom Thomas solve into the
+// deepest separators, then the interiors back (level l into the separators S of level
+// l - 1). Its arrays are the factorization's (level_at).
+template <typename V, typename I>
+__global__ void top_solve(const I N0, const int C0, const int C1, const int first_top, const int n_levels, V* work) {
+    for (int l = first_top; l < n_levels; ++l) {
+        const Level lv = level_at<1, 1>(l, N0, C0, C1);
+        const V* rhs = work + level_at<1, 1>(l - 1, N0, C0, C1).g;
+        const I P = (I)lv.P;
+        for (I j = threadIdx.x; j < P; j += blockDim.x) {
+            if (lv.C <= 8)
+                sweep_chunk<8>(j, P, lv.C, (I)lv.N, rhs, (const I*)nullptr, work + lv.inv, work + lv.cp,
+                               work + lv.lint, work + lv.y, work + lv.sep_b);
+            else
+                sweep_chunk<MAX_CHUNK>(j, P, lv.C, (I)lv.N, rhs, (const I*)nullptr, work + lv.inv, work + lv.cp,
+                                       work + lv.lint, work + lv.y, work + lv.sep_b);
+        }
+        __syncthreads();
+        const V *y = work + lv.y, *sep_b = work + lv.sep_b, *lo = work + lv.sep_lo, *hi = work + lv.sep_hi;
+        const int n = lv.C - 1;
+        for (I j = threadIdx.x; j < P; j += blockDim.x) {
+            V val = sep_b[j];
+            if (n > 0) val -= lo[j] * y[(size_t)(n - 1) * P + j];
+            if (n > 0 && j + 1 < P) val -= hi[j] * y[j + 1];
+            work[lv.g + j] = val;
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        const Level b = bottom_at<1, 1>(n_levels, N0, C0, C1), deepest = level_at<1, 1>(n_levels - 1, N0, C0, C1);
+        const V *dl = work + b.lint, *inv_den = work + b.inv, *cp = work + b.cp, *g = work + deepest.g;
+        V* x = work + deepest.S;
+        V z = 0;
+        for (long long i = 0; i < b.N; ++i) x[i] = z = (g[i] - dl[i] * z) * inv_den[i];
+        V next = 0;
+        for (long long i = b.N - 1; i >= 0; --i) x[i] = next = x[i] - cp[i] * next;
+    }
+    __syncthreads();
+    for (int l = n_levels - 1; l >= first_top; --l) {
+        const Level lv = level_at<1, 1>(l, N0, C0, C1);
+        const I P = (I)lv.P;
+        const V* L = work + lv.S;
+        V* target = work + level_at<1, 1>(l - 1, N0, C0, C1).S;
+        for (I j = threadIdx.x; j < P; j += blockDim.x) {
+            const V left = j > 0 ? L[j - 1] : V(0), right = L[j];
+            if (lv.C <= 8)
+                back_chunk<8>(j, P, lv.C, (I)lv.N, work + lv.y, work + lv.v, work + lv.w, left, right,
+                              (const I*)nullptr, target);
+            else
+                back_chunk<MAX_CHUNK>(j, P, lv.C, (I)lv.N, work + lv.y, work + lv.v, work + lv.w, left, right,
+                                      (const I*)nullptr, target);
+        }
+        __syncthreads();
     }
 }
 
