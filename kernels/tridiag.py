@@ -104,12 +104,12 @@ LEVEL0_ALONE_BELOW = 3
 
 #: The apply solves the levels above level 0 of at most this many chunks (the top levels:
 #: two of the five at 2.9-6.25M rows) and the bottom in one block of as many threads, one
-#: launch of ``tridiag.cu``'s ``top_solve`` (2x2 blocks: ``block_top_solve``) with block
-#: barriers, instead of two launches per level and direction and the bottom's. H100, AlgTriScal apply (us, level by level /
+#: launch of ``tridiag.cu``'s ``top_solve`` with block barriers, instead of two launches
+#: per level and direction and the bottom's. H100, AlgTriScal apply (us, level by level /
 #: top_solve): random_diffusion2d float32 153.8 / 149.3, ANISO2 float32 318.9-322.6 / 318.4,
-#: convection_diffusion3d float64 183.2 / 177.0; AlgTriBlock's apply (one top level and the
-#: bottom) moved within the noise. (The factorization's top levels in block 0 alone, with
-#: block barriers instead of grid-wide ones, saved its set-up nothing.)
+#: convection_diffusion3d float64 183.2 / 177.0. (Not kept: the factorization's top levels
+#: in block 0 alone, with block barriers instead of grid-wide ones, saved its set-up nothing,
+#: and the 2x2 block apply's, in one block too, moved AlgTriBlock's apply by -3 to +4 us.)
 TOP_LEVEL_CHUNKS = 256
 
 
@@ -191,8 +191,8 @@ def _apply_views(work, plan, itype):
 
 
 def _top_launch(work, plan, itype):
-    """The arguments of the apply's ``top_solve`` (``block_top_solve``) launch (see
-    ``TOP_LEVEL_CHUNKS``) for a plan with levels: ``(first top level, arguments)``."""
+    """The arguments of the scalar apply's ``top_solve`` launch (see ``TOP_LEVEL_CHUNKS``)
+    for a plan with levels: ``(first top level, arguments)``."""
     levels, _ = plan
     first = _first_top_level(levels)
     upper = levels[1][1] if len(levels) > 1 else levels[0][1]
@@ -202,7 +202,7 @@ def _top_launch(work, plan, itype):
 
 class _PartitionedGPU:
     """The GPU apply's arguments of a partitioned solver, made at its first solve from
-    its ``work``, ``_plan`` and ``_itype`` (see :func:`_apply_views` and :func:`_top_launch`)."""
+    its ``work``, ``_plan`` and ``_itype`` (see :func:`_apply_views`)."""
 
     @functools.cached_property
     def _launches(self):
@@ -213,22 +213,28 @@ class _PartitionedGPU:
         return _top_launch(self.work, self._plan, self._itype)
 
 
-def _partitioned_solve(kernels, prefix, levels, top, x, gather, out):
+def _partitioned_solve(kernels, prefix, levels, bottom, x, gather, out, top=None):
     """The apply of the partitioned method into ``out`` (``prefix`` "" scalar, "block_" 2x2):
     forward over the chunk interiors level by level (level 0 reads ``x`` through
-    ``gather``, level l > 0 the separator right-hand side g of level l - 1) up to the top
-    levels, which with the bottom Thomas solve are one launch (``top``: :func:`_top_launch`'s),
-    then the interiors back down (level l > 0 into the separators S of level l - 1, level 0
-    through ``gather`` into ``out``)."""
+    ``gather``, level l > 0 the separator right-hand side g of level l - 1), the bottom
+    Thomas solve into the deepest separators, then the interiors back down (level l > 0
+    into the separators S of level l - 1, level 0 through ``gather`` into ``out``).
+    ``top`` (scalar): :func:`_top_launch`'s, whose one launch does the top levels and the
+    bottom."""
     threads = (128,)
     rhs, index = x, gather
-    below, top_args = top
+    below = top[0] if top is not None else len(levels)
     for P, C, N, blocks, a in levels[:below]:
         kernels[prefix + "chunk_forward"](blocks, threads, (P, C, N, rhs, index, a["inv"], a["cp"], a["lint"], a["y"],
                                                             a["sep_b"]))
         kernels[prefix + "reduced_rhs"](blocks, threads, (P, C, a["sep_lo"], a["sep_hi"], a["y"], a["sep_b"], a["g"]))
         rhs, index = a["g"], None
-    kernels[prefix + "top_solve"]((1,), (TOP_LEVEL_CHUNKS,), top_args)
+    if top is not None:
+        kernels["top_solve"]((1,), (TOP_LEVEL_CHUNKS,), top[1])
+    else:
+        m, b = bottom
+        deepest = levels[-1][4]
+        kernels[prefix + "thomas_solve"]((1,), (1,), (m, b["L"], b["inv"], b["cp"], deepest["g"], deepest["S"]))
     for depth in range(below - 1, -1, -1):
         P, C, N, blocks, a = levels[depth]
         target, index = (out, gather) if depth == 0 else (levels[depth - 1][4]["S"], None)
@@ -405,7 +411,7 @@ class TridiagonalSolver(_PartitionedGPU):
         out = cupy.empty(self.n, dtype=self.dtype)
         levels, (m, bottom) = self._launches
         if levels:
-            return _partitioned_solve(self.kernels, "", levels, self._top, x, self.perm_t, out)
+            return _partitioned_solve(self.kernels, "", levels, (m, bottom), x, self.perm_t, out, self._top)
         # small system: Thomas directly, with the permutation applied around it
         b = x[self.perm_t] if self.perm_t is not None else x
         xb = cupy.empty(self.n, dtype=self.dtype)
@@ -614,8 +620,7 @@ class BlockTridiagonalSolver(_PartitionedGPU):
         itype = np.int32 if 2 * m < np.iinfo(np.int32).max // 2 else np.int64
         levels, bottom, size = _partition_plan(m, chunk, chunk, self.bottom_size, _BLOCK_LAYOUT)
         self.kernels = {k: get_kernel("tridiag", k, vt, itype)
-                        for k in ("block_chunk_forward", "block_reduced_rhs", "block_chunk_back", "block_thomas_solve",
-                                  "block_top_solve")}
+                        for k in ("block_chunk_forward", "block_reduced_rhs", "block_chunk_back", "block_thomas_solve")}
         self.work = work = xp.empty(size, vt)
         stats = small_zeros(xp, 4, np.uint64)
         flat = xp.ascontiguousarray(index, dtype=itype).ravel()
@@ -637,7 +642,7 @@ class BlockTridiagonalSolver(_PartitionedGPU):
         out = xp.empty(self.n, dtype=self.dtype)
         levels, (m, bottom) = self._launches
         if levels:
-            return _partitioned_solve(self.kernels, "block_", levels, self._top, x, self.gather, out)
+            return _partitioned_solve(self.kernels, "block_", levels, (m, bottom), x, self.gather, out)
         b = xp.ones(2 * int(m), dtype=self.dtype)
         b[self.valid_pos] = x[self.valid_idx]
         self.kernels["block_thomas_solve"]((1,), (1,), (m, bottom["L"], bottom["inv"], bottom["cp"], b, bottom["x"]))

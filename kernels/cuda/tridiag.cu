@@ -625,61 +625,36 @@ __global__ void thomas_solve(const I n, const V* __restrict__ dl, const V* __res
 // block (they have few chunks each: kernels.tridiag.TOP_LEVEL_CHUNKS), with block barriers
 // instead of the two launches per level and direction and the bottom's of the level-by-level
 // apply: forward over the chunk interiors and the reduced right-hand sides level by level
-// (level first_top reads the g of level first_top - 1), the bottom's Thomas sweeps into the
+// (level first_top reads the g of level first_top - 1), the bottom Thomas solve into the
 // deepest separators, then the interiors back (level l into the separators S of level
-// l - 1). Its arrays are the factorization's (level_at). Steps: ScalarSteps or BlockSteps,
-// the per-chunk work of the level-by-level kernels.
-template <typename Steps, typename V, typename I>
-__device__ __forceinline__ void top_levels(const I N0, const int C0, const int C1, const int first_top,
-                                           const int n_levels, V* work) {
-    constexpr int K = Steps::K, H = Steps::H;
+// l - 1). Its arrays are the factorization's (level_at).
+template <typename V, typename I>
+__global__ void top_solve(const I N0, const int C0, const int C1, const int first_top, const int n_levels, V* work) {
     for (int l = first_top; l < n_levels; ++l) {
-        const Level lv = level_at<K, H>(l, N0, C0, C1);
-        const V* rhs = work + level_at<K, H>(l - 1, N0, C0, C1).g;
-        for (I j = threadIdx.x; j < (I)lv.P; j += blockDim.x) Steps::forward(j, lv, rhs, work);
+        const Level lv = level_at<1, 1>(l, N0, C0, C1);
+        const V* rhs = work + level_at<1, 1>(l - 1, N0, C0, C1).g;
+        const I P = (I)lv.P;
+        for (I j = threadIdx.x; j < P; j += blockDim.x)
+            forward_chunk(j, P, lv.C, (I)lv.N, rhs, (const I*)nullptr, work + lv.inv, work + lv.cp, work + lv.lint,
+                          work + lv.y, work + lv.sep_b);
         __syncthreads();
-        for (I j = threadIdx.x; j < (I)lv.P; j += blockDim.x) Steps::reduce(j, lv, work);
+        for (I j = threadIdx.x; j < P; j += blockDim.x)
+            reduced_rhs_row(j, P, lv.C, work + lv.sep_lo, work + lv.sep_hi, work + lv.y, work + lv.sep_b, work + lv.g);
         __syncthreads();
     }
     if (threadIdx.x == 0) {
-        const Level b = bottom_at<K, H>(n_levels, N0, C0, C1), deepest = level_at<K, H>(n_levels - 1, N0, C0, C1);
-        Steps::bottom((I)b.N, b, work + deepest.g, work + deepest.S, work);
+        const Level b = bottom_at<1, 1>(n_levels, N0, C0, C1), deepest = level_at<1, 1>(n_levels - 1, N0, C0, C1);
+        thomas_sweeps((I)b.N, work + b.lint, work + b.inv, work + b.cp, work + deepest.g, work + deepest.S);
     }
     __syncthreads();
     for (int l = n_levels - 1; l >= first_top; --l) {
-        const Level lv = level_at<K, H>(l, N0, C0, C1);
-        V* target = work + level_at<K, H>(l - 1, N0, C0, C1).S;
-        for (I j = threadIdx.x; j < (I)lv.P; j += blockDim.x) Steps::back(j, lv, target, work);
+        const Level lv = level_at<1, 1>(l, N0, C0, C1);
+        V* target = work + level_at<1, 1>(l - 1, N0, C0, C1).S;
+        for (I j = threadIdx.x; j < (I)lv.P; j += blockDim.x)
+            backward_chunk(j, (I)lv.P, lv.C, (I)lv.N, work + lv.y, work + lv.v, work + lv.w, work + lv.S,
+                           (const I*)nullptr, target);
         __syncthreads();
     }
-}
-
-struct ScalarSteps {
-    static constexpr int K = 1, H = 1;
-    template <typename V, typename I>
-    __device__ static void forward(const I j, const Level& lv, const V* rhs, V* work) {
-        forward_chunk(j, (I)lv.P, lv.C, (I)lv.N, rhs, (const I*)nullptr, work + lv.inv, work + lv.cp, work + lv.lint,
-                      work + lv.y, work + lv.sep_b);
-    }
-    template <typename V, typename I>
-    __device__ static void reduce(const I j, const Level& lv, V* work) {
-        reduced_rhs_row(j, (I)lv.P, lv.C, work + lv.sep_lo, work + lv.sep_hi, work + lv.y, work + lv.sep_b,
-                        work + lv.g);
-    }
-    template <typename V, typename I>
-    __device__ static void bottom(const I n, const Level& b, const V* g, V* x, V* work) {
-        thomas_sweeps(n, work + b.lint, work + b.inv, work + b.cp, g, x);
-    }
-    template <typename V, typename I>
-    __device__ static void back(const I j, const Level& lv, V* target, V* work) {
-        backward_chunk(j, (I)lv.P, lv.C, (I)lv.N, work + lv.y, work + lv.v, work + lv.w, work + lv.S,
-                       (const I*)nullptr, target);
-    }
-};
-
-template <typename V, typename I>
-__global__ void top_solve(const I N0, const int C0, const int C1, const int first_top, const int n_levels, V* work) {
-    top_levels<ScalarSteps>(N0, C0, C1, first_top, n_levels, work);
 }
 
 // One pass over the CSR entries of A: the tridiagonal coefficients in the order `inverse`
@@ -763,7 +738,7 @@ __global__ void order_partner_entries(const I N, const I* __restrict__ perm, con
 // (block index t = i * P + j). The level-0 right-hand side is gathered through `gather`
 // (2 entries per block row; < 0: ghost unknown with right-hand side 1) and the solution
 // scattered through the same array (ghosts dropped).
-// templates: block_partitioned_factor<V,I>, block_chunk_forward<V,I>, block_reduced_rhs<V,I>, block_chunk_back<V,I>, block_thomas_solve<V,I>, block_top_solve<V,I>, block_slots<I>, block_row_entries<V,I>, block_gather_rows<V,I>
+// templates: block_partitioned_factor<V,I>, block_chunk_forward<V,I>, block_reduced_rhs<V,I>, block_chunk_back<V,I>, block_thomas_solve<V,I>, block_slots<I>, block_row_entries<V,I>, block_gather_rows<V,I>
 
 template <typename V>
 struct M2 {
@@ -1045,30 +1020,14 @@ __device__ __forceinline__ void block_sweep_chunk(const I j, const I P, const in
 
 // y = T_int^{-1} b per chunk; the separator's right-hand side goes to sep_b.
 template <typename V, typename I>
-__device__ __forceinline__ void block_forward_chunk(const I j, const I P, const int C, const I N, const V* x,
-                                                    const I* gather, const V* inv, const V* cp, const V* lint, V* y,
-                                                    V* sep_b) {
-    if (C <= 8) block_sweep_chunk<8>(j, P, C, N, x, gather, inv, cp, lint, y, sep_b);
-    else block_sweep_chunk<MAX_CHUNK>(j, P, C, N, x, gather, inv, cp, lint, y, sep_b);
-}
-
-template <typename V, typename I>
 __global__ void block_chunk_forward(const I P, const int C, const I N, const V* __restrict__ x,
                                     const I* __restrict__ gather, const V* __restrict__ inv,
                                     const V* __restrict__ cp, const V* __restrict__ lint, V* __restrict__ y,
                                     V* __restrict__ sep_b) {
     const I j = blockIdx.x * (I)blockDim.x + threadIdx.x;
     if (j >= P) return;
-    block_forward_chunk(j, P, C, N, x, gather, inv, cp, lint, y, sep_b);
-}
-
-template <typename V, typename I>
-__device__ __forceinline__ void block_reduced_rhs_row(const I j, const I P, const int C, const V* sep_lo,
-                                                      const V* sep_hi, const V* y, const V* sep_b, V* g) {
-    const int n = C - 1;
-    V2<V> val = v2_sub(v2_load(sep_b, (size_t)j), mv(m2_load(sep_lo, (size_t)j), v2_load(y, (size_t)(n - 1) * P + j)));
-    if (j + 1 < P) val = v2_sub(val, mv(m2_load(sep_hi, (size_t)j), v2_load(y, (size_t)(j + 1))));
-    v2_store(g, (size_t)j, val);
+    if (C <= 8) block_sweep_chunk<8>(j, P, C, N, x, gather, inv, cp, lint, y, sep_b);
+    else block_sweep_chunk<MAX_CHUNK>(j, P, C, N, x, gather, inv, cp, lint, y, sep_b);
 }
 
 template <typename V, typename I>
@@ -1076,7 +1035,10 @@ __global__ void block_reduced_rhs(const I P, const int C, const V* __restrict__ 
                                   const V* __restrict__ y, const V* __restrict__ sep_b, V* __restrict__ g) {
     const I j = blockIdx.x * (I)blockDim.x + threadIdx.x;
     if (j >= P) return;
-    block_reduced_rhs_row(j, P, C, sep_lo, sep_hi, y, sep_b, g);
+    const int n = C - 1;
+    V2<V> val = v2_sub(v2_load(sep_b, (size_t)j), mv(m2_load(sep_lo, (size_t)j), v2_load(y, (size_t)(n - 1) * P + j)));
+    if (j + 1 < P) val = v2_sub(val, mv(m2_load(sep_hi, (size_t)j), v2_load(y, (size_t)(j + 1))));
+    v2_store(g, (size_t)j, val);
 }
 
 // block_chunk_back's work on a chunk (at most MAXC block rows): every value of the chunk is
@@ -1114,8 +1076,11 @@ __device__ __forceinline__ void block_back_chunk(const I j, const I P, const int
 // x_interior = y - V S_{j-1} - W S_j; separators are S. With `scatter`, unknown (r, c)
 // goes to out[scatter[2r + c]] (< 0 dropped), else to out[2r + c] for rows r < N.
 template <typename V, typename I>
-__device__ __forceinline__ void block_backward_chunk(const I j, const I P, const int C, const I N, const V* y,
-                                                     const V* v, const V* w, const V* S, const I* scatter, V* out) {
+__global__ void block_chunk_back(const I P, const int C, const I N, const V* __restrict__ y, const V* __restrict__ v,
+                                 const V* __restrict__ w, const V* __restrict__ S, const I* __restrict__ scatter,
+                                 V* __restrict__ out) {
+    const I j = blockIdx.x * (I)blockDim.x + threadIdx.x;
+    if (j >= P) return;
     const V2<V> left = j > 0 ? v2_load(S, (size_t)(j - 1)) : V2<V>{0, 0};
     const V2<V> right = v2_load(S, (size_t)j);
     if (C <= 8) block_back_chunk<8>(j, P, C, N, y, v, w, left, right, scatter, out);
@@ -1123,18 +1088,9 @@ __device__ __forceinline__ void block_backward_chunk(const I j, const I P, const
 }
 
 template <typename V, typename I>
-__global__ void block_chunk_back(const I P, const int C, const I N, const V* __restrict__ y, const V* __restrict__ v,
-                                 const V* __restrict__ w, const V* __restrict__ S, const I* __restrict__ scatter,
-                                 V* __restrict__ out) {
-    const I j = blockIdx.x * (I)blockDim.x + threadIdx.x;
-    if (j >= P) return;
-    block_backward_chunk(j, P, C, N, y, v, w, S, scatter, out);
-}
-
-// The bottom's block Thomas sweeps, by one thread.
-template <typename V, typename I>
-__device__ __forceinline__ void block_thomas_sweeps(const I n, const V* L, const V* inv, const V* cp, const V* b,
-                                                    V* x) {
+__global__ void block_thomas_solve(const I n, const V* __restrict__ L, const V* __restrict__ inv,
+                                   const V* __restrict__ cp, const V* __restrict__ b, V* __restrict__ x) {
+    if (blockIdx.x * blockDim.x + threadIdx.x != 0) return;
     V2<V> z{0, 0};
     for (I i = 0; i < n; ++i) {
         const V2<V> a = i > 0 ? mv(m2_load(L, (size_t)i), z) : V2<V>{0, 0};
@@ -1146,43 +1102,6 @@ __device__ __forceinline__ void block_thomas_sweeps(const I n, const V* L, const
         next = v2_sub(v2_load(x, (size_t)i), mv(m2_load(cp, (size_t)i), next));
         v2_store(x, (size_t)i, next);
     }
-}
-
-template <typename V, typename I>
-__global__ void block_thomas_solve(const I n, const V* __restrict__ L, const V* __restrict__ inv,
-                                   const V* __restrict__ cp, const V* __restrict__ b, V* __restrict__ x) {
-    if (blockIdx.x * blockDim.x + threadIdx.x != 0) return;
-    block_thomas_sweeps(n, L, inv, cp, b, x);
-}
-
-struct BlockSteps {
-    static constexpr int K = 4, H = 2;
-    template <typename V, typename I>
-    __device__ static void forward(const I j, const Level& lv, const V* rhs, V* work) {
-        block_forward_chunk(j, (I)lv.P, lv.C, (I)lv.N, rhs, (const I*)nullptr, work + lv.inv, work + lv.cp,
-                            work + lv.lint, work + lv.y, work + lv.sep_b);
-    }
-    template <typename V, typename I>
-    __device__ static void reduce(const I j, const Level& lv, V* work) {
-        block_reduced_rhs_row(j, (I)lv.P, lv.C, work + lv.sep_lo, work + lv.sep_hi, work + lv.y, work + lv.sep_b,
-                              work + lv.g);
-    }
-    template <typename V, typename I>
-    __device__ static void bottom(const I n, const Level& b, const V* g, V* x, V* work) {
-        block_thomas_sweeps(n, work + b.lint, work + b.inv, work + b.cp, g, x);
-    }
-    template <typename V, typename I>
-    __device__ static void back(const I j, const Level& lv, V* target, V* work) {
-        block_backward_chunk(j, (I)lv.P, lv.C, (I)lv.N, work + lv.y, work + lv.v, work + lv.w, work + lv.S,
-                             (const I*)nullptr, target);
-    }
-};
-
-// top_solve of the 2x2 block solver.
-template <typename V, typename I>
-__global__ void block_top_solve(const I m, const int C0, const int C1, const int first_top, const int n_levels,
-                                V* work) {
-    top_levels<BlockSteps>(m, C0, C1, first_top, n_levels, work);
 }
 
 // The 2x2 blocks in two passes, as the scalar extraction: block_row_entries reads A in
