@@ -42,7 +42,7 @@ def gpu_case(A, dtype):
     import cupy
 
     from kernels.cuda import get_kernel, row_grid
-    from kernels.factor import _proposal_buffers
+    from kernels.factor import _proposal_buffers, _proposal_layout
 
     Ad = to_device(A.astype(dtype))
     Ad.sum_duplicates()  # canonical CSR (sorted rows) for the symmetry test
@@ -60,7 +60,8 @@ def gpu_case(A, dtype):
     # one proposal kernel at k = 1 (charging on) on the state after iteration 0
     partners, weights, _ = parallel_factor(W, 2, 1, 5, 0, 0.5, 0, from_matrix=fm)
     count = (partners >= 0).sum(axis=1).astype(np.uint8)
-    proposals, layout, _, _, _, _ = _proposal_buffers(N, 2, W.data.dtype, W.indices.dtype)
+    layout = _proposal_layout(N, 2, W.data.dtype, W.indices.dtype, False, False)
+    proposals, layout, _, _, _, _ = _proposal_buffers(layout)
     propose = get_kernel("factor", "propose", W.data.dtype, W.indices.dtype)
     threads = 128
     blocks = (N + threads - 1) // threads

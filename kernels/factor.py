@@ -15,6 +15,7 @@ The graph is a symmetric CSR weight matrix ``W`` with no diagonal (from
 from __future__ import annotations
 
 import functools
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit, prange
@@ -234,6 +235,8 @@ SAMPLE_ROWS = 4096
 #: ``sample_check``'s block size (factor.cu's SAMPLE_THREADS, a warp per row): its
 #: SAMPLE_BLOCKS = SAMPLE_ROWS * 32 / SAMPLE_THREADS blocks store a verdict byte each.
 _SAMPLE_THREADS = 128
+#: Threads per block of the row kernels of the rounds.
+_ROW_THREADS = 128
 #: A checked factor's flags (factor.cu, check[0..3]) and the sample's verdict bytes after them.
 _FLAGS_BYTES = 4 * 8 + SAMPLE_ROWS * 32 // _SAMPLE_THREADS
 
@@ -249,11 +252,9 @@ _FLAGS_BYTES = 4 * 8 + SAMPLE_ROWS * 32 // _SAMPLE_THREADS
 ROW_SLOT_ENTRIES = 4
 
 
-@functools.lru_cache(maxsize=64)
 def _proposal_layout(N, n, vtype, itype, slots, flags):
     """``(bytes, first, later, slots, masks, flags)`` of :func:`_proposal_buffers`, with
-    offsets for addresses (cached: the set-up's host time before its first proposal keeps
-    the device idle)."""
+    offsets for addresses."""
     isz, vsz = np.dtype(itype).itemsize, np.dtype(vtype).itemsize
     base = -(-_FLAGS_BYTES // 256) * 256 if flags else 0
     weights_at = base + -(-N * n * isz // 256) * 256  # the first round's weights
@@ -271,28 +272,73 @@ def _proposal_layout(N, n, vtype, itype, slots, flags):
             slots_at, masks_at, flags_at)
 
 
-def _proposal_buffers(N, n, vtype, itype, slots=False, flags=False):
-    """The rows' proposals (``factor.cu``, ``Proposals``): ``(buffer, first, later,
-    slots, masks, flags)``, the kernel arguments ``(targets, weights)`` of the first round
-    (an N x n array of each) and ``(targets, weights, targets' stride, weights' stride)``
-    of the later rounds, the rows' slots (``ROW_SLOT_ENTRIES``; None without ``slots``),
-    with n = 2 the later rounds' proposal masks of the rows read from their slots (a byte
-    per row; else None) and a checked factor's flags (``_FLAGS_BYTES`` at the buffer's
-    start, set by ``sample_check`` and the first proposal, no memset needed; their
-    address, None without ``flags``).
-    For n = 2 the later rounds use one record per row in the same buffer (the first
-    round's proposals are dead by then): the pair of the larger type first, the other
-    padded to as many bytes (16 bytes for float32 and int32, else 32)."""
+def _proposal_buffers(layout):
+    """The rows' proposals (``factor.cu``, ``Proposals``) in one allocation of
+    :func:`_proposal_layout`'s ``layout``: ``(buffer, first, later, slots, masks, flags)``,
+    the kernel arguments ``(targets, weights)`` of the first round (an N x n array of
+    each) and ``(targets, weights, targets' stride, weights' stride)`` of the later rounds,
+    the rows' slots (``ROW_SLOT_ENTRIES``; None without them), with n = 2 the later
+    rounds' proposal masks of the rows read from their slots (a byte per row; else None)
+    and a checked factor's flags (``_FLAGS_BYTES`` at the buffer's start, set by
+    ``sample_check`` and the first proposal, no memset needed; their address, None without
+    them); ``buffer`` is a ``cupy.cuda.MemoryPointer``. For n = 2 the later rounds use one
+    record per row in the same buffer (the first round's proposals are dead by then): the
+    pair of the larger type first, the other padded to as many bytes (16 bytes for float32
+    and int32, else 32)."""
     import cupy
 
-    nbytes, first, later, slots_at, masks_at, flags_at = _proposal_layout(N, n, np.dtype(vtype), np.dtype(itype),
-                                                                          bool(slots), bool(flags))
-    buffer = cupy.empty(nbytes, dtype=np.uint8)
-    base = buffer.data.ptr
+    nbytes, first, later, slots_at, masks_at, flags_at = layout
+    buffer = cupy.cuda.alloc(nbytes)  # a MemoryPointer: no array object to make
+    base = buffer.ptr
     arg = kernel_int()
-    slots, masks, flags = (None if at is None else arg(base + at) for at in (slots_at, masks_at, flags_at))
     return (buffer, (arg(base + first[0]), arg(base + first[1])),
-            (arg(base + later[0]), arg(base + later[1]), arg(later[2]), arg(later[3])), slots, masks, flags)
+            (arg(base + later[0]), arg(base + later[1]), arg(later[2]), arg(later[3])),
+            None if slots_at is None else arg(base + slots_at), None if masks_at is None else arg(base + masks_at),
+            None if flags_at is None else arg(base + flags_at))
+
+
+class _FirstRound(NamedTuple):
+    """What the first round's launches need besides the arrays (:func:`_first_round`)."""
+
+    warp: bool  # a warp per row
+    slotted: bool  # the first proposal writes the rows' slots (ROW_SLOT_ENTRIES)
+    layout: tuple  # _proposal_layout's
+    sample: object  # sample_check (a checked factor), else None
+    propose: object  # the first proposal's kernel
+    blocks: int  # its grid
+    rows: object  # N and the rows of the sample, as kernel arguments
+    sampled: object
+    lead: tuple  # the proposal's arguments between the proposals' arrays and the flags
+    trail: tuple  # and between the flags and the diagonal
+
+
+@functools.lru_cache(maxsize=64)
+def _first_round(N, nnz, vchar, ichar, device_id, n, iterations, seed, k_m, threshold, absval, kernel, check, mirror):
+    """The first round's kernels, grid, buffer layout and scalar arguments for a matrix
+    of this size and these parameters, cached: the device idles until the host has queued
+    that round, and on a host whose caches the caller's work has just evicted every lookup
+    on the way costs a few us (H100 host, after an SpMV burst: ``get_kernel`` 4.8 us,
+    ``row_grid`` 7.9, the proposals' layout and allocation 18.3)."""
+    vtype, itype = np.dtype(vchar), np.dtype(ichar)
+    if kernel == "auto":
+        kernel = "warp" if nnz >= WARP_ROW_LENGTH * N else "thread"
+    if kernel not in ("thread", "warp"):
+        raise ValueError(f"kernel must be 'auto', 'thread' or 'warp', got {kernel!r}")
+    warp = kernel == "warp"
+    slotted = (iterations > 1 and not warp and not mirror and vchar == "f" and ichar == "i"
+               and nnz <= (ROW_SLOT_ENTRIES + 1) * N)
+    scalar = kernel_int()
+    round0 = (scalar(seed), scalar(k_m != 0), scalar(threshold), scalar(absval))  # seed, charging, p, |a|
+    if slotted:
+        propose, lead = get_kernel("factor", "propose_slotted", vtype, itype), (scalar(n), *round0)
+    else:  # round 0 (k = 0), first, not listed
+        propose = get_kernel("factor", "propose_warp" if warp else "propose", vtype, itype)
+        lead = (scalar(n), scalar(0), *round0, scalar(1), scalar(0), None, None)
+    lanes = 32 if warp else 1
+    blocks = row_grid(lanes * N, _ROW_THREADS, WARP_KERNEL_THREADS_PER_SM if warp else FIRST_PROPOSAL_THREADS_PER_SM)
+    return _FirstRound(warp, slotted, _proposal_layout(N, n, vtype, itype, slotted, check),
+                       get_kernel("factor", "sample_check", vtype, itype) if check else None, propose, blocks,
+                       scalar(N), scalar(min(N, SAMPLE_ROWS)), lead, (scalar(mirror), scalar(check)))
 
 
 def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kernel="auto", check=False, mirror=False,
@@ -312,50 +358,39 @@ def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kern
         checked = MatrixCheck(_check_flags(W)) if check else None
         return (cupy.full((N, n), -1, dtype=itype), cupy.zeros((N, n), dtype=vtype), cupy.zeros(0, dtype=np.uint64),
                 checked)
-    if kernel == "auto":
-        kernel = "warp" if W.nnz >= WARP_ROW_LENGTH * N else "thread"
-    if kernel not in ("thread", "warp"):
-        raise ValueError(f"kernel must be 'auto', 'thread' or 'warp', got {kernel!r}")
-    threads = 128
-    warp = kernel == "warp"
-    lanes = 32 if warp else 1
-    scalar = kernel_int()  # every integer argument (the device waits for the first two launches)
-    n32, N_ = scalar(n), scalar(N)
-    # Round 0 covers all rows (one launch per step) and lists the rows it leaves open.
-    slotted = (iterations > 1 and not warp and not mirror and vtype.char == "f" and itype.char == "i"
-               and W.nnz <= (ROW_SLOT_ENTRIES + 1) * N)
-    proposals, first_layout, later_layout, slots, masks, flags = _proposal_buffers(N, n, vtype, itype, slotted, check)
+    plan = _first_round(N, W.nnz, vtype.char, itype.char, cupy.cuda.runtime.getDevice(), n, iterations, seed, k_m,
+                        threshold, absval, kernel, check, mirror)
+    threads = _ROW_THREADS
+    proposals, first_layout, later_layout, slots, masks, flags = _proposal_buffers(plan.layout)
     if mirror and not check:  # the flag of a pattern without some mirror (factor.cu)
         flags = cupy.zeros(4, dtype=np.uint64)
     diag = cupy.empty(N, dtype=vtype) if entries else None  # written in full by the first proposal
-    first = (scalar(0), None, None)  # not listed
-    pblocks = row_grid(lanes * N, threads, WARP_KERNEL_THREADS_PER_SM if warp else FIRST_PROPOSAL_THREADS_PER_SM)
-    round0 = (scalar(seed), scalar(k_m != 0), scalar(threshold), scalar(absval))  # seed, charging, p, |a|
-    if slotted:
-        propose = get_kernel("factor", "propose_slotted", vtype, itype)
-        args = (N_, W.indptr, W.indices, W.data, *first_layout, n32, *round0, flags, scalar(mirror), scalar(check),
-                diag, slots)
+    # Round 0 covers all rows and lists the rows it leaves open. The device idles until
+    # the first proposal is queued. The sample check (the device's first work, which also
+    # sets the flags: factor.cu, sample_check) and the proposal are launched back to back,
+    # everything they need made before, so that the second launch finds the launch path in
+    # the host's caches (H100 host: the proposal's launch cost 18.6 us with allocations and
+    # arguments made between the two, against about 8 in a loop).
+    if plan.slotted:
+        args = (plan.rows, W.indptr, W.indices, W.data, *first_layout, *plan.lead, flags, *plan.trail, diag, slots)
     else:
-        propose = get_kernel("factor", "propose_warp" if warp else "propose", vtype, itype)
-        args = (N_, W.indptr, W.indices, W.data, None, None, *first_layout, n32, scalar(0), *round0, scalar(1), *first,
-                flags, scalar(mirror), scalar(check), diag)
-    # The device idles until the first proposal is queued. The sample check (the device's
-    # first work, which also sets the flags: factor.cu, sample_check) and the proposal are
-    # launched back to back, everything they need made before, so that the second launch
-    # finds the launch path in the host's caches (H100 host: the proposal's launch cost
-    # 18.6 us with allocations and arguments made between the two, against about 8 in a loop).
+        args = (plan.rows, W.indptr, W.indices, W.data, None, None, *first_layout, *plan.lead, flags, *plan.trail, diag)
     if check:
-        sample = get_kernel("factor", "sample_check", vtype, itype)
-        sample_args = (N_, scalar(min(N, SAMPLE_ROWS)), W.indptr, W.indices, W.data, flags)
-        sample((SAMPLE_ROWS * 32 // _SAMPLE_THREADS,), (_SAMPLE_THREADS,), sample_args)
-    propose((pblocks,), (threads,), args)
+        plan.sample((SAMPLE_ROWS * 32 // _SAMPLE_THREADS,), (_SAMPLE_THREADS,),
+                    (plan.rows, plan.sampled, W.indptr, W.indices, W.data, flags))
+    plan.propose((plan.blocks,), (threads,), args)
+    warp, slotted = plan.warp, plan.slotted
+    lanes = 32 if warp else 1
+    scalar = kernel_int()  # every integer argument
+    n32, N_ = scalar(n), plan.rows
+    first = (scalar(0), None, None)  # not listed
     # readable once this proposal has run; a failed check stops the later rounds on the device;
     # with the check, the proposals are on the weights of A' + A'^T when a sample of rows
     # proves the values unsymmetric (flags[3]: the device chooses, no read-back). The array
     # over the checked flags is made here, once the first kernels are queued: the host's
     # time before them keeps the device idle.
     if check:  # they lead the proposals' buffer
-        flags = cupy.ndarray(4, np.uint64, memptr=proposals.data)
+        flags = cupy.ndarray(4, np.uint64, memptr=proposals)
     checked = MatrixCheck(EarlyRead(flags), W) if flags is not None else None
     partners = cupy.empty((N, n), dtype=itype)  # written in full by the first confirm
     weights = cupy.empty((N, n), dtype=vtype)
@@ -431,6 +466,13 @@ def factor_rounds(W, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, from_matrix=F
     if entries and not (n == 2 and iterations > 0):
         raise ValueError(f"entries=True records the entries of a [0,2]-factor's partners in at least one round, "
                          f"got n={n}, iterations={iterations}")
+    return _factor_rounds(W, n, iterations, m, k_m, threshold, seed, from_matrix, kernel, check, entries)
+
+
+def _factor_rounds(W, n, iterations, m, k_m, threshold, seed, from_matrix, kernel="auto", check=False, entries=False):
+    """:func:`factor_rounds` of valid arguments (``threshold``: :func:`charge_threshold`'s),
+    for callers that have checked them (on the GPU the device idles until the first
+    proposal is queued)."""
     if is_device_array(W):
         out = _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, bool(from_matrix), kernel, check,
                                    entries=entries)

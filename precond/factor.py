@@ -13,7 +13,8 @@ import numpy as np
 from kernels.backend import (all_finite, get_array_module, inverse_permutation, is_device_array, sparse_module,
                              to_device, to_host)
 from kernels.factor import greedy_factor as _greedy
-from kernels.factor import factor_rounds, is_maximal, mirror_factor_rounds, mirror_weights, rounds_used, weights_symmetric
+from kernels.factor import _factor_rounds, charge_threshold, is_maximal, mirror_factor_rounds, mirror_weights, rounds_used
+from kernels.factor import weights_symmetric
 from kernels.forest import linear_forest_arrays
 from kernels.graph import abs_graph, offdiag_abs, transpose_sum
 from kernels.timing import PhaseClock
@@ -279,11 +280,10 @@ def _factor(A, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, symmetric=None, val
     iterations = _check_int("iterations", iterations, 0)
     m = _check_int("m", m, 1)
     k_m = _check_int("k_m", k_m, 0)
-    if not 0 <= p <= 1:
-        raise ValueError(f"charge probability p must be in [0, 1], got {p}")
+    threshold = charge_threshold(p)
     seed = _check_int("seed", seed, 0)
     clock = PhaseClock(is_device_array(A)) if timed else None
-    rounds = (n, iterations, m, k_m, p, seed)
+    rounds = (n, iterations, m, k_m, threshold, seed)  # _factor_rounds' (arguments checked)
     real = np.dtype(A.dtype).char in "fd"  # float32 or float64
     G, source = A, None  # source: Factor.weight_source's pair, or a function building it
     weight_graph = None  # builds A' + A'^T on A's own pattern, when the factor is on it
@@ -292,8 +292,7 @@ def _factor(A, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, symmetric=None, val
     if symmetric is None and real:  # the factor of A, valid if the check of its first round passes
         G = _canonical_csr(A)
         entries = entries and n == 2 and iterations > 0
-        partners, weights, flags, check, *found = factor_rounds(G, *rounds, from_matrix=True, check=True,
-                                                                entries=entries)
+        partners, weights, flags, check, *found = _factor_rounds(G, *rounds, True, check=True, entries=entries)
         finite = check.finite
         if finite and check.symmetric:
             source = (G, True)
@@ -308,14 +307,14 @@ def _factor(A, n=2, iterations=5, m=5, k_m=0, p=0.5, seed=0, symmetric=None, val
     if source is None and real and symmetric is not True and not pattern_tried:  # unsymmetric values
         pattern_tried = True
         G = _canonical_csr(G)
-        mirrored = mirror_factor_rounds(G, *rounds)
+        mirrored = mirror_factor_rounds(G, n, iterations, m, k_m, p, seed)
         if mirrored is not None:
             partners, weights, flags, weight_graph = mirrored
     if weight_graph is not None:
         source = lambda: (weight_graph(), True)  # noqa: E731 - A' + A'^T on A's pattern, its zeros kept
     if source is None:
         G, from_matrix = weight_source(G, False if pattern_tried else symmetric, mirror=not pattern_tried)
-        partners, weights, flags = factor_rounds(G, *rounds, from_matrix=from_matrix)
+        partners, weights, flags = _factor_rounds(G, *rounds, from_matrix)
         source = (G, from_matrix)
     if clock is not None:
         clock.mark("factor")

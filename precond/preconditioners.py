@@ -62,12 +62,13 @@ def check_matrix(A, finite=True):
 class Preconditioner:
     """Base class: holds backend, shape, dtype and the setup-time breakdown."""
 
-    def __init__(self, A):
+    def __init__(self, A, clock=None):
         self.shape = A.shape
         self.dtype = np.dtype(A.dtype)
         self.xp = get_array_module(A)
         self.on_gpu = is_device_array(A)
-        self._clock = PhaseClock(self.on_gpu)  # subclasses mark the end of each set-up phase
+        # subclasses mark the end of each set-up phase (``clock``: one started before)
+        self._clock = PhaseClock(self.on_gpu) if clock is None else clock
 
     @property
     def setup_time(self) -> dict[str, float]:
@@ -219,11 +220,14 @@ class AlgebraicTridiagonalPrecond(_FactorizedPrecond):
 
     def __init__(self, A, *, iterations=5, m=5, k_m=0, p=0.5, seed=0):
         A = check_matrix(A, finite=False)  # the factor tests the entries in its first round
-        super().__init__(A)
-        clock = self._clock
-        with zero_pool(self.on_gpu):  # the set-up's counters and flags: one memset
+        gpu = is_device_array(A)
+        # The device idles until the factor's first kernels are queued: only the clock, which
+        # must start before them, comes first; the base class's state follows them.
+        clock = PhaseClock(gpu)
+        with zero_pool(gpu):  # the set-up's counters and flags: one memset
             f, self.m = _best_factor(A, 2, m, iterations=iterations, k_m=k_m, p=p, seed=seed, entries=True,
                                      timed=False)
+            super().__init__(A, clock)
             clock.mark("factor")
             # the extraction's entries of A: recorded by the GPU's factor rounds where the
             # factor is on A itself; else a pass over A, which needs the factor only, queued
