@@ -300,7 +300,7 @@ def _proposal_buffers(layout):
 class _FirstRound(NamedTuple):
     """What the first round's launches need besides the arrays (:func:`_first_round`)."""
 
-    warp: bool  # a warp per row
+    lanes: int  # threads per row: 32 (a warp per row) or 1
     slotted: bool  # the first proposal writes the rows' slots (ROW_SLOT_ENTRIES)
     layout: tuple  # _proposal_layout's
     sample: object  # sample_check (a checked factor), else None
@@ -336,7 +336,7 @@ def _first_round(N, nnz, vchar, ichar, device_id, n, iterations, seed, k_m, thre
         lead = (scalar(n), scalar(0), *round0, scalar(1), scalar(0), None, None)
     lanes = 32 if warp else 1
     blocks = row_grid(lanes * N, _ROW_THREADS, WARP_KERNEL_THREADS_PER_SM if warp else FIRST_PROPOSAL_THREADS_PER_SM)
-    return _FirstRound(warp, slotted, _proposal_layout(N, n, vtype, itype, slotted, check),
+    return _FirstRound(lanes, slotted, _proposal_layout(N, n, vtype, itype, slotted, check),
                        get_kernel("factor", "sample_check", vtype, itype) if check else None, propose, blocks,
                        scalar(N), scalar(min(N, SAMPLE_ROWS)), lead, (scalar(mirror), scalar(check)))
 
@@ -379,8 +379,6 @@ def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kern
         plan.sample((SAMPLE_ROWS * 32 // _SAMPLE_THREADS,), (_SAMPLE_THREADS,),
                     (plan.rows, plan.sampled, W.indptr, W.indices, W.data, flags))
     plan.propose((plan.blocks,), (threads,), args)
-    warp, slotted = plan.warp, plan.slotted
-    lanes = 32 if warp else 1
     scalar = kernel_int()  # every integer argument
     n32, N_ = scalar(n), plan.rows
     first = (scalar(0), None, None)  # not listed
@@ -408,12 +406,12 @@ def _gpu_parallel_factor(W, n, iterations, m, k_m, seed, threshold, absval, kern
         # The later rounds run over the open rows in one cooperative launch, each over the
         # rows the round before left open; an uncharged round without proposals proves the
         # factor maximal and ends it (M_max from the flags).
-        launch_cooperative(get_kernel("factor", "open_rounds", vtype, itype), lanes * N, threads,
+        launch_cooperative(get_kernel("factor", "open_rounds", vtype, itype), plan.lanes * N, threads,
                            (N_, W.indptr, W.indices, W.data, partners, weights, count, *later_layout, n32,
                             scalar(iterations), scalar(m), scalar(k_m), scalar(seed), scalar(threshold),
-                            scalar(absval), scalar(warp), rows, n_open, proposed, scalar(mirror),
+                            scalar(absval), scalar(plan.lanes == 32), rows, n_open, proposed, scalar(mirror),
                             flags if check else None, slots, masks),
-                           per_sm=OPEN_ROUNDS_THREADS_PER_SM_SLOTTED if slotted else OPEN_ROUNDS_THREADS_PER_SM)
+                           per_sm=OPEN_ROUNDS_THREADS_PER_SM_SLOTTED if plan.slotted else OPEN_ROUNDS_THREADS_PER_SM)
     del proposals  # freed after the rounds (CuPy's pool is stream-ordered)
     out = (partners, weights, proposed, checked)
     return (*out, (diag, count)) if entries else out
@@ -660,7 +658,7 @@ def _check_flags(A):
 
     N = A.shape[0]
     flags = cupy.zeros(4, dtype=np.uint64)
-    threads = 128
+    threads = _ROW_THREADS
     get_kernel("factor", "sym_check", A.data.dtype, A.indices.dtype)(
         (row_grid(N, threads),), (threads,), (A.indices.dtype.type(N), A.indptr, A.indices, A.data, flags))
     return EarlyRead(flags)
@@ -706,7 +704,7 @@ def mirror_weights(A):
         N = A.shape[0]
         w = cupy.empty_like(A.data)
         flags = cupy.zeros(2, dtype=np.uint64)  # [non-finite, unmirrored]
-        threads = 128
+        threads = _ROW_THREADS
         get_kernel("factor", "mirror_sum", A.data.dtype, A.indices.dtype)(
             (row_grid(N, threads),), (threads,), (A.indices.dtype.type(N), A.indptr, A.indices, A.data, w, flags))
         if int(flags[1]):

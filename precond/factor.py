@@ -13,8 +13,8 @@ import numpy as np
 from kernels.backend import (all_finite, get_array_module, inverse_permutation, is_device_array, sparse_module,
                              to_device, to_host)
 from kernels.factor import greedy_factor as _greedy
-from kernels.factor import _factor_rounds, charge_threshold, is_maximal, mirror_factor_rounds, mirror_weights, rounds_used
-from kernels.factor import weights_symmetric
+from kernels.factor import (_factor_rounds, charge_threshold, is_maximal, mirror_factor_rounds, mirror_weights,
+                            rounds_used, weights_symmetric)
 from kernels.forest import linear_forest_arrays
 from kernels.graph import abs_graph, offdiag_abs, transpose_sum
 from kernels.timing import PhaseClock
