@@ -392,56 +392,115 @@ def _ruler_link(n_rulers, capacity, w_end, w_met, w_len, w_bw, w_ba, w_bb, w_bn,
 
 
 _RULER_SAT = 1 << 30  # window lengths saturate here (on a cycle the windows wrap)
+_HOP_ENDED = 1 << 30  # forest.cu's HOP_ENDED
+#: Level of the ruler scan folded from level 0 gap by gap, each slot alone, before the
+#: scan's first step (odd; ``forest.cu``'s ``fold_gaps``): most lists of slots are short
+#: (random_diffusion2d at 2.9M rows: no path spans more than 8 gaps), and each step it
+#: replaces read and wrote every slot's window behind a grid barrier. H100, ``ruler_scan``
+#: (Nsight Compute, us) without / from level 1 / 3 / 5: random_diffusion2d float32 90.0 /
+#: 81.7 / 49.0 / 60.0, ANISO2 float32 131.2 / 136.3 / 130.9 / 196.0; without / from 3:
+#: random_diffusion2d float64 88.3 / 48.6, convection_diffusion3d float32 64.2 / 57.4,
+#: ANISO1 float32 115.9 / 110.0, ANISO3 float32 114.3 / 108.7.
+SCAN_START = 3
+
+
+# A level of the twins: (q, r, mw, ma, mb, nv, dn, mn), one array per field; a window: the
+# last seven as a tuple of scalars.
+@njit(cache=True)
+def _window(lv, t):
+    return (np.int64(lv[1][t]), lv[2][t], np.int64(lv[3][t]), np.int64(lv[4][t]), np.int64(lv[5][t]),
+            np.int64(lv[6][t]), np.int64(lv[7][t]))
+
+
+@njit(cache=True)
+def _store(lv, t, x, w):
+    lv[0][t] = x
+    lv[1][t] = w[0]
+    lv[2][t] = w[1]
+    lv[3][t] = w[2]
+    lv[4][t] = w[3]
+    lv[5][t] = w[4]
+    lv[6][t] = w[5]
+    lv[7][t] = w[6]
+
+
+@njit(cache=True)
+def _append_window(w, nxt):
+    """Twin of ``append_window``: window ``w`` followed by ``nxt``."""
+    d, bw, ba, bb, bn, bd, m = w
+    if _edge_less(nxt[1], nxt[2], nxt[3], bw, ba, bb):
+        bw, ba, bb, bn = nxt[1], nxt[2], nxt[3], nxt[4]
+        bd = min(d + nxt[5], _RULER_SAT)
+    return (min(d + nxt[0], _RULER_SAT), bw, ba, bb, bn, bd, min(m, nxt[6]))
 
 
 @njit(cache=True, parallel=True)
-def _ruler_scan_step(n_slots, s, busy, link, q, r, mw, ma, mb, nv, dn, mn, q2, r2, mw2, ma2, mb2, nv2, dn2, mn2):
+def _fold_gaps(n_slots, start, level0, a, b):
+    """Twin of ``fold_gaps``: level ``start`` from level 0, each slot alone."""
+    link = level0[0]
+    for t in prange(n_slots):
+        x = link[t]
+        w = _window(level0, t)
+        h = 1
+        while h < (1 << start) and x >= 0:
+            kw = x ^ 1
+            w = _append_window(w, _window(level0, kw))
+            x = link[kw]
+            h += 1
+        a[0][t] = x - _HOP_ENDED if x < 0 else x
+        b[0][t] = x
+        if x < 0:
+            _store(b, t, x, w)
+        else:
+            _store(a, t, x, w)
+
+
+@njit(cache=True)
+def _window_at(g, inp, ended, use_ended):
+    """Twin of ``window_at``."""
+    if use_ended and inp[0][g] < -_HOP_ENDED:
+        return _window(ended, g)
+    return _window(inp, g)
+
+
+@njit(cache=True, parallel=True)
+def _ruler_scan_step(n_slots, s, busy, link, inp, out, use_ended):
     unfinished = 0
     for t in prange(n_slots):
-        if s >= 2 and q2[t] < 0:  # ended a level earlier: final in both buffers
+        if out[0][t] < 0:  # ended at the level before: final
             continue
-        x, d, m = q[t], r[t], mn[t]
-        bw, ba, bb, bn, bd = mw[t], ma[t], mb[t], nv[t], dn[t]
+        x = inp[0][t]
+        w = _window(inp, t)
         if x >= 0:
-            if q[t ^ 1] < 0 or m != mn[link[t] ^ 1]:
+            if inp[0][t ^ 1] < 0 or w[6] != _window_at(link[t] ^ 1, inp, out, use_ended)[6]:
                 unfinished += 1
             kw = x ^ 1
-            if _edge_less(mw[kw], ma[kw], mb[kw], bw, ba, bb):
-                bw, ba, bb, bn = mw[kw], ma[kw], mb[kw], nv[kw]
-                bd = min(np.int64(d) + dn[kw], _RULER_SAT)
-            d = min(np.int64(d) + r[kw], _RULER_SAT)
-            m = min(m, mn[kw])
-            x = q[kw]
-        q2[t] = x
-        r2[t] = d
-        mw2[t] = bw
-        ma2[t] = ba
-        mb2[t] = bb
-        nv2[t] = bn
-        dn2[t] = bd
-        mn2[t] = m
+            w = _append_window(w, _window_at(kw, inp, out, use_ended))
+            x = inp[0][kw]
+            if x < -_HOP_ENDED:
+                x += _HOP_ENDED
+        _store(out, t, x, w)
     if unfinished:
         busy[s] = 1
 
 
 @njit(cache=True)
-def _ruler_scan(n_slots, steps, busy, steps_run, link, q0, r0, mw0, ma0, mb0, nv0, dn0, mn0, qa, ra, mwa, maa, mba,
-                nva, dna, mna, qb, rb, mwb, mab, mbb, nvb, dnb, mnb):
-    """Twin of the cooperative CUDA ``ruler_scan``: level 0 -> a -> b -> a ... -> b."""
+def _ruler_scan(n_slots, steps, start, busy, steps_run, link, r0, mw0, ma0, mb0, nv0, dn0, mn0, qa, ra, mwa, maa,
+                mba, nva, dna, mna, qb, rb, mwb, mab, mbb, nvb, dnb, mnb):
+    """Twin of the cooperative CUDA ``ruler_scan``: level 0 -> level ``start`` in a -> b -> a ... -> b."""
+    level0 = (link, r0, mw0, ma0, mb0, nv0, dn0, mn0)
+    a = (qa, ra, mwa, maa, mba, nva, dna, mna)
+    b = (qb, rb, mwb, mab, mbb, nvb, dnb, mnb)
+    _fold_gaps(n_slots, start, level0, a, b)
     steps_run[0] = steps
-    for s in range(steps):
-        if s == 0:
-            _ruler_scan_step(n_slots, s, busy, link, q0, r0, mw0, ma0, mb0, nv0, dn0, mn0,
-                             qa, ra, mwa, maa, mba, nva, dna, mna)
-        elif s % 2 == 1:
-            _ruler_scan_step(n_slots, s, busy, link, qa, ra, mwa, maa, mba, nva, dna, mna,
-                             qb, rb, mwb, mab, mbb, nvb, dnb, mnb)
+    for s in range(start, steps):
+        if s % 2 == 1:
+            _ruler_scan_step(n_slots, s, busy, link, a, b, True)
+            if (s > start and busy[s - 1] == 0) or busy[s] == 0:
+                steps_run[0] = s + 1
+                break
         else:
-            _ruler_scan_step(n_slots, s, busy, link, qb, rb, mwb, mab, mbb, nvb, dnb, mnb,
-                             qa, ra, mwa, maa, mba, nva, dna, mna)
-        if s % 2 == 1 and (busy[s - 1] == 0 or busy[s] == 0):
-            steps_run[0] = s + 1
-            break
+            _ruler_scan_step(n_slots, s, busy, link, b, a, False)
 
 
 @njit(cache=True)
@@ -842,7 +901,9 @@ def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, run=RULER
     # cycle and the distance to it. A list of slots has fewer than nr hops; the scan stops
     # itself once the lists are done, always after an odd step (result in buffer b).
     link = level0[0]
-    launcher("ruler_scan", ns, sc(ns), np.int32(_scan_steps(nr)), busy, steps_run, link, level0, a, b)
+    steps = _scan_steps(nr)
+    launcher("ruler_scan", ns, sc(ns), np.int32(steps), np.int32(min(SCAN_START, steps - 1)), busy, steps_run, link,
+             level0[1:], a, b)
     mark()
     launcher("ruler_finish", N, sc(N), P, Wt, claim, level0, b, path_id, position, length, removed_lo)
     del walk_buffer, scan_buffer  # freed after the kernels queued on them (CuPy's pool is stream-ordered)
@@ -882,8 +943,9 @@ def linear_forest_ruling(partners, weights, *, spacing=RULER_SPACING, run=RULER_
     (a grid's rows) runs would lengthen the gaps by the run length. The two
     rulers of a gap walk towards each other, claiming vertices, and meet halfway, so every
     vertex is visited once. The much shorter lists of ruler slots get
-    the paper's bidirectional scan, ``ceil(log2 R) + 1`` steps carrying both operators at
-    once: ``+`` for the distance to the path end and ``min`` for the weakest edge ahead
+    the paper's bidirectional scan, at most ``ceil(log2 R) + 1`` steps (the first
+    ``SCAN_START`` folded gap by gap by each slot alone, and the scan stops once every list
+    is done) carrying both operators at once: ``+`` for the distance to the path end and ``min`` for the weakest edge ahead
     together with the distance to it. On a path the first ranks the vertices; on a cycle
     (its pointers never end) the second says where the cycle is cut and how far each
     vertex lies from either side of the cut, so cycles need no second pass. Every vertex
@@ -896,8 +958,8 @@ def linear_forest_ruling(partners, weights, *, spacing=RULER_SPACING, run=RULER_
     removed_edges`` that compute them when called, and ``overlap`` is called while the host
     waits for the number of rulers (see :func:`linear_forest_arrays`).
 
-    ``stats`` (a dict), if given, receives the number of rulers, the scan steps run and
-    the time in seconds of the phases ``select_rulers``, ``walks``, ``ruler_scan``,
+    ``stats`` (a dict), if given, receives the number of rulers, the scan's levels reached
+    (``ruler_steps``, the folded ones included) and the time in seconds of the phases ``select_rulers``, ``walks``, ``ruler_scan``,
     ``finish`` and ``permutation`` (CUDA events on the GPU).
     """
     if is_device_array(partners):

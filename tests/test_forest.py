@@ -256,12 +256,16 @@ def test_rulers_sparser_among_dense_path_ends():
         assert abs((stats["rulers"] - 2 * N // length) - expected) < 0.15 * expected
 
 
-@pytest.mark.parametrize("lockstep", [True, False])
-def test_ruling_set_on_many_cycles(lockstep):
+@pytest.mark.parametrize("lockstep, scan_start", [(True, 3), (False, 3), (True, 1), (True, 7)])
+def test_ruling_set_on_many_cycles(lockstep, scan_start, monkeypatch):
     """Rings of all lengths 3..60 plus a path: many cycles with and without rulers. The
     walks run in lockstep rounds (the two walks of a gap meet halfway) or one after the
-    other (one walk claims the whole gap): both are interleavings of the CUDA kernel."""
+    other (one walk claims the whole gap): both are interleavings of the CUDA kernel. The
+    scan's first level folded gap by gap (``SCAN_START``) changes nothing."""
+    import kernels.forest
     from kernels.forest import _CpuLauncher, _ruling_forest
+
+    monkeypatch.setattr(kernels.forest, "SCAN_START", scan_start)
 
     blocks = [_ring(L, np.linspace(1, 2, L)[::-1].copy()) for L in range(3, 61)]
     blocks.append(sp.diags([np.ones(99), np.ones(100), np.ones(99)], [-1, 0, 1]))

@@ -372,20 +372,38 @@ __global__ void ruler_link(const unsigned int* __restrict__ n_rulers, const I ca
 // mn = the smallest ruler rank in it. The weakest edge of a later part replaces only a
 // strictly weaker-ranked one, so nv and dn stay those of its first occurrence (an earlier
 // part shorter than the cycle).
+// Level `start` (odd) is folded from level 0 gap by gap, each slot alone (fold_gaps): most
+// lists are short (random_diffusion2d: no path of more than 8 gaps), and the steps it
+// replaces each read and wrote every slot's window, with a grid barrier after each. Level
+// `start` lies in buffer a, but a slot ended there (its path's end reached) has its final
+// window in buffer b, its pointer in b, and in a its pointer less HOP_ENDED: the steps
+// never write it again, and read its window from b (window_at).
 // Early exit: level s is final when every path window has reached its end and every cycle
 // window covers its whole cycle. A path is unfinished exactly when the inward slot of one
 // of its end rulers has not ended (q[t] >= 0, q[t ^ 1] < 0); a cycle of C gaps is
 // unfinished exactly when 2^s < C, and then the window after its smallest-rank ruler misses
 // that ruler, so two successive slots (t and link[t] ^ 1) differ in mn. Step s sets busy[s]
-// when level s is unfinished; the scan stops after an odd step once level s - 1 or s was
-// final, so the result always lies in buffer b (level 0 -> a -> b -> a -> ... -> b), and
-// records the number of steps it ran in *steps_run.
+// when level s is unfinished; the scan stops after an odd step once level s - 1 (not below
+// `start`) or s was final, so the result always lies in buffer b (level start -> b -> a ->
+// b ...), and records the number of levels reached in *steps_run.
 #define RULER_SAT 0x40000000LL
+#define HOP_ENDED 0x40000000LL
 
 // a + b saturated at RULER_SAT, summed in 64 bits (both may already be saturated)
 template <typename I>
 __device__ __forceinline__ I sat_add(I a, I b) {
     return (I)min((long long)a + (long long)b, RULER_SAT);
+}
+
+// Appends the window `next` (the gaps that follow) to `win`.
+template <typename V, typename I>
+__device__ __forceinline__ void append_window(Window<V, I>& win, const Window<V, I>& next) {
+    if (take_weaker(next.mw, next.ma, next.mb, win.mw, win.ma, win.mb)) {
+        win.nv = next.nv;
+        win.dn = sat_add(win.r, next.dn);
+    }
+    win.r = sat_add(win.r, next.r);
+    win.mn = min(win.mn, next.mn);
 }
 
 // One level: pointers and windows (plain pointers: a step writes what the next one reads).
@@ -395,31 +413,52 @@ struct SlotLevel {
     Window<V, I>* w;
 };
 
-// Step over the slots t = t0, t0 + stride, ...; true if it met an unfinished one. With
-// skip_ended (from step 2 on, when `out` holds the level before `in`), a slot whose window
-// had already ended there (out.q[t] < 0) holds its final values in both buffers and is
-// skipped: one load instead of eight loads and eight stores (most slots of short paths,
-// as on random_diffusion2d, end after a step or two).
+// Level `start` of every slot from level 0 (link, w0): up to 2^start gaps, one after the other.
+template <typename V, typename I>
+__device__ __forceinline__ void fold_gaps(const I t0, const I stride, const I n_slots, const int start,
+                                          const I* __restrict__ link, const Window<V, I>* __restrict__ w0,
+                                          const SlotLevel<V, I> a, const SlotLevel<V, I> b) {
+    for (I t = t0; t < n_slots; t += stride) {
+        I x = link[t];
+        Window<V, I> win = w0[t];
+        for (int h = 1; h < (1 << start) && x >= 0; ++h) {
+            const I kw = x ^ 1;
+            append_window(win, w0[kw]);
+            x = link[kw];
+        }
+        a.q[t] = x < 0 ? (I)(x - HOP_ENDED) : x;
+        b.q[t] = x;
+        store_window((x < 0 ? b.w : a.w) + t, win);
+    }
+}
+
+// Window of slot g at the level in `in`; `ended` (buffer b, on the steps that read a): where
+// the slots ended at level `start` keep theirs.
+template <typename V, typename I>
+__device__ __forceinline__ Window<V, I> window_at(const I g, const SlotLevel<V, I> in, const Window<V, I>* ended) {
+    const Window<V, I> w = in.w[g];
+    return ended && in.q[g] < -HOP_ENDED ? ended[g] : w;
+}
+
+// Step over the slots t = t0, t0 + stride, ...; true if it met an unfinished one. A slot
+// whose window had already ended at the level before `in` (out.q[t] < 0) holds its final
+// values and is skipped: one load instead of eight loads and eight stores (most slots of
+// short paths, as on random_diffusion2d, end early).
 template <typename V, typename I>
 __device__ __forceinline__ bool scan_step(const I t0, const I stride, const I n_slots, const I* __restrict__ link,
                                           const SlotLevel<V, I> in, const SlotLevel<V, I> out,
-                                          const bool skip_ended) {
+                                          const Window<V, I>* ended) {
     bool unfinished = false;
     for (I t = t0; t < n_slots; t += stride) {
-        if (skip_ended && out.q[t] < 0) continue;
+        if (out.q[t] < 0) continue;
         I x = in.q[t];
         Window<V, I> win = in.w[t];
         if (x >= 0) {
-            unfinished |= in.q[t ^ 1] < 0 || win.mn != in.w[link[t] ^ 1].mn;
+            unfinished |= in.q[t ^ 1] < 0 || win.mn != window_at(link[t] ^ 1, in, ended).mn;
             const I kw = x ^ 1;
-            const Window<V, I> next = in.w[kw];
-            if (take_weaker(next.mw, next.ma, next.mb, win.mw, win.ma, win.mb)) {
-                win.nv = next.nv;
-                win.dn = sat_add(win.r, next.dn);
-            }
-            win.r = sat_add(win.r, next.r);
-            win.mn = min(win.mn, next.mn);
+            append_window(win, window_at(kw, in, ended));
             x = in.q[kw];
+            if (x < -HOP_ENDED) x += (I)HOP_ENDED;
         }
         out.q[t] = x;
         store_window(out.w + t, win);
@@ -428,19 +467,22 @@ __device__ __forceinline__ bool scan_step(const I t0, const I stride, const I n_
 }
 
 template <typename V, typename I>
-__global__ void ruler_scan(const I n_slots, const int steps, int* busy, int* steps_run, const I* __restrict__ link,
-                           I* q0, Window<V, I>* w0, I* qa, Window<V, I>* wa, I* qb, Window<V, I>* wb) {
+__global__ void ruler_scan(const I n_slots, const int steps, const int start, int* busy, int* steps_run,
+                           const I* __restrict__ link, const Window<V, I>* __restrict__ w0, I* qa,
+                           Window<V, I>* wa, I* qb, Window<V, I>* wb) {
     cooperative_groups::grid_group grid = cooperative_groups::this_grid();
-    const SlotLevel<V, I> level0 = {q0, w0}, a = {qa, wa}, b = {qb, wb};
+    const SlotLevel<V, I> a = {qa, wa}, b = {qb, wb};
     const I t0 = blockIdx.x * (I)blockDim.x + threadIdx.x, stride = (I)gridDim.x * blockDim.x;
-    int s = 0;
+    fold_gaps<V, I>(t0, stride, n_slots, start, link, w0, a, b);
+    grid.sync();
+    int s = start;
     for (; s < steps; ++s) {
-        const bool unfinished = scan_step<V, I>(t0, stride, n_slots, link, s == 0 ? level0 : (s & 1 ? a : b),
-                                                s & 1 ? b : a, s >= 2);
+        const bool odd = s & 1;
+        const bool unfinished = scan_step<V, I>(t0, stride, n_slots, link, odd ? a : b, odd ? b : a, odd ? wb : nullptr);
         // one store per block, and none once set: stores to one address from every warp serialize
         if (__syncthreads_or(unfinished) && threadIdx.x == 0 && *(volatile int*)(busy + s) == 0) busy[s] = 1;
         grid.sync();
-        if ((s & 1) && (*(volatile int*)(busy + s - 1) == 0 || *(volatile int*)(busy + s) == 0)) {
+        if (odd && ((s > start && *(volatile int*)(busy + s - 1) == 0) || *(volatile int*)(busy + s) == 0)) {
             ++s;
             break;
         }
