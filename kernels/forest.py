@@ -435,24 +435,31 @@ def _append_window(w, nxt):
 
 
 @njit(cache=True, parallel=True)
-def _fold_gaps(n_slots, start, level0, a, b):
+def _fold_gaps(n_slots, start, busy, level0, a, b):
     """Twin of ``fold_gaps``: level ``start`` from level 0, each slot alone."""
     link = level0[0]
+    unfinished = 0
     for t in prange(n_slots):
         x = link[t]
         w = _window(level0, t)
+        around = x == t ^ 1
         h = 1
         while h < (1 << start) and x >= 0:
             kw = x ^ 1
             w = _append_window(w, _window(level0, kw))
             x = link[kw]
+            around = around or x == t ^ 1
             h += 1
+        if x >= 0 and not around:
+            unfinished += 1
+        if x >= 0:
+            _store(a, t, x, w)
+        if x < 0 or around:
+            _store(b, t, x, w)
         a[0][t] = x - _HOP_ENDED if x < 0 else x
         b[0][t] = x
-        if x < 0:
-            _store(b, t, x, w)
-        else:
-            _store(a, t, x, w)
+    if unfinished:
+        busy[start] = 1
 
 
 @njit(cache=True)
@@ -491,7 +498,10 @@ def _ruler_scan(n_slots, steps, start, busy, steps_run, link, r0, mw0, ma0, mb0,
     level0 = (link, r0, mw0, ma0, mb0, nv0, dn0, mn0)
     a = (qa, ra, mwa, maa, mba, nva, dna, mna)
     b = (qb, rb, mwb, mab, mbb, nvb, dnb, mnb)
-    _fold_gaps(n_slots, start, level0, a, b)
+    _fold_gaps(n_slots, start, busy, level0, a, b)
+    if busy[start] == 0:
+        steps_run[0] = start
+        return
     steps_run[0] = steps
     for s in range(start, steps):
         if s % 2 == 1:

@@ -385,7 +385,8 @@ __global__ void ruler_link(const unsigned int* __restrict__ n_rulers, const I ca
 // that ruler, so two successive slots (t and link[t] ^ 1) differ in mn. Step s sets busy[s]
 // when level s is unfinished; the scan stops after an odd step once level s - 1 (not below
 // `start`) or s was final, so the result always lies in buffer b (level start -> b -> a ->
-// b ...), and records the number of levels reached in *steps_run.
+// b ...), and records the number of levels reached in *steps_run. Level `start` is tested
+// by fold_gaps itself, and where it is final no step runs (random_diffusion2d).
 #define RULER_SAT 0x40000000LL
 #define HOP_ENDED 0x40000000LL
 
@@ -413,23 +414,33 @@ struct SlotLevel {
     Window<V, I>* w;
 };
 
-// Level `start` of every slot from level 0 (link, w0): up to 2^start gaps, one after the other.
+// Level `start` of every slot from level 0 (link, w0): up to 2^start gaps, one after the
+// other; true if it met an unfinished slot. Each slot tells that alone: its path did not end
+// within them, or its window did not come back to its own ruler (x == t ^ 1: a cycle of at
+// most 2^start gaps). A cycle's window, final or not, is stored in both buffers (where the
+// scan stops at level `start`, its result is b).
 template <typename V, typename I>
-__device__ __forceinline__ void fold_gaps(const I t0, const I stride, const I n_slots, const int start,
+__device__ __forceinline__ bool fold_gaps(const I t0, const I stride, const I n_slots, const int start,
                                           const I* __restrict__ link, const Window<V, I>* __restrict__ w0,
                                           const SlotLevel<V, I> a, const SlotLevel<V, I> b) {
+    bool unfinished = false;
     for (I t = t0; t < n_slots; t += stride) {
         I x = link[t];
         Window<V, I> win = w0[t];
+        bool around = x == (t ^ 1);
         for (int h = 1; h < (1 << start) && x >= 0; ++h) {
             const I kw = x ^ 1;
             append_window(win, w0[kw]);
             x = link[kw];
+            around |= x == (t ^ 1);
         }
+        unfinished |= x >= 0 && !around;
         a.q[t] = x < 0 ? (I)(x - HOP_ENDED) : x;
         b.q[t] = x;
-        store_window((x < 0 ? b.w : a.w) + t, win);
+        if (x >= 0) store_window(a.w + t, win);
+        if (x < 0 || around) store_window(b.w + t, win);
     }
+    return unfinished;
 }
 
 // Window of slot g at the level in `in`; `ended` (buffer b, on the steps that read a): where
@@ -473,10 +484,12 @@ __global__ void ruler_scan(const I n_slots, const int steps, const int start, in
     cooperative_groups::grid_group grid = cooperative_groups::this_grid();
     const SlotLevel<V, I> a = {qa, wa}, b = {qb, wb};
     const I t0 = blockIdx.x * (I)blockDim.x + threadIdx.x, stride = (I)gridDim.x * blockDim.x;
-    fold_gaps<V, I>(t0, stride, n_slots, start, link, w0, a, b);
+    const bool folded_unfinished = fold_gaps<V, I>(t0, stride, n_slots, start, link, w0, a, b);
+    if (__syncthreads_or(folded_unfinished) && threadIdx.x == 0 && *(volatile int*)(busy + start) == 0)
+        busy[start] = 1;
     grid.sync();
     int s = start;
-    for (; s < steps; ++s) {
+    for (; s < steps && *(volatile int*)(busy + start); ++s) {
         const bool odd = s & 1;
         const bool unfinished = scan_step<V, I>(t0, stride, n_slots, link, odd ? a : b, odd ? b : a, odd ? wb : nullptr);
         // one store per block, and none once set: stores to one address from every warp serialize
