@@ -952,11 +952,11 @@ def linear_forest_ruling(partners, weights, *, spacing=RULER_SPACING, run=RULER_
     32). A vertex with a partner ``v +- 1`` is drawn alone: where the paths follow the ids
     (a grid's rows) runs would lengthen the gaps by the run length. The two
     rulers of a gap walk towards each other, claiming vertices, and meet halfway, so every
-    vertex is visited once. The much shorter lists of ruler slots get
-    the paper's bidirectional scan, at most ``ceil(log2 R) + 1`` steps (the first
-    ``SCAN_START`` folded gap by gap by each slot alone, and the scan stops once every list
-    is done) carrying both operators at once: ``+`` for the distance to the path end and ``min`` for the weakest edge ahead
-    together with the distance to it. On a path the first ranks the vertices; on a cycle
+    vertex is visited once. The much shorter lists of ruler slots get the paper's
+    bidirectional scan, at most ``ceil(log2 R) + 1`` steps (the first ``SCAN_START``
+    folded gap by gap by each slot alone, and the scan stops once every list is done)
+    carrying both operators at once: ``+`` for the distance to the path end and ``min``
+    for the weakest edge ahead together with the distance to it. On a path the first ranks the vertices; on a cycle
     (its pointers never end) the second says where the cycle is cut and how far each
     vertex lies from either side of the cut, so cycles need no second pass. Every vertex
     then combines its two directions; cycles without any ruler are walked by each of their
@@ -969,8 +969,9 @@ def linear_forest_ruling(partners, weights, *, spacing=RULER_SPACING, run=RULER_
     waits for the number of rulers (see :func:`linear_forest_arrays`).
 
     ``stats`` (a dict), if given, receives the number of rulers, the scan's levels reached
-    (``ruler_steps``, the folded ones included) and the time in seconds of the phases ``select_rulers``, ``walks``, ``ruler_scan``,
-    ``finish`` and ``permutation`` (CUDA events on the GPU).
+    (``ruler_steps``, the folded ones included) and the time in seconds of the phases
+    ``select_rulers``, ``walks``, ``ruler_scan``, ``finish`` and ``permutation`` (CUDA
+    events on the GPU).
     """
     if is_device_array(partners):
         from .cuda import aligned
