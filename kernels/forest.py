@@ -435,8 +435,9 @@ def _append_window(w, nxt):
 
 
 @njit(cache=True, parallel=True)
-def _fold_gaps(n_slots, start, busy, level0, a, b):
-    """Twin of ``fold_gaps``: level ``start`` from level 0, each slot alone."""
+def _fold_gaps(n_slots, start, busy, level0, a, b, ee, er, ended):
+    """Twin of ``fold_gaps``: level ``start`` from level 0, each slot alone (``ended``:
+    scratch, whether each slot's list ended)."""
     link = level0[0]
     unfinished = 0
     for t in prange(n_slots):
@@ -450,6 +451,7 @@ def _fold_gaps(n_slots, start, busy, level0, a, b):
             x = link[kw]
             around = around or x == t ^ 1
             h += 1
+        ended[t] = x < 0
         if x >= 0 and not around:
             unfinished += 1
         if x >= 0:
@@ -458,8 +460,15 @@ def _fold_gaps(n_slots, start, busy, level0, a, b):
             _store(b, t, x, w)
         a[0][t] = x - _HOP_ENDED if x < 0 else x
         b[0][t] = x
+        ee[t] = -x - 1 if x < 0 else -1
+        er[t] = w[0]
     if unfinished:
         busy[start] = 1
+    # the windows the GPU leaves unwritten (both sides of the ruler ended) made unreadable
+    for t in prange(n_slots):
+        if ended[t] and ended[t ^ 1]:
+            _store(b, t, b[0][t], (np.int64(-3), b[2][t] * 0 - 3, np.int64(-3), np.int64(-3), np.int64(-3),
+                                   np.int64(-3), np.int64(-3)))
 
 
 @njit(cache=True)
@@ -471,14 +480,15 @@ def _window_at(g, inp, ended, use_ended):
 
 
 @njit(cache=True, parallel=True)
-def _ruler_scan_step(n_slots, s, busy, link, inp, out, use_ended):
+def _ruler_scan_step(n_slots, s, busy, link, inp, out, use_ended, ee, er):
     unfinished = 0
     for t in prange(n_slots):
         if out[0][t] < 0:  # ended at the level before: final
             continue
         x = inp[0][t]
         w = _window(inp, t)
-        if x >= 0:
+        is_open = x >= 0
+        if is_open:
             if inp[0][t ^ 1] < 0 or w[6] != _window_at(link[t] ^ 1, inp, out, use_ended)[6]:
                 unfinished += 1
             kw = x ^ 1
@@ -487,71 +497,76 @@ def _ruler_scan_step(n_slots, s, busy, link, inp, out, use_ended):
             if x < -_HOP_ENDED:
                 x += _HOP_ENDED
         _store(out, t, x, w)
+        if is_open and x < 0:
+            ee[t] = -x - 1
+            er[t] = w[0]
     if unfinished:
         busy[s] = 1
 
 
 @njit(cache=True)
 def _ruler_scan(n_slots, steps, start, busy, steps_run, link, r0, mw0, ma0, mb0, nv0, dn0, mn0, qa, ra, mwa, maa,
-                mba, nva, dna, mna, qb, rb, mwb, mab, mbb, nvb, dnb, mnb):
-    """Twin of the cooperative CUDA ``ruler_scan``: level 0 -> level ``start`` in a -> b -> a ... -> b."""
+                mba, nva, dna, mna, qb, rb, mwb, mab, mbb, nvb, dnb, mnb, ee, er):
+    """Twin of the cooperative CUDA ``ruler_scan``: level 0 -> level ``start`` in a -> b -> a ... -> b,
+    and every slot's path end (``ee``, ``er``: forest.cu's ``PathEnd``)."""
     level0 = (link, r0, mw0, ma0, mb0, nv0, dn0, mn0)
     a = (qa, ra, mwa, maa, mba, nva, dna, mna)
     b = (qb, rb, mwb, mab, mbb, nvb, dnb, mnb)
-    _fold_gaps(n_slots, start, busy, level0, a, b)
+    _fold_gaps(n_slots, start, busy, level0, a, b, ee, er, np.empty(n_slots, np.bool_))
     if busy[start] == 0:
         steps_run[0] = start
         return
     steps_run[0] = steps
     for s in range(start, steps):
         if s % 2 == 1:
-            _ruler_scan_step(n_slots, s, busy, link, a, b, True)
+            _ruler_scan_step(n_slots, s, busy, link, a, b, True, ee, er)
             if (s > start and busy[s - 1] == 0) or busy[s] == 0:
                 steps_run[0] = s + 1
                 break
         else:
-            _ruler_scan_step(n_slots, s, busy, link, b, a, False)
+            _ruler_scan_step(n_slots, s, busy, link, b, a, False, ee, er)
 
 
 @njit(cache=True)
-def _beyond(s, dist, q, r, nv, dn):
+def _beyond(s, dist, ee, er, nv, dn):
     o = s ^ 1
-    if q[o] < 0:
-        return -q[o] - 1, dist + r[o]
+    if ee[o] >= 0:
+        return ee[o], dist + er[o]
     return nv[o], dist + dn[o]
 
 
 @njit(cache=True, parallel=True)
-def _ruler_finish(N, P, Wt, claim, link, gap, gmw, gma, gmb, near, near_dist, gmn, q, r, mw, ma, mb, nv, dn, mn,
-                  path_id, position, length, removed_lo):
-    """Twin of the CUDA ``ruler_finish``, given level 0 and the scan's last level whole (as
-    the launcher spreads them; their ``mw`` and ``mn`` are not read)."""
+def _ruler_finish(N, P, Wt, claim, link, gap, gmw, gma, gmb, near, near_dist, gmn, ee, er, r, mw, ma, mb, nv, dn,
+                  mn, path_id, position, length, removed_lo):
+    """Twin of the CUDA ``ruler_finish``, given level 0, the slots' path ends and the scan's
+    last level's windows (as the launcher spreads them; their ``r``, ``mw`` and ``mn`` are
+    not read)."""
     for v in prange(N):
         c = claim[v]
         cut = -1
         if c >> 32 == _RULER_TAG:
             s = 2 * (c & 0xFFFFFFFF)
-            if q[s] >= 0:
+            if ee[s] < 0:
                 cut = s
-            e0, d0 = _beyond(s + 1, 0, q, r, nv, dn)
-            e1, d1 = _beyond(s, 0, q, r, nv, dn)
+            e0, d0 = _beyond(s + 1, 0, ee, er, nv, dn)
+            e1, d1 = _beyond(s, 0, ee, er, nv, dn)
         elif c != _CLAIM_FREE:
             w, d = c >> 32, c & 0xFFFFFFFF
             f, g = link[w], gap[w]
-            if q[w] >= 0:
+            if ee[w] < 0:
                 cut = w
             if cut >= 0 and gma[w] == ma[w] and gmb[w] == mb[w]:
                 x, k = near[w], near_dist[w]
                 y = mb[w] if x == ma[w] else ma[w]
                 if d <= k:
-                    e0, d0 = _beyond(w, d, q, r, nv, dn)
+                    e0, d0 = _beyond(w, d, ee, er, nv, dn)
                     e1, d1 = x, k - d
                 else:
                     e0, d0 = y, d - k - 1
-                    e1, d1 = _beyond(f, g - d, q, r, nv, dn)
+                    e1, d1 = _beyond(f, g - d, ee, er, nv, dn)
             else:
-                e0, d0 = _beyond(w, d, q, r, nv, dn)
-                e1, d1 = _beyond(f, g - d, q, r, nv, dn)
+                e0, d0 = _beyond(w, d, ee, er, nv, dn)
+                e1, d1 = _beyond(f, g - d, ee, er, nv, dn)
         else:  # cycle without a ruler: walk it (twice) from v
             prev, cur, L = v, P[v, 0], 1
             bw, a, b = Wt[v, 0], min(v, cur), max(v, cur)
@@ -708,8 +723,11 @@ class _CpuLauncher:
         return None, walk, self._level(n_slots, vtype)
 
     def scan_slots(self, n_slots, vtype):
-        """``(buffer, a, b)``: the scan's two levels, as level 0 in :meth:`walk_slots`."""
-        return None, self._level(n_slots, vtype), self._level(n_slots, vtype)
+        """``(buffer, a, b, ends)``: the scan's two levels, as level 0 in :meth:`walk_slots`,
+        and the slots' path ends ``(e, r)``."""
+        it = self.itype
+        return (None, self._level(n_slots, vtype), self._level(n_slots, vtype),
+                (np.full(n_slots, -3, dtype=it), np.full(n_slots, -3, dtype=it)))
 
 
 class _GpuLauncher:
@@ -757,13 +775,15 @@ class _GpuLauncher:
         return buffer, (walk,), (link, w0)
 
     def scan_slots(self, n_slots, vtype):
-        """``(buffer, a, b)``: the scan's two levels, as level 0 in :meth:`walk_slots`."""
+        """``(buffer, a, b, ends)``: the scan's two levels, as level 0 in :meth:`walk_slots`,
+        and the slots' path ends (``forest.cu``'s ``PathEnd``, two indices each)."""
         from .cuda import device_workspace
 
         it = self.itype
         window = _record_dtype(vtype, it, 6)
-        buffer, (qa, wa, qb, wb) = device_workspace((n_slots, it), (n_slots, window), (n_slots, it), (n_slots, window))
-        return buffer, (qa, wa), (qb, wb)
+        buffer, (qa, wa, qb, wb, ends) = device_workspace(
+            (n_slots, it), (n_slots, window), (n_slots, it), (n_slots, window), (2 * n_slots, it))
+        return buffer, (qa, wa), (qb, wb), (ends,)
 
 
 @functools.lru_cache(maxsize=None)
@@ -905,7 +925,7 @@ def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, run=RULER
     ns = 2 * nr
     if ns > guess:
         walk_buffer, level0 = walks(ns)
-    scan_buffer, a, b = launcher.scan_slots(ns, vtype)
+    scan_buffer, a, b, ends = launcher.scan_slots(ns, vtype)
     mark()
     # ---- one scan over the slots: distances to the path ends, the weakest edge of every
     # cycle and the distance to it. A list of slots has fewer than nr hops; the scan stops
@@ -913,9 +933,9 @@ def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, run=RULER
     link = level0[0]
     steps = _scan_steps(nr)
     launcher("ruler_scan", ns, sc(ns), np.int32(steps), np.int32(min(SCAN_START, steps - 1)), busy, steps_run, link,
-             level0[1:], a, b)
+             level0[1:], a, b, ends)
     mark()
-    launcher("ruler_finish", N, sc(N), P, Wt, claim, level0, b, path_id, position, length, removed_lo)
+    launcher("ruler_finish", N, sc(N), P, Wt, claim, level0, ends, b[1:], path_id, position, length, removed_lo)
     del walk_buffer, scan_buffer  # freed after the kernels queued on them (CuPy's pool is stream-ordered)
     mark()
     perm, paths = _order_paths(launcher, order, length, path_id, position, removed_lo)

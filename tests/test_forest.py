@@ -279,6 +279,22 @@ def test_ruling_set_on_many_cycles(lockstep, scan_start, monkeypatch):
                                            ruler_guess=guess), ref)
 
 
+@pytest.mark.parametrize("scan_start", [1, 3, 5])
+def test_ruling_set_on_paths_of_every_length(scan_start, monkeypatch):
+    """Paths of 1..80 vertices, every vertex a ruler: lists of every length up to 79 gaps,
+    so the scan's steps read windows folded to their path's end (``SCAN_START``), and
+    paths short enough to end in the fold leave their windows unwritten (the twin makes
+    them unreadable)."""
+    import kernels.forest
+
+    monkeypatch.setattr(kernels.forest, "SCAN_START", scan_start)
+    blocks = [sp.diags([np.ones(L - 1), np.linspace(1, 2, L), np.ones(L - 1)], [-1, 0, 1]) for L in range(1, 81)]
+    A = sp.block_diag(blocks, format="csr")
+    f = precond.factor(A, n=2, iterations=60, m=1)
+    _assert_same_forest(linear_forest_ruling(f.neighbors, f.weights, spacing=1), linear_forest_cpu(f.neighbors,
+                                                                                                  f.weights))
+
+
 @pytest.mark.parametrize("long_piece, max_steps, min_steps", [("path", 10, 8), ("ring", 16, 13)])
 def test_ruler_scan_stops_early(long_piece, max_steps, min_steps):
     """The scan over the ruler slots stops on the device once every list is done: 3000

@@ -414,16 +414,31 @@ struct SlotLevel {
     Window<V, I>* w;
 };
 
+// What ruler_finish reads of a slot's final window, written once the slot's list has
+// ended: the path end e its window reached and the distance r to it, or e = -1 on a cycle
+// (ruler_finish then reads the window itself). Half a sector where the window takes one,
+// and written as soon as the window has ended.
+template <typename I>
+struct __align__(2 * sizeof(I)) PathEnd {
+    I e, r;
+};
+
 // Level `start` of every slot from level 0 (link, w0): up to 2^start gaps, one after the
 // other; true if it met an unfinished slot. Each slot tells that alone: its path did not end
 // within them, or its window did not come back to its own ruler (x == t ^ 1: a cycle of at
 // most 2^start gaps). The window of such a cycle is stored in both buffers (where the scan
-// stops at level `start`, its result is b).
+// stops at level `start`, its result is b). An ended slot's window is stored only where the
+// other side of its ruler, slot t ^ 1 (the neighbouring lane's), has not ended: a step reads
+// an ended window g = x ^ 1 at the end of an open window (whose pointer x, g ^ 1, runs back
+// over more than 2^start gaps) or, once t ^ 1 is open, g = link[t] ^ 1 (g ^ 1 = link[t]
+// runs back over t ^ 1's gaps); ruler_finish reads PathEnd.
 template <typename V, typename I>
 __device__ __forceinline__ bool fold_gaps(const I t0, const I stride, const I n_slots, const int start,
                                           const I* __restrict__ link, const Window<V, I>* __restrict__ w0,
-                                          const SlotLevel<V, I> a, const SlotLevel<V, I> b) {
+                                          const SlotLevel<V, I> a, const SlotLevel<V, I> b,
+                                          PathEnd<I>* __restrict__ ends) {
     bool unfinished = false;
+    const unsigned int pair = 3u << (threadIdx.x & 30);  // lanes of t and t ^ 1 (t0 and stride are even)
     for (I t = t0; t < n_slots; t += stride) {
         I x = link[t];
         Window<V, I> win = w0[t];
@@ -434,10 +449,12 @@ __device__ __forceinline__ bool fold_gaps(const I t0, const I stride, const I n_
             x = link[kw];
             around |= x == (t ^ 1);
         }
+        const bool both_ended = __shfl_xor_sync(pair, (int)(x < 0), 1) && x < 0;
         unfinished |= x >= 0 && !around;
         a.q[t] = x < 0 ? (I)(x - HOP_ENDED) : x;
         b.q[t] = x;
-        store_window((x < 0 ? b.w : a.w) + t, win);
+        ends[t] = PathEnd<I>{x < 0 ? -x - 1 : (I)-1, win.r};
+        if (!both_ended) store_window((x < 0 ? b.w : a.w) + t, win);
         if (x >= 0 && around) store_window(b.w + t, win);
     }
     return unfinished;
@@ -458,13 +475,14 @@ __device__ __forceinline__ Window<V, I> window_at(const I g, const SlotLevel<V, 
 template <typename V, typename I>
 __device__ __forceinline__ bool scan_step(const I t0, const I stride, const I n_slots, const I* __restrict__ link,
                                           const SlotLevel<V, I> in, const SlotLevel<V, I> out,
-                                          const Window<V, I>* ended) {
+                                          const Window<V, I>* ended, PathEnd<I>* __restrict__ ends) {
     bool unfinished = false;
     for (I t = t0; t < n_slots; t += stride) {
         if (out.q[t] < 0) continue;
         I x = in.q[t];
         Window<V, I> win = in.w[t];
-        if (x >= 0) {
+        const bool open = x >= 0;
+        if (open) {
             unfinished |= in.q[t ^ 1] < 0 || win.mn != window_at(link[t] ^ 1, in, ended).mn;
             const I kw = x ^ 1;
             append_window(win, window_at(kw, in, ended));
@@ -473,6 +491,7 @@ __device__ __forceinline__ bool scan_step(const I t0, const I stride, const I n_
         }
         out.q[t] = x;
         store_window(out.w + t, win);
+        if (open && x < 0) ends[t] = PathEnd<I>{-x - 1, win.r};
     }
     return unfinished;
 }
@@ -480,11 +499,11 @@ __device__ __forceinline__ bool scan_step(const I t0, const I stride, const I n_
 template <typename V, typename I>
 __global__ void ruler_scan(const I n_slots, const int steps, const int start, int* busy, int* steps_run,
                            const I* __restrict__ link, const Window<V, I>* __restrict__ w0, I* qa,
-                           Window<V, I>* wa, I* qb, Window<V, I>* wb) {
+                           Window<V, I>* wa, I* qb, Window<V, I>* wb, PathEnd<I>* __restrict__ ends) {
     cooperative_groups::grid_group grid = cooperative_groups::this_grid();
     const SlotLevel<V, I> a = {qa, wa}, b = {qb, wb};
     const I t0 = blockIdx.x * (I)blockDim.x + threadIdx.x, stride = (I)gridDim.x * blockDim.x;
-    const bool folded_unfinished = fold_gaps<V, I>(t0, stride, n_slots, start, link, w0, a, b);
+    const bool folded_unfinished = fold_gaps<V, I>(t0, stride, n_slots, start, link, w0, a, b, ends);
     if (__syncthreads_or(folded_unfinished) && threadIdx.x == 0 && *(volatile int*)(busy + start) == 0)
         busy[start] = 1;
     grid.sync();
@@ -495,7 +514,7 @@ __global__ void ruler_scan(const I n_slots, const int steps, const int start, in
         for (; s < steps; ++s) {
             const bool odd = s & 1;
             const bool unfinished =
-                scan_step<V, I>(t0, stride, n_slots, link, odd ? a : b, odd ? b : a, odd ? wb : nullptr);
+                scan_step<V, I>(t0, stride, n_slots, link, odd ? a : b, odd ? b : a, odd ? wb : nullptr, ends);
             // one store per block, and none once set: stores to one address from every warp serialize
             if (__syncthreads_or(unfinished) && threadIdx.x == 0 && *(volatile int*)(busy + s) == 0) busy[s] = 1;
             grid.sync();
@@ -512,11 +531,13 @@ __global__ void ruler_scan(const I n_slots, const int steps, const int start, in
 // steps away) and going on along s ^ 1: the path end on a path, the nearer endpoint of
 // the cycle's weakest edge on a cycle.
 template <typename V, typename I>
-__device__ __forceinline__ void beyond(const I s, const I dist, const I* q, const Window<V, I>* w, I& e, I& d) {
+__device__ __forceinline__ void beyond(const I s, const I dist, const PathEnd<I>* ends, const Window<V, I>* w, I& e,
+                                       I& d) {
     const I o = s ^ 1;
-    if (q[o] < 0) {
-        e = -q[o] - 1;
-        d = dist + w[o].r;
+    const PathEnd<I> end = ends[o];
+    if (end.e >= 0) {
+        e = end.e;
+        d = dist + end.r;
     } else {
         e = w[o].nv;
         d = dist + w[o].dn;
@@ -524,12 +545,12 @@ __device__ __forceinline__ void beyond(const I s, const I dist, const I* q, cons
 }
 
 // Path id, position and (at the path id) length of every vertex, and the partner across a
-// removed edge at its lower end (removed_lo, else -1), from level 0 (link, level0) and the
-// scan's last level (q, last).
+// removed edge at its lower end (removed_lo, else -1), from level 0 (link, level0), the
+// slots' path ends and, on cycles, the scan's last level (last).
 template <typename V, typename I>
 __global__ void ruler_finish(const I N, const I* __restrict__ P, const V* __restrict__ Wt,
                              const unsigned long long* __restrict__ claim, const I* __restrict__ link,
-                             const Window<V, I>* __restrict__ level0, const I* __restrict__ q,
+                             const Window<V, I>* __restrict__ level0, const PathEnd<I>* __restrict__ ends,
                              const Window<V, I>* __restrict__ last, I* __restrict__ path_id,
                              I* __restrict__ position, I* __restrict__ length, I* __restrict__ removed_lo) {
     for (I v = blockIdx.x * (I)blockDim.x + threadIdx.x; v < N; v += (I)gridDim.x * blockDim.x) {
@@ -540,30 +561,30 @@ __global__ void ruler_finish(const I N, const I* __restrict__ P, const V* __rest
         if (is_ruler(c)) {
             for (int i = 0; i < 2; ++i) {
                 const I s = 2 * (I)(c & 0xffffffffULL) + i;
-                if (q[s] >= 0) cut = s;
-                beyond(s ^ 1, (I)0, q, last, e[i], dd[i]);
+                if (ends[s].e < 0) cut = s;
+                beyond(s ^ 1, (I)0, ends, last, e[i], dd[i]);
             }
         } else if (c != CLAIM_FREE) {
             const I w = (I)(c >> 32), d = (I)(c & 0xffffffffULL);
             const Window<V, I>* gap = level0 + w;  // the gap's own (level 0) window; fields read as needed
             const I f = link[w], g = gap->r;
-            if (q[w] >= 0) cut = w;
+            if (ends[w].e < 0) cut = w;
             if (cut >= 0 && gap->ma == last[w].ma && gap->mb == last[w].mb) {
                 // the weakest edge (x, y) lies in this gap, x at gap->dn from w's ruler
                 const I ma = gap->ma, mb = gap->mb;
                 const I x = gap->nv, y = x == ma ? mb : ma, k = gap->dn;
                 if (d <= k) {
-                    beyond(w, d, q, last, e[0], dd[0]);
+                    beyond(w, d, ends, last, e[0], dd[0]);
                     e[1] = x;
                     dd[1] = k - d;
                 } else {
                     e[0] = y;
                     dd[0] = d - k - 1;
-                    beyond(f, g - d, q, last, e[1], dd[1]);
+                    beyond(f, g - d, ends, last, e[1], dd[1]);
                 }
             } else {
-                beyond(w, d, q, last, e[0], dd[0]);
-                beyond(f, g - d, q, last, e[1], dd[1]);
+                beyond(w, d, ends, last, e[0], dd[0]);
+                beyond(f, g - d, ends, last, e[1], dd[1]);
             }
         } else {
             // cycle without a ruler: walk it (twice) from v
