@@ -376,8 +376,10 @@ __global__ void ruler_link(const unsigned int* __restrict__ n_rulers, const I ca
 // lists are short (random_diffusion2d: no path of more than 8 gaps), and the steps it
 // replaces each read and wrote every slot's window, with a grid barrier after each. Level
 // `start` lies in buffer a, but a slot ended there (its path's end reached) has its final
-// window in buffer b, its pointer in b, and in a its pointer less HOP_ENDED: the steps
-// never write it again, and read its window from b (window_at).
+// window in buffer b (or nowhere, where no step can read it: fold_gaps), its pointer in b,
+// and in a its pointer less HOP_ENDED (vertex ids are below 2^30, so it stays apart from
+// the pointers of the slots that end in a step): the steps never write it again, and read
+// its window from b (window_at).
 // Early exit: level s is final when every path window has reached its end and every cycle
 // window covers its whole cycle. A path is unfinished exactly when the inward slot of one
 // of its end rulers has not ended (q[t] >= 0, q[t ^ 1] < 0); a cycle of C gaps is
@@ -414,10 +416,10 @@ struct SlotLevel {
     Window<V, I>* w;
 };
 
-// What ruler_finish reads of a slot's final window, written once the slot's list has
-// ended: the path end e its window reached and the distance r to it, or e = -1 on a cycle
-// (ruler_finish then reads the window itself). Half a sector where the window takes one,
-// and written as soon as the window has ended.
+// What ruler_finish reads of a slot's final window: the path end e it reached and the
+// distance r to it, written as soon as the window has ended, or e = -1 on a cycle
+// (ruler_finish then reads the window itself). A quarter of a sector (int32 indices) where
+// the pointer and window take parts of two.
 template <typename I>
 struct __align__(2 * sizeof(I)) PathEnd {
     I e, r;
