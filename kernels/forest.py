@@ -941,7 +941,7 @@ def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, run=RULER
     mark()
     # ---- one scan over the slots: distances to the path ends, the weakest edge of every
     # cycle and the distance to it. A list of slots has fewer than nr hops; the scan stops
-    # itself once the lists are done, always after an odd step (result in buffer b).
+    # itself once the lists are done, after its fold or an odd step (result in buffer b).
     link = level0[0]
     steps = _scan_steps(nr)
     launcher("ruler_scan", ns, sc(ns), np.int32(steps), np.int32(min(SCAN_START, steps - 1)), busy, steps_run, link,
@@ -988,13 +988,13 @@ def linear_forest_ruling(partners, weights, *, spacing=RULER_SPACING, run=RULER_
     bidirectional scan, at most ``ceil(log2 R) + 1`` steps (the first ``SCAN_START``
     folded gap by gap by each slot alone, and the scan stops once every list is done)
     carrying both operators at once: ``+`` for the distance to the path end and ``min``
-    for the weakest edge ahead together with the distance to it. On a path the first ranks the vertices; on a cycle
-    (its pointers never end) the second says where the cycle is cut and how far each
-    vertex lies from either side of the cut, so cycles need no second pass. Every vertex
-    then combines its two directions; cycles without any ruler are walked by each of their
-    vertices. O(N) work instead of the scan's O(N log N). The result does not depend on
-    ``spacing``/``run``/``seed``. On NumPy input it runs the Numba twins of the CUDA kernels
-    (parallel over vertices; the walks in lockstep rounds).
+    for the weakest edge ahead together with the distance to it. On a path the first
+    ranks the vertices; on a cycle (its pointers never end) the second says where the
+    cycle is cut and how far each vertex lies from either side of the cut, so cycles need
+    no second pass. Every vertex then combines its two directions; cycles without any
+    ruler are walked by each of their vertices. O(N) work instead of the scan's O(N log N).
+    The result does not depend on ``spacing``/``run``/``seed``. On NumPy input it runs the
+    Numba twins of the CUDA kernels (parallel over vertices; the walks in lockstep rounds).
 
     ``paths_later=True`` returns functions in place of ``neighbors`` and of ``path_start,
     removed_edges`` that compute them when called, and ``overlap`` is called while the host

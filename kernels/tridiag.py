@@ -208,10 +208,6 @@ class _PartitionedGPU:
     def _launches(self):
         return _apply_views(self.work, self._plan, self._itype)
 
-    @functools.cached_property
-    def _top(self):
-        return _top_launch(self.work, self._plan, self._itype)
-
 
 def _partitioned_solve(kernels, prefix, levels, bottom, x, gather, out, top=None):
     """The apply of the partitioned method into ``out`` (``prefix`` "" scalar, "block_" 2x2):
@@ -404,6 +400,11 @@ class TridiagonalSolver(_PartitionedGPU):
         counts.ready()
         self._plan, self._itype = (levels, bottom), itype
         return counts
+
+    @functools.cached_property
+    def _top(self):
+        """The scalar apply's ``top_solve`` launch, made at its first solve."""
+        return _top_launch(self.work, self._plan, self._itype)
 
     def _solve_gpu(self, x):
         import cupy

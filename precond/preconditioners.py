@@ -129,8 +129,8 @@ class _FactorizedPrecond(Preconditioner):
 
     def _warn_indefinite(self, name):
         """Warn when the factorized system is :attr:`indefinite`."""
-        neg, diag = self.solver.negative_pivots, self.solver.negative_diagonal
-        if neg != diag:  # indefinite (read once: the set-up's last host work)
+        if self.indefinite:
+            neg, diag = self.solver.negative_pivots, self.solver.negative_diagonal
             warnings.warn(
                 f"{name}: the factorized system has {neg} negative pivot(s) where its diagonal has {diag} "
                 f"negative entr{'y' if diag == 1 else 'ies'}: it is indefinite where its diagonal is not (for a "
