@@ -898,6 +898,9 @@ def _ruling_forest(partners, weights, launcher, spacing=RULER_SPACING, run=RULER
 
     mark()
     # ---- rulers and the walks between them
+    if not (isinstance(SCAN_START, int) and 1 <= SCAN_START <= 29 and SCAN_START % 2):
+        raise ValueError(f"SCAN_START must be an odd integer in [1, 29] (the scan's result lies in its second "
+                         f"buffer after an odd level), got {SCAN_START!r}")
     if N >= 1 << 30:
         raise ValueError(f"the ruling-set forest supports fewer than 2**30 vertices, got {N}")
     rulers = xp.empty(N, dtype=itype)  # the first nr entries

@@ -295,6 +295,16 @@ def test_ruling_set_on_paths_of_every_length(scan_start, monkeypatch):
                                                                                                   f.weights))
 
 
+@pytest.mark.parametrize("scan_start", [0, 2, 31, 3.0])
+def test_scan_start_must_be_an_odd_level(scan_start, monkeypatch):
+    import kernels.forest
+
+    monkeypatch.setattr(kernels.forest, "SCAN_START", scan_start)
+    P = np.array([[1, -1], [0, 2], [1, -1]])
+    with pytest.raises(ValueError, match="SCAN_START must be an odd integer"):
+        linear_forest_ruling(P, np.ones((3, 2)))
+
+
 @pytest.mark.parametrize("long_piece, max_steps, min_steps", [("path", 10, 8), ("ring", 16, 13)])
 def test_ruler_scan_stops_early(long_piece, max_steps, min_steps):
     """The scan over the ruler slots stops on the device once every list is done: 3000
