@@ -1,4 +1,4 @@
-"""Benchmark of maximal clique enumeration and maximum clique (paper 004; issue 8, item 6).
+"""Benchmark of maximal clique enumeration and maximum clique (after Jenkins et al., Euro-Par 2011).
 
 Table 1, maximal cliques, for generated RMAT / Kronecker / Barabasi-Albert graphs with
 10^5..10^6 vertices and the DIMACS graphs whose maximal cliques can be listed in seconds:
@@ -157,16 +157,16 @@ def gpu_mce(G, repeat, chunk):
     out["gpu_enum_time"] = gpu_time(enum, repeat=repeat, warmup=1)
     out["gpu_enum_count"], out["gpu_enum_hist"] = box["enum"]
     # the same count with the host-side plan (degeneracy order, task list, copies) built
-    # once: the kernel launches alone (private API: skipped if it changed)
+    # once: the kernel launches alone
     try:
-        from kernels import cliques as kc
+        from kernels.cliques.mce_gpu import MceGpuPlan, mce_flushes_gpu
 
         t0 = time.perf_counter()
-        plan = kc._GpuPlan(G)
+        plan = MceGpuPlan(G)
         out["gpu_plan_time"] = time.perf_counter() - t0
 
         def kernels_only():
-            g = kc._gpu_run(plan, 1, True, 0)
+            g = mce_flushes_gpu(plan, 1, True, 0)
             while True:
                 try:
                     next(g)

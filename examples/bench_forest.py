@@ -1,11 +1,11 @@
-"""Benchmark of the [0,2]-factor and linear forest on the GPU (paper 001, Figure 6).
+"""Benchmark of the [0,2]-factor and linear forest on the GPU (Klein and Strzodka (2022), Figure 6).
 
 Per matrix and precision: one proposal kernel (k > 0) next to one cuSPARSE SpMV of the
 same matrix; one bidirectional-scan step next to a device-to-device copy of the same
 bytes; the breakdown symmetry test + factor (M=5, proposals read A directly) + linear
 forest, for the work-efficient ruling-set forest (default), the paper's fixed log2(N)
 scan and the scan with early exit; the weight-graph build ``A' + A'^T`` (unsymmetric
-matrices only, as ``precond.factor`` does it: ``precond.factor.weight_source``); the
+matrices only, as ``precond.factor`` does it: ``kernels.factor.weight_source``); the
 end-to-end ``precond.factor`` + ``precond.linear_forest``; and the CPU (Numba) times of the same steps for the GPU
 speedup.
 
@@ -23,16 +23,16 @@ from pathlib import Path
 
 import numpy as np
 
-import matrices
 import precond
 from kernels.backend import gpu_available, to_device
-from kernels.factor import WARP_KERNEL_THREADS_PER_SM, charge_threshold, parallel_factor, weights_symmetric
-from kernels.forest import linear_forest_cpu, linear_forest_gpu
+from kernels.factor import WARP_KERNEL_THREADS_PER_SM, charge_threshold, parallel_factor, weight_source
+from kernels.forest import linear_forest_ruling, linear_forest_scan_gpu, linear_forest_walk_cpu
 from kernels.graph import abs_graph
+from kernels.matrix import weights_symmetric
 from kernels.timing import cpu_time, gpu_time
-from precond.factor import weight_source
 
 from _plotting import grouped_bars, matrix_label, milliseconds, plot_path, save_figure, stacked_bars
+from _shared_data import load_matrix
 
 CASES = [("aniso2", 2500), ("convection_diffusion3d", 140), ("random_diffusion2d", 1700), ("rotated_anisotropic2d", 1700)]
 QUICK = [("aniso2", 300), ("random_diffusion2d", 200)]
@@ -41,8 +41,8 @@ QUICK = [("aniso2", 300), ("random_diffusion2d", 200)]
 def gpu_case(A, dtype):
     import cupy
 
-    from kernels.cuda import get_kernel, row_grid
-    from kernels.factor import _proposal_buffers, _proposal_layout
+    from kernels.nvrtc import get_kernel, row_grid
+    from kernels.factor import proposal_buffers, proposal_layout
 
     Ad = to_device(A.astype(dtype))
     Ad.sum_duplicates()  # canonical CSR (sorted rows) for the symmetry test
@@ -60,8 +60,8 @@ def gpu_case(A, dtype):
     # one proposal kernel at k = 1 (charging on) on the state after iteration 0
     partners, weights, _ = parallel_factor(W, 2, 1, 5, 0, 0.5, 0, from_matrix=fm)
     count = (partners >= 0).sum(axis=1).astype(np.uint8)
-    layout = _proposal_layout(N, 2, W.data.dtype, W.indices.dtype, False, False)
-    proposals, layout, _, _, _, _ = _proposal_buffers(layout)
+    buffers = proposal_buffers(proposal_layout(N, 2, W.data.dtype, W.indices.dtype, False, False))
+    layout = buffers.first  # addresses into buffers.buffer, which stays allocated with buffers
     propose = get_kernel("factor", "propose", W.data.dtype, W.indices.dtype)
     threads = 128
     blocks = (N + threads - 1) // threads
@@ -88,9 +88,13 @@ def gpu_case(A, dtype):
     out["copy_same_bytes"] = gpu_time(lambda: dst.__setitem__(Ellipsis, both))
     for key, method, early in (("paper_log2N", "scan", False), ("early_exit", "scan", True), ("ruling", "ruling", True)):
         stats = {}
-        linear_forest_gpu(partners, weights, method=method, early_exit=early, stats=stats)
-        out[f"forest_{key}"] = gpu_time(lambda: linear_forest_gpu(partners, weights, method=method, early_exit=early),
-                                        repeat=20 if method == "ruling" else 5)
+        def forest(stats=None):
+            if method == "ruling":
+                return linear_forest_ruling(partners, weights, stats=stats)
+            return linear_forest_scan_gpu(partners, weights, early_exit=early, stats=stats)
+
+        forest(stats)
+        out[f"forest_{key}"] = gpu_time(forest, repeat=20 if method == "ruling" else 5)
         out[f"phases_{key}"] = stats
     out["total_factor_forest"] = out["factor_M5"] + out["forest_ruling"] + (0.0 if out["symmetric"] else out["abs_graph"])
     out["precond_end_to_end"] = gpu_time(lambda: precond.linear_forest(Ad, precond.factor(Ad, n=2)))
@@ -105,7 +109,7 @@ def cpu_case(A, dtype):
     W, fm = weight_source(A, weights_symmetric(A))
     out["factor_M5"] = cpu_time(lambda: parallel_factor(W, 2, 5, 5, 0, 0.5, 0, from_matrix=fm), repeat=2)
     partners, weights, _ = parallel_factor(W, 2, 5, 5, 0, 0.5, 0, from_matrix=fm)
-    out["forest"] = cpu_time(lambda: linear_forest_cpu(partners, weights), repeat=2)
+    out["forest"] = cpu_time(lambda: linear_forest_walk_cpu(partners, weights), repeat=2)
     out["precond_end_to_end"] = cpu_time(lambda: precond.linear_forest(A, precond.factor(A, n=2)), repeat=2)
     out["spmv"] = cpu_time(lambda: A @ np.ones(A.shape[0], dtype), repeat=3)
     return out
@@ -199,7 +203,7 @@ def plot_results(results, path):
         panels.append(_speedup_panel(both))
     elif cpu_rows:
         panels.append(_setup_panel(cpu_rows, "cpu", CPU_SETUP_PARTS, "CPU (Numba) setup: factor + linear forest"))
-    save_figure(path, panels, suptitle="[0,2]-factor and linear forest (paper 001, Figure 6)")
+    save_figure(path, panels, suptitle="[0,2]-factor and linear forest (Klein and Strzodka 2022, Figure 6)")
 
 
 def main(argv=None):
@@ -215,7 +219,9 @@ def main(argv=None):
     gpu = gpu_available()
     results = []
     for name, n in cases:
-        A = matrices.get(name, n=n)
+        A = load_matrix(name, n=n, script="bench_forest")
+        if A is None:
+            continue
         for dtype in (np.float32, np.float64):
             row = {"matrix": name, "grid": n, "dtype": np.dtype(dtype).name, "N": A.shape[0], "nnz": A.nnz}
             if gpu:

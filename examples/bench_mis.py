@@ -1,4 +1,4 @@
-"""Benchmark of maximal independent sets (paper 003, Tables 2, 5, 6).
+"""Benchmark of maximal independent sets (Burtscher et al. 2018, Tables 2, 5, 6).
 
 For each graph: ECL-MIS and the Luby-style random-permutation baseline on the GPU
 (throughput in vertices per second, CUDA events, median), the CPU versions, networkx on

@@ -1,4 +1,4 @@
-"""Benchmark of the preconditioners on the GPU (paper 001, Sections 5-6).
+"""Benchmark of the preconditioners on the GPU (Klein and Strzodka (2022), Sections 5-6).
 
 Part 1 (per matrix, full size): setup (median of five) with its breakdown (factor, forest,
 extract, factorize) and apply time of AlgTriScal, TriScal and AlgTriBlock next to one
@@ -15,7 +15,7 @@ Part 3: time to solution (rtol 1e-8, the paper's right-hand side) per preconditi
 including setup, at the sizes of part 1 (``--tts-small``: about 250,000 rows); the peers
 pyamg / ILU(0) run on the CPU.
 
-    python examples/bench_precond.py             # H100-sized run
+    python examples/bench_precond.py             # the full-size GPU run
     python examples/bench_precond.py --quick     # small sizes
 
 Besides the JSON results (``--out``) the script saves their plot as ``<out>.png``.
@@ -30,7 +30,6 @@ from pathlib import Path
 
 import numpy as np
 
-import matrices
 import precond
 from kernels.backend import gpu_available, to_device
 from kernels.spmv import spmv
@@ -38,6 +37,7 @@ from kernels.timing import gpu_time
 from precond.study import run_case, true_solution
 
 from _plotting import grouped_bars, matrix_label, milliseconds, plot_path, save_figure, stacked_bars
+from _shared_data import load_matrix
 
 FULL = [("aniso1", 2500), ("aniso2", 2500), ("aniso3", 2500), ("convection_diffusion3d", 140), ("random_diffusion2d", 1700)]
 TTS_SMALL = [("aniso1", 500), ("aniso2", 500), ("aniso3", 500), ("convection_diffusion3d", 64), ("random_diffusion2d", 500)]
@@ -215,7 +215,7 @@ def plot_results(result, path):
         panels.append(_iteration_panel(result["part2"]))
     if result["part3"]:
         panels.append(_solution_panel(result["part3"]))
-    save_figure(path, panels, suptitle="Preconditioners (paper 001, Sections 5-6)")
+    save_figure(path, panels, suptitle="Preconditioners (Klein and Strzodka 2022, Sections 5-6)")
 
 
 def main(argv=None):
@@ -249,7 +249,9 @@ def main(argv=None):
         print(f"{'matrix':<24}{'dtype':<8}{'N':>9} {'SpMV':>9} {'ourSpMV':>9} {'gtsv2np':>9} {'gtsv2':>9} {'TriScal':>9} {'AlgTri':>9}"
               f" {'x SpMV':>7} {'setup':>9} {'x SpMV':>7}  setup breakdown (ms)")
         for name, n in full:
-            A = matrices.get(name, n=n)
+            A = load_matrix(name, n=n, script="bench_precond")
+            if A is None:
+                continue
             for dtype in (np.float32, np.float64):
                 r = part1(A, dtype)
                 r.update(matrix=name, dtype=np.dtype(dtype).name)
@@ -282,7 +284,9 @@ def main(argv=None):
         print(f"{'matrix':<24}{'N':>9} {'device':<5}{'preconditioner':<30}{'iters':>6} {'setup':>8} {'solve':>8} {'total':>8}")
         devices = (["gpu"] if gpu_available() else []) + ([] if args.gpu_methods_only and gpu_available() else ["cpu"])
         for name, n in tts:
-            A = matrices.get(name, n=n)
+            A = load_matrix(name, n=n, script="bench_precond")
+            if A is None:
+                continue
             for dev in devices:
                 Ad = to_device(A) if dev == "gpu" else A
                 for pc in (GPU_PRECONDS if dev == "gpu" else CPU_PRECONDS):

@@ -1,4 +1,4 @@
-"""Weight coverage of [0,n]-factors: paper 001, Tables 4 and 5.
+"""Weight coverage of [0,n]-factors: Klein and Strzodka (2022), Tables 4 and 5.
 
 For each matrix: c_id, and for the three configurations (m=1,k_m=0), (m=5,k_m=0),
 (m=5,k_m=1) the coverage after 5 iterations c_pi(5), at the maximal factor c_pi(M_max)
@@ -23,9 +23,10 @@ import precond
 from kernels.backend import resolve_device, to_device
 
 from _plotting import grouped_bars, plot_path, save_figure
+from _shared_data import load_matrix
 
 CONFIGS = [(1, 0), (5, 0), (5, 1)]
-# Paper 001, Table 4 (c5, cM, Mmax per configuration, then sequential) and Table 5 (c_id,
+# Klein and Strzodka (2022), Table 4 (c5, cM, Mmax per configuration, then sequential) and Table 5 (c_id,
 # n=1..4 parallel/sequential).
 PAPER_T4 = {
     "aniso1": [(0.67, 0.67, 1252), (0.67, 0.67, 11), (0.54, 0.54, 17), 0.67],
@@ -51,7 +52,9 @@ def sizes_for(name, n):
 
 
 def table_rows(spec, n, device, max_iterations):
-    A = matrices.get(spec, n=sizes_for(spec, n) if spec in matrices.GENERATORS else None)
+    A = load_matrix(spec, n=sizes_for(spec, n) if spec in matrices.GENERATORS else None, script="coverage_table")
+    if A is None:
+        return None
     if device == "gpu":
         A = to_device(A)
     row = {"matrix": spec, "N": int(A.shape[0]), "c_id": precond.identity_coverage(A), "configs": []}
@@ -151,7 +154,7 @@ def _identity_panel(rows):
 def plot_results(rows, path):
     """Weight coverage for n = 1..4 per matrix, our Table 5 against the paper's, and c_id against the [0,2]-factor."""
     save_figure(path, [_coverage_by_n_panel(rows), _paper_panel(rows), _identity_panel(rows)],
-                suptitle="Weight coverage of [0,n]-factors (paper 001, Tables 4-5)")
+                suptitle="Weight coverage of [0,n]-factors (Klein and Strzodka 2022, Tables 4-5)")
 
 
 def main(argv=None):
@@ -171,7 +174,9 @@ def main(argv=None):
 
     rows = []
     for spec in tqdm(args.matrix, desc="coverage", leave=False):
-        rows.append(table_rows(spec, args.n, device, args.max_iterations))
+        row = table_rows(spec, args.n, device, args.max_iterations)
+        if row is not None:
+            rows.append(row)
     print(f"device: {device}, generated matrices at grid size {args.n}")
     print_tables(rows)
     out = Path(args.out)

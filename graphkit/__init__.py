@@ -2,8 +2,17 @@
 
 Maximal independent set (ECL-MIS), exact vertex cover, exact treewidth, maximal and
 maximum cliques, [0,n]-factors / matchings / linear forests, on :class:`Graph`.
+
+Every solver takes a :class:`Graph`, a networkx or igraph graph, a sparse matrix or a file
+path (:func:`as_graph`). On a labelled input (networkx nodes other than ``0 .. n-1``, an
+igraph graph with vertex names) the results name the vertices with the input's labels and
+the checkers take labels; :meth:`Graph.to_labels` and :meth:`Graph.to_ids` map between
+labels and vertex ids. :func:`warm_up` compiles the kernels before anything is timed.
 """
+from kernels.version import __version__
+
 from .factor import factor, linear_forest, matching
+from .warmup import warm_up
 from .cliques import (
     CliqueCount,
     MaxCliqueResult,
@@ -14,7 +23,8 @@ from .cliques import (
     maximal_cliques,
     maximum_clique,
 )
-from .graph import Graph, as_graph
+from .convert import as_graph
+from .graph import Graph
 from .mis import (
     ColoringResult,
     MISResult,
@@ -53,6 +63,8 @@ from .io import (
 )
 
 __all__ = [
+    "__version__",
+    "warm_up",
     "maximal_cliques",
     "maximal_clique_chunks",
     "count_maximal_cliques",

@@ -142,7 +142,7 @@ def _run_tw(args) -> int:
 
 
 def _add_cliques(sub):
-    p = sub.add_parser("cliques", help="maximal cliques (Bron-Kerbosch, paper 004); one clique per line")
+    p = sub.add_parser("cliques", help="maximal cliques (Bron-Kerbosch with pivoting); one clique per line")
     p.add_argument("file")
     p.add_argument("--min-size", type=int, default=1, help="only cliques with at least this many vertices")
     p.add_argument("--count-only", action="store_true", help="print the count and the size histogram only")
@@ -206,8 +206,12 @@ def _run_maxclique(args) -> int:
 COMMANDS = [_add_stats, _add_mis, _add_vc, _add_cliques, _add_maxclique, _add_tw]
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
+    """Run ``graphkit COMMAND [options]``; returns the exit status."""
+    from kernels.version import __version__
+
     parser = argparse.ArgumentParser(prog="graphkit", description="GPU/CPU graph solvers.")
+    parser.add_argument("--version", action="version", version=f"graphkit {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add in COMMANDS:
         add(sub)

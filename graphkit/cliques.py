@@ -1,28 +1,42 @@
-"""Maximal clique enumeration (paper 004, Bron-Kerbosch with pivoting) and maximum clique."""
+"""Cliques: maximal clique enumeration (Bron-Kerbosch with pivoting), counting, checkers,
+and the maximum clique.
+
+A clique is a set of pairwise adjacent vertices; it is maximal when no other vertex is
+adjacent to all of them, maximum when no clique is larger. On a labelled graph (networkx
+input) the cliques are given in the graph's node names and the checkers take them.
+
+References
+----------
+.. [1] J. Jenkins, I. Arkatkar, J. D. Owens, A. Choudhary and N. F. Samatova, "Lessons
+   Learned from Exploring the Backtracking Paradigm on the GPU", Euro-Par 2011 Parallel
+   Processing, LNCS 6853, Springer, 2011.
+.. [2] E. Tomita and T. Seki, "An Efficient Branch-and-Bound Algorithm for Finding a
+   Maximum Clique", DMTCS 2003, LNCS 2731, Springer, 2003.
+"""
 from __future__ import annotations
 
 import time
-import warnings
 from dataclasses import dataclass, field
+from typing import Iterator
 
 import numpy as np
 
 from kernels.backend import resolve_device
 
-from .graph import as_graph
+from .clique_search import MaxCliqueResult, branch_and_bound_clique
+from .convert import as_graph
+from .graph import Graph
+from .vertex_cover import minimum_vertex_cover
 
 __all__ = ["maximal_clique_chunks", "maximal_cliques", "count_maximal_cliques", "CliqueCount",
            "is_clique", "is_maximal_clique", "maximum_clique", "MaxCliqueResult"]
 
 MAXCLIQUE_METHODS = ("auto", "branch_and_bound", "vertex_cover")
-# search-tree nodes of the CPU branch and bound before the GPU takes over
-_AUTO_PROBE_NODES = 20_000
-_GPU_PROBE_NODES = 256
-# method="auto" takes the vertex cover of the complement from this edge density on (the
-# complement is sparse and reduces well; MANN_a27, density 0.99: 0.05 s against 0.23 s
-# for the branch and bound on one CPU core, 0.006 s on the H100), up to this many vertices
-_VC_DENSITY = 0.95
-_VC_MAX_VERTICES = 40_000
+#: ``method="auto"`` takes the vertex cover of the complement from this edge density on:
+#: the complement is then sparse and reduces well.
+VC_DENSITY = 0.95
+#: ... up to this many vertices (the complement is built as a dense mask).
+VC_MAX_VERTICES = 40_000
 
 
 @dataclass(frozen=True)
@@ -37,33 +51,18 @@ class CliqueCount:
     time: float
 
 
-@dataclass(frozen=True)
-class MaxCliqueResult:
-    """A maximum clique: sorted ``vertices``, ``size``, ``optimal`` (proved), ``method``,
-    ``device``, ``time`` (s) and ``nodes`` (search-tree nodes)."""
-
-    vertices: np.ndarray = field(repr=False)
-    size: int
-    optimal: bool
-    method: str
-    device: str
-    time: float
-    nodes: int
-
-    def __len__(self) -> int:
-        return self.size
-
-
 def _check_min_size(min_size):
     if isinstance(min_size, bool) or not isinstance(min_size, (int, np.integer)) or min_size < 1:
         raise ValueError(f"min_size must be a positive integer, got {min_size!r}")
     return int(min_size)
 
 
-def maximal_clique_chunks(G, min_size=1, device="auto", chunk_cliques=1 << 16):
+def maximal_clique_chunks(G, min_size: int = 1, device: str = "auto",
+                          chunk_cliques: int = 1 << 16) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Stream the maximal cliques as ``(flat, offsets)`` chunks (CSR-like, NumPy).
 
-    Clique ``i`` of a chunk is ``flat[offsets[i]:offsets[i + 1]]`` (sorted vertex ids).
+    Clique ``i`` of a chunk is ``flat[offsets[i]:offsets[i + 1]]`` (sorted vertex ids; on a
+    labelled graph the vertices' names, in the order of their ids).
     At most ``chunk_cliques`` cliques are held at once: the enumeration stops when its
     output buffer is full and resumes after the chunk has been consumed.
 
@@ -95,19 +94,21 @@ def _check_enumeration(G, min_size, device, chunk_cliques):
     return as_graph(G), min_size, resolve_device(device), int(chunk_cliques)
 
 
-def _chunks(G, min_size, dev, chunk_cliques):
+def _chunks(G: Graph, min_size, dev, chunk_cliques):
     if G.n == 0:
         return
     from kernels import cliques as kc
 
     if dev == "gpu":
-        yield from kc.mce_gpu_chunks(G, min_size, chunk_cliques)
+        chunks = kc.mce_chunks_gpu(G, min_size, chunk_cliques)
     else:
-        yield from kc.mce_cpu_chunks(G.indptr, G.indices, min_size, chunk_cliques)
+        chunks = kc.mce_chunks_cpu(G.indptr, G.indices, min_size, chunk_cliques)
+    for flat, offsets in chunks:
+        yield (G.to_labels(flat) if G.labelled else flat), offsets
 
 
-def maximal_cliques(G, min_size=1, device="auto", chunk_cliques=1 << 16):
-    """Iterate over all maximal cliques (Bron-Kerbosch with pivoting, paper 004).
+def maximal_cliques(G, min_size: int = 1, device: str = "auto", chunk_cliques: int = 1 << 16) -> Iterator[np.ndarray]:
+    """Iterate over all maximal cliques (Bron-Kerbosch with pivoting, after Jenkins et al.).
 
     The top level is split by a degeneracy ordering (each vertex starts a sub-problem
     with its later neighbours as candidates and its earlier neighbours as *not*); the
@@ -125,8 +126,9 @@ def maximal_cliques(G, min_size=1, device="auto", chunk_cliques=1 << 16):
 
     Yields
     ------
-    ndarray of int64
-        The sorted vertex ids of one maximal clique.
+    ndarray
+        One maximal clique: its sorted vertex ids (int64), or on a labelled graph its
+        vertices' names.
 
     Examples
     --------
@@ -134,18 +136,21 @@ def maximal_cliques(G, min_size=1, device="auto", chunk_cliques=1 << 16):
     >>> G = nx.Graph([(0, 1), (1, 2), (0, 2), (2, 3)])
     >>> sorted(c.tolist() for c in graphkit.maximal_cliques(G, device="cpu"))
     [[0, 1, 2], [2, 3]]
+    >>> sorted(c.tolist() for c in graphkit.maximal_cliques(nx.path_graph("abc"), device="cpu"))
+    [['a', 'b'], ['b', 'c']]
     """
     return _cliques(maximal_clique_chunks(G, min_size, device, chunk_cliques))
 
 
 def _cliques(chunks):
     for flat, off in chunks:
-        flat = flat.astype(np.int64, copy=False)
+        if flat.dtype.kind in "iu":
+            flat = flat.astype(np.int64, copy=False)
         for i in range(len(off) - 1):
             yield flat[off[i]:off[i + 1]]
 
 
-def count_maximal_cliques(G, min_size=1, device="auto") -> CliqueCount:
+def count_maximal_cliques(G, min_size: int = 1, device: str = "auto") -> CliqueCount:
     """Count the maximal cliques by size without transferring them.
 
     Parameters
@@ -174,16 +179,19 @@ def count_maximal_cliques(G, min_size=1, device="auto") -> CliqueCount:
     from kernels import cliques as kc
 
     if dev == "gpu":
-        hist = kc.mce_gpu_count(G, min_size)
+        hist = kc.mce_count_gpu(G, min_size)
     else:
-        hist, _ = kc.mce_cpu_count(G.indptr, G.indices, min_size)
+        hist, _ = kc.mce_count_cpu(G.indptr, G.indices, min_size)
     nz = np.nonzero(hist)[0]
     top = int(nz[-1]) if len(nz) else 0
     hist = np.asarray(hist[:top + 1], dtype=np.int64)
     return CliqueCount(int(hist.sum()), hist, top, dev, time.perf_counter() - t0)
 
 
-def _vertex_array(G, vertices):
+def _vertex_array(G: Graph, vertices):
+    """``vertices`` (names on a labelled graph) as int64 vertex ids, checked."""
+    if G.labelled:
+        vertices = G.to_ids(vertices)
     c = np.asarray(vertices)
     if c.ndim != 1:
         raise ValueError("vertices must be a 1-D sequence of vertex ids")
@@ -196,7 +204,8 @@ def _vertex_array(G, vertices):
 
 
 def is_clique(G, vertices) -> bool:
-    """Whether ``vertices`` are pairwise adjacent (duplicates are not a clique).
+    """Whether ``vertices`` are pairwise adjacent (duplicates are not a clique); on a
+    labelled graph ``vertices`` are names.
 
     Examples
     --------
@@ -205,7 +214,10 @@ def is_clique(G, vertices) -> bool:
     (True, False)
     """
     G = as_graph(G)
-    c = _vertex_array(G, vertices)
+    return _is_clique_ids(G, _vertex_array(G, vertices))
+
+
+def _is_clique_ids(G: Graph, c) -> bool:
     if len(np.unique(c)) != len(c):
         return False
     if len(c) <= 1:
@@ -215,7 +227,8 @@ def is_clique(G, vertices) -> bool:
 
 
 def is_maximal_clique(G, vertices) -> bool:
-    """Whether ``vertices`` form a clique that no other vertex extends.
+    """Whether ``vertices`` form a clique that no other vertex extends; on a labelled graph
+    ``vertices`` are names.
 
     Examples
     --------
@@ -225,9 +238,9 @@ def is_maximal_clique(G, vertices) -> bool:
     (True, False)
     """
     G = as_graph(G)
-    if not is_clique(G, vertices):
-        return False
     c = _vertex_array(G, vertices)
+    if not _is_clique_ids(G, c):
+        return False
     if len(c) == 0:
         return G.n == 0
     # vertices adjacent to every member
@@ -237,12 +250,12 @@ def is_maximal_clique(G, vertices) -> bool:
     return not np.any(count == len(c))
 
 
-def maximum_clique(G, method="auto", time_limit=None, device="auto") -> MaxCliqueResult:
+def maximum_clique(G, method: str = "auto", time_limit: float | None = None, device: str = "auto") -> MaxCliqueResult:
     """A maximum clique.
 
     Parameters
     ----------
-    G : Graph, networkx graph, sparse matrix or path
+    G : Graph, networkx or igraph graph, sparse matrix or path
     method : {"auto", "branch_and_bound", "vertex_cover"}
         ``"branch_and_bound"``: per-vertex sub-problems in reverse degeneracy order with
         a greedy-colouring bound (bitsets). ``"vertex_cover"``: minimum vertex cover of
@@ -262,6 +275,7 @@ def maximum_clique(G, method="auto", time_limit=None, device="auto") -> MaxCliqu
     Returns
     -------
     MaxCliqueResult
+        ``vertices`` in the graph's names (networkx input), ``indices`` the vertex ids.
 
     Examples
     --------
@@ -269,6 +283,8 @@ def maximum_clique(G, method="auto", time_limit=None, device="auto") -> MaxCliqu
     >>> res = graphkit.maximum_clique(nx.complete_graph(4), device="cpu")
     >>> res.size, res.vertices.tolist(), res.optimal
     (4, [0, 1, 2, 3], True)
+    >>> graphkit.maximum_clique(nx.Graph([(10, 20), (20, 30), (10, 30), (30, 40)]), device="cpu").vertices.tolist()
+    [10, 20, 30]
     """
     if method not in MAXCLIQUE_METHODS:
         raise ValueError(f"method must be one of {MAXCLIQUE_METHODS}, got {method!r}")
@@ -276,43 +292,20 @@ def maximum_clique(G, method="auto", time_limit=None, device="auto") -> MaxCliqu
         if isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)) or not time_limit > 0:
             raise ValueError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
     G = as_graph(G)
-    dev = resolve_device(device)
     t0 = time.perf_counter()
     if method == "auto":
-        dense = G.n > 1 and 2 * G.m >= _VC_DENSITY * G.n * (G.n - 1) and G.n <= _VC_MAX_VERTICES
+        dense = G.n > 1 and 2 * G.m >= VC_DENSITY * G.n * (G.n - 1) and G.n <= VC_MAX_VERTICES
         method = "vertex_cover" if dense else "branch_and_bound"
+    if method == "branch_and_bound":
+        return branch_and_bound_clique(G, time_limit=time_limit, device=device)
+    dev = resolve_device(device)
     if G.n == 0:
-        return MaxCliqueResult(np.zeros(0, np.int64), 0, True, method, dev, 0.0, 0)
+        return MaxCliqueResult(G.to_labels(np.zeros(0, np.int64)), 0, True, method, dev, 0.0, 0, np.zeros(0, np.int64))
     if method == "vertex_cover":
-        from .vertex_cover import minimum_vertex_cover
-
-        res = minimum_vertex_cover(G.complement(), device=dev, time_limit=time_limit)
+        complement = G.complement()
+        res = minimum_vertex_cover(Graph(complement.indptr, complement.indices), device=dev, time_limit=time_limit)
         mask = np.ones(G.n, bool)
-        mask[np.asarray(res.cover, dtype=np.int64)] = False
+        mask[np.asarray(res.cover, dtype=np.int64)] = False  # vertex ids: the complement has no labels
         verts = np.nonzero(mask)[0].astype(np.int64)
-        return MaxCliqueResult(verts, len(verts), bool(res.optimal), method, dev, time.perf_counter() - t0,
-                               int(res.nodes))
-    from kernels import cliques as kc
-
-    deadline = (t0 + float(time_limit)) if time_limit is not None else 0.0
-    if dev == "cpu":
-        verts, optimal, nodes = kc.max_clique_cpu(G.indptr, G.indices, 0, deadline)
-    else:
-        # a short CPU search gives the GPU its starting bound; with device="auto" a
-        # longer one settles the easy instances without paying for the GPU launch
-        cap = _AUTO_PROBE_NODES if device == "auto" else _GPU_PROBE_NODES
-        verts, optimal, nodes = kc.max_clique_cpu(G.indptr, G.indices, 0, deadline, cap)
-        if optimal and device == "auto":
-            dev = "cpu"
-        elif not (deadline and time.perf_counter() >= deadline):
-            try:
-                verts, optimal, gpu_nodes = kc.max_clique_gpu(G.indptr, G.indices, verts, deadline)
-            except kc.GpuCapacityError as exc:
-                if device != "auto":
-                    raise
-                warnings.warn(f"{exc}; searching on the CPU", RuntimeWarning, stacklevel=2)
-                verts, optimal, gpu_nodes = kc.max_clique_cpu(G.indptr, G.indices, 0, deadline)
-                dev = "cpu"
-            nodes += gpu_nodes
-    verts = np.sort(np.asarray(verts, dtype=np.int64))
-    return MaxCliqueResult(verts, len(verts), bool(optimal), method, dev, time.perf_counter() - t0, int(nodes))
+        return MaxCliqueResult(G.to_labels(verts), len(verts), bool(res.optimal), method, dev, time.perf_counter() - t0,
+                               int(res.nodes), verts)

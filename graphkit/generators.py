@@ -1,4 +1,14 @@
-"""Vectorized graph generators for benchmarks (the kinds of graphs of paper 003)."""
+"""Vectorized graph generators for benchmarks: grids, uniform random, R-MAT / Kronecker and
+road-like graphs (the kinds of graphs of the ECL-MIS evaluation).
+
+References
+----------
+.. [1] M. Burtscher, S. Devale, S. Azimi, J. Jaiganesh and E. Powers, "A High-Quality and
+   Fast Maximal Independent Set Implementation for GPUs", ACM Transactions on Parallel
+   Computing 5(2), 2018.
+.. [2] D. Chakrabarti, Y. Zhan and C. Faloutsos, "R-MAT: A Recursive Model for Graph
+   Mining", Proceedings of the 2004 SIAM International Conference on Data Mining, 2004.
+"""
 from __future__ import annotations
 
 import numpy as np
@@ -10,7 +20,7 @@ __all__ = ["grid2d", "uniform_random", "rmat", "kronecker", "road_like"]
 
 def _graph(n, u, v) -> Graph:
     """Simple undirected graph of the edge arrays (self-loops and duplicates dropped, quietly)."""
-    from kernels.mis import csr_from_edges
+    from kernels.graph import csr_from_edges
 
     indptr, indices = csr_from_edges(n, u, v)
     return Graph(indptr, indices)
@@ -113,7 +123,7 @@ def rmat(scale, edge_factor=16, a=0.57, b=0.19, c=0.19, seed=0) -> Graph:
         raise ValueError("R-MAT probabilities must satisfy a > 0, b, c >= 0, a + b + c < 1")
     if not np.isfinite(edge_factor) or edge_factor < 0:
         raise ValueError(f"edge_factor must be a finite number >= 0, got {edge_factor!r}")
-    from kernels.mis import rmat_edges
+    from kernels.graph import rmat_edges
 
     m = int(edge_factor * (1 << scale))
     u, v = rmat_edges(scale, m, a, b, c, seed)  # per edge and level, one quadrant (Numba)

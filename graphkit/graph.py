@@ -1,14 +1,25 @@
-"""The graph type every graphkit solver takes: CSR, simple, undirected."""
+"""The graph type every graphkit solver takes: CSR, simple, undirected, optionally with
+the names (labels) of its vertices.
+
+Labels: a graph made from a networkx graph (or an igraph graph with vertex names) keeps
+the input's node names in :attr:`Graph.labels`, vertex ``i`` being the ``i``-th node. The
+solvers then answer in those names (:meth:`Graph.to_labels`) and the checkers take them
+(:meth:`Graph.to_ids`); a graph without labels names its vertices ``0 .. n-1``.
+"""
 from __future__ import annotations
 
 import warnings
-from pathlib import Path
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
 from kernels.backend import is_device_array, to_host
 
-__all__ = ["Graph", "as_graph"]
+if TYPE_CHECKING:
+    import networkx as nx
+    import scipy.sparse as sp
+
+__all__ = ["Graph", "graph_from_object"]
 
 _INT32_MAX = np.iinfo(np.int32).max
 
@@ -22,11 +33,14 @@ class Graph:
 
     Vertices are ``0 .. n-1``; each undirected edge appears in both rows. Indices are
     int32 when ``n`` and ``2m`` fit, else int64. Optional ``weights`` are float64 and
-    aligned with ``indices`` (the same value in both directions).
+    aligned with ``indices`` (the same value in both directions). Optional ``labels``
+    name the vertices (``labels[i]`` is vertex ``i``'s name, e.g. a networkx node): the
+    solvers' results then use these names (see :meth:`to_labels`, :meth:`to_ids`).
 
     Construct with :meth:`from_edges`, :meth:`from_scipy`, :meth:`from_networkx`,
-    :func:`as_graph` or :func:`graphkit.read_graph`. The constructor itself trusts its
-    CSR input (symmetric, sorted, no self-loops, no duplicates).
+    :meth:`from_igraph`, :func:`graphkit.as_graph` or :func:`graphkit.read_graph`. The
+    constructor itself trusts its CSR input (symmetric, sorted, no self-loops, no
+    duplicates).
 
     Examples
     --------
@@ -50,8 +64,65 @@ class Graph:
         self.weights = None if weights is None else np.asarray(weights, dtype=np.float64)
         if self.weights is not None and len(self.weights) != len(self.indices):
             raise ValueError("weights must be aligned with indices")
+        if labels is not None and len(labels) != n:
+            raise ValueError(f"labels must name every vertex: {len(labels)} labels for {n} vertices")
         self.labels = labels
         self._device = None
+        self._label_index = None  # label -> vertex id, built when first needed
+
+    # ----------------------------------------------------------------- labels
+    @property
+    def labelled(self) -> bool:
+        """Whether the vertices have names other than ``0 .. n-1``."""
+        return self.labels is not None
+
+    def to_labels(self, ids) -> np.ndarray:
+        """The names of the vertices ``ids`` (an array of vertex ids): ``labels`` taken at
+        ``ids``, or ``ids`` themselves (int64) for a graph without labels. Numeric and
+        string labels come back as an array of their type, others (tuples, objects) as an
+        object array.
+
+        Examples
+        --------
+        >>> import networkx as nx
+        >>> G = Graph.from_networkx(nx.path_graph([10, 20, 30, 40]))
+        >>> G.to_labels([0, 3]).tolist()
+        [10, 40]
+        """
+        ids = np.asarray(ids, dtype=np.int64)
+        if self.labels is None:
+            return ids
+        return self._label_array()[ids]
+
+    def to_ids(self, vertices) -> np.ndarray:
+        """Vertex ids (int64) of ``vertices`` given as this graph's labels; for a graph
+        without labels, the ids themselves (checked to be integers).
+
+        Raises
+        ------
+        KeyError
+            A name that is not a vertex of the graph.
+        """
+        if self.labels is None:
+            return np.asarray(vertices)
+        if self._label_index is None:
+            self._label_index = {label: i for i, label in enumerate(self.labels)}
+        index = self._label_index
+        try:
+            return np.fromiter((index[v] for v in _as_sequence(vertices)), dtype=np.int64)
+        except KeyError as exc:
+            raise KeyError(f"{exc.args[0]!r} is not a vertex of the graph") from None
+        except TypeError as exc:  # an unhashable name
+            raise KeyError(f"not a vertex of the graph: {exc}") from None
+
+    def _label_array(self) -> np.ndarray:
+        labels = self.labels
+        arr = np.asarray(labels) if not isinstance(labels, np.ndarray) else labels
+        if arr.ndim != 1 or arr.dtype.kind not in "iufUSb":  # tuples, mixed or other objects
+            arr = np.empty(len(labels), dtype=object)
+            for i, label in enumerate(labels):
+                arr[i] = label
+        return arr
 
     # ----------------------------------------------------------------- basics
     @property
@@ -93,7 +164,7 @@ class Graph:
 
     __hash__ = None
 
-    def edges(self):
+    def edges(self) -> tuple[np.ndarray, ...]:
         """Edge list ``(u, v)`` with ``u < v``, sorted; plus weights if weighted."""
         rows = np.repeat(np.arange(self.n, dtype=self.indices.dtype), self.degrees)
         upper = rows < self.indices
@@ -103,7 +174,7 @@ class Graph:
 
     # ----------------------------------------------------------- constructors
     @classmethod
-    def from_edges(cls, n, u, v, weights=None, *, warn=True, labels=None):
+    def from_edges(cls, n: int, u, v, weights=None, *, warn: bool = True, labels: Sequence | None = None) -> Graph:
         """Build from edge endpoint arrays (0-based). Symmetrizes.
 
         Self-loops and duplicate edges are dropped (with a warning when ``warn``);
@@ -167,7 +238,7 @@ class Graph:
         return cls(A.indptr, A.indices, A.data if w is not None else None, labels)
 
     @classmethod
-    def from_scipy(cls, A, *, weighted=True):
+    def from_scipy(cls, A, *, weighted: bool = True) -> Graph:
         """Graph of a square sparse matrix (SciPy or cupyx): edge {i,j} when a_ij or a_ji != 0.
 
         The diagonal is ignored (a matrix's graph has no self-loops). With ``weighted``,
@@ -188,11 +259,19 @@ class Graph:
         return cls(W.indptr, W.indices, W.data.astype(np.float64) if weighted else None)
 
     @classmethod
-    def from_networkx(cls, G, weight="weight"):
+    def from_networkx(cls, G, weight: str | None = "weight") -> Graph:
         """Graph of a networkx graph; nodes are numbered in ``G.nodes`` order.
 
-        Directed graphs are symmetrized; the original node names are kept in ``labels``.
-        Edge attribute ``weight`` (if every edge has it) becomes the weights.
+        Directed graphs are symmetrized; the original node names are kept in ``labels``
+        (None when they are ``0 .. n-1`` in order). Edge attribute ``weight`` (if every edge
+        has it) becomes the weights.
+
+        Examples
+        --------
+        >>> import networkx as nx
+        >>> G = Graph.from_networkx(nx.path_graph(["a", "b", "c"]))
+        >>> G, G.labels
+        (Graph(n=3, m=2), ['a', 'b', 'c'])
         """
         nodes = list(G.nodes)
         index = {v: i for i, v in enumerate(nodes)}
@@ -206,15 +285,37 @@ class Graph:
         directed = G.is_directed()
         return cls.from_edges(len(nodes), u, v, w, warn=not directed, labels=labels)
 
+    @classmethod
+    def from_igraph(cls, g, weight: str | None = "weight") -> Graph:
+        """Graph of an igraph graph (``igraph.Graph``); vertex ``i`` is igraph's vertex ``i``.
+
+        Directed graphs are symmetrized, self-loops and multi-edges dropped. The vertex
+        attribute ``name``, when set, becomes ``labels``; the edge attribute ``weight``,
+        when set, the weights. igraph is an optional dependency (``pip install igraph``).
+
+        Examples
+        --------
+        >>> import igraph
+        >>> Graph.from_igraph(igraph.Graph.Ring(5))
+        Graph(n=5, m=5)
+        """
+        n = g.vcount()
+        edges = np.asarray(g.get_edgelist(), dtype=np.int64).reshape(-1, 2)
+        attrs = g.es.attributes()
+        w = np.asarray(g.es[weight], dtype=np.float64) if weight is not None and weight in attrs and len(edges) else None
+        names = g.vs["name"] if "name" in g.vs.attributes() else None
+        labels = None if names is None or list(names) == list(range(n)) else list(names)
+        return cls.from_edges(n, edges[:, 0], edges[:, 1], w, warn=not g.is_directed(), labels=labels)
+
     # ------------------------------------------------------------ conversions
-    def to_scipy(self, dtype=np.float64):
+    def to_scipy(self, dtype=np.float64) -> sp.csr_matrix:
         """Symmetric adjacency matrix as ``scipy.sparse.csr_matrix`` (weights or ones)."""
         import scipy.sparse as sp
 
         data = self.weights if self.weighted else np.ones(len(self.indices))
         return sp.csr_matrix((data.astype(dtype), self.indices, self.indptr), shape=(self.n, self.n))
 
-    def to_networkx(self):
+    def to_networkx(self) -> nx.Graph:
         """A ``networkx.Graph`` with nodes ``0..n-1`` (or ``labels``) and edge weights."""
         import networkx as nx
 
@@ -233,7 +334,7 @@ class Graph:
             G.add_edges_from(pairs)
         return G
 
-    def device_arrays(self):
+    def device_arrays(self) -> tuple:
         """Cached CuPy copies ``(indptr, indices, weights)`` (weights may be None)."""
         if self._device is None:
             import cupy
@@ -243,7 +344,7 @@ class Graph:
         return self._device
 
     # ------------------------------------------------------------- derived graphs
-    def subgraph(self, vertices):
+    def subgraph(self, vertices) -> Graph:
         """Induced subgraph on ``vertices`` (renumbered in the given order)."""
         vertices = np.asarray(vertices, dtype=np.int64)
         increasing = len(vertices) < 2 or bool(np.all(vertices[1:] > vertices[:-1]))
@@ -266,7 +367,7 @@ class Graph:
         w = None if self.weights is None else self.weights[keep][upper]
         return Graph.from_edges(len(vertices), a[upper], b[upper], w, warn=False)
 
-    def complement(self):
+    def complement(self) -> Graph:
         """Complement graph (unweighted); uses a dense n x n mask, so n must be moderate."""
         if self.n > 40000:
             raise ValueError(f"complement of a graph with {self.n} vertices would be too dense")
@@ -278,17 +379,24 @@ class Graph:
         return Graph._from_unique_pairs(self.n, lo, hi, None, self.labels)
 
 
-def as_graph(obj) -> Graph:
-    """Coerce a Graph, sparse matrix (SciPy/cupyx), networkx graph, dense array or path."""
+def _as_sequence(vertices) -> Sequence[Any]:
+    """``vertices`` as a sequence of names (a NumPy array's items as Python scalars)."""
+    if isinstance(vertices, np.ndarray):
+        return vertices.tolist() if vertices.dtype != object else list(vertices)
+    return list(vertices)
+
+
+def graph_from_object(obj) -> Graph:
+    """A :class:`Graph` of an in-memory graph-like object: a Graph (returned as is), a
+    networkx or igraph graph, a sparse matrix (SciPy/cupyx) or a dense array. Files are
+    read by :func:`graphkit.as_graph` and :func:`graphkit.read_graph`."""
     if isinstance(obj, Graph):
         return obj
-    if isinstance(obj, (str, Path)):
-        from .io import read_graph
-
-        return read_graph(obj)
     mod = type(obj).__module__
     if mod.startswith("networkx"):
         return Graph.from_networkx(obj)
+    if mod.startswith("igraph"):
+        return Graph.from_igraph(obj)
     if mod.startswith(("scipy.sparse", "cupyx")) or is_device_array(obj) or isinstance(obj, np.ndarray):
         return Graph.from_scipy(obj, weighted=False)
     raise TypeError(f"cannot make a graph from {type(obj).__name__}")

@@ -22,7 +22,7 @@ import numpy as np
 
 from matrices.mmio import open_maybe_compressed
 
-from .graph import Graph, as_graph
+from .graph import Graph, graph_from_object
 
 __all__ = [
     "FORMATS",
@@ -557,7 +557,8 @@ def write_graph(G, path, format: str | None = None) -> None:  # noqa: A002
 
     Parameters
     ----------
-    G : Graph or anything :func:`graphkit.as_graph` accepts
+    G : Graph, networkx or igraph graph, or sparse matrix (anything but a file path that
+        :func:`graphkit.as_graph` accepts)
     path : str, Path, ``"-"`` (stdout) or an open text file
         ``.gz/.bz2/.xz`` suffixes compress.
     format : {"dimacs", "pace", "metis", "edgelist", "mtx"}, optional
@@ -585,7 +586,7 @@ def write_graph(G, path, format: str | None = None) -> None:  # noqa: A002
     1 3
     2
     """
-    G = as_graph(G)
+    G = graph_from_object(G)
     suffix = _plain_suffix(Path(path)) if isinstance(path, (str, os.PathLike)) else ""
     fmt = (format or _EXTENSIONS.get(suffix, "edgelist")).lower()
     if fmt == "mtx":

@@ -1,4 +1,15 @@
-"""Maximal independent sets (ECL-MIS, paper 003) and MIS-based greedy colouring."""
+"""Maximal independent sets (ECL-MIS) and MIS-based greedy colouring.
+
+An independent set holds no two adjacent vertices; it is maximal when every other vertex
+has a neighbour in it. On a labelled graph (networkx input) the sets are given in the
+graph's node names and the checkers take them.
+
+References
+----------
+.. [1] M. Burtscher, S. Devale, S. Azimi, J. Jaiganesh and E. Powers, "A High-Quality and
+   Fast Maximal Independent Set Implementation for GPUs", ACM Transactions on Parallel
+   Computing 5(2), 2018.
+"""
 from __future__ import annotations
 
 import time
@@ -8,7 +19,8 @@ import numpy as np
 
 from kernels.backend import resolve_device
 
-from .graph import as_graph
+from .convert import as_graph
+from .graph import Graph
 
 __all__ = ["MISResult", "maximal_independent_set", "is_independent_set", "is_maximal_independent_set",
            "ColoringResult", "greedy_coloring", "is_coloring"]
@@ -18,8 +30,10 @@ METHODS = ("ecl", "luby")
 
 @dataclass(frozen=True)
 class MISResult:
-    """A maximal independent set: sorted ``vertices``, ``size``, ``method``, ``device``, ``time`` (s),
-    and ``swaps`` (local-search improvements, 0 unless ``improve=True``)."""
+    """A maximal independent set: ``vertices`` (named as the input names them: a networkx
+    graph's nodes, else sorted vertex ids), ``size``, ``method``, ``device``, ``time`` (s),
+    ``swaps`` (local-search improvements, 0 unless ``improve=True``) and ``indices`` (the
+    sorted vertex ids)."""
 
     vertices: np.ndarray = field(repr=False)
     size: int
@@ -27,6 +41,7 @@ class MISResult:
     device: str
     time: float
     swaps: int = 0  #: (1,2)-swaps applied by ``improve=True``
+    indices: np.ndarray | None = field(default=None, repr=False)  #: the set as vertex ids (0-based)
 
     def __len__(self) -> int:
         return self.size
@@ -48,12 +63,13 @@ def _membership(G, method, seed, device):
     return mis.luby_mis_cpu(G.indptr, G.indices, seed), dev
 
 
-def maximal_independent_set(G, method="ecl", seed=0, device="auto", improve=False) -> MISResult:
+def maximal_independent_set(G, method: str = "ecl", seed: int = 0, device: str = "auto",
+                            improve: bool = False) -> MISResult:
     """A maximal independent set, deterministic for a given seed (same on CPU and GPU).
 
     Parameters
     ----------
-    G : Graph, networkx graph, sparse matrix or path
+    G : Graph, networkx or igraph graph, sparse matrix or path
     method : {"ecl", "luby"}
         ``"ecl"``: ECL-MIS with degree-based priorities (larger sets, one asynchronous
         kernel on the GPU). ``"luby"``: the random-permutation baseline with uniform
@@ -70,7 +86,8 @@ def maximal_independent_set(G, method="ecl", seed=0, device="auto", improve=Fals
     Returns
     -------
     MISResult
-        Sorted ``vertices``, ``size``, ``method``, ``device``, ``time``, ``swaps``.
+        ``vertices`` (the graph's node names for networkx input, else sorted ids),
+        ``indices`` (sorted ids), ``size``, ``method``, ``device``, ``time``, ``swaps``.
 
     Raises
     ------
@@ -88,6 +105,8 @@ def maximal_independent_set(G, method="ecl", seed=0, device="auto", improve=Fals
     >>> star_of_triangles = nx.Graph([(0, 1), (0, 2), (1, 2), (1, 3), (2, 4), (3, 4)])
     >>> graphkit.maximal_independent_set(star_of_triangles, improve=True, device="cpu").size
     2
+    >>> graphkit.maximal_independent_set(nx.path_graph([10, 20, 30, 40]), device="cpu").vertices.tolist()
+    [10, 40]
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
@@ -98,7 +117,8 @@ def maximal_independent_set(G, method="ecl", seed=0, device="auto", improve=Fals
     G = as_graph(G)
     t0 = time.perf_counter()
     if G.n == 0:
-        return MISResult(np.zeros(0, dtype=np.int64), 0, method, resolve_device(device), 0.0)
+        empty = np.zeros(0, dtype=np.int64)
+        return MISResult(G.to_labels(empty), 0, method, resolve_device(device), 0.0, 0, empty)
     member, dev = _membership(G, method, int(seed), device)
     swaps = 0
     if improve:
@@ -106,12 +126,13 @@ def maximal_independent_set(G, method="ecl", seed=0, device="auto", improve=Fals
 
         member, swaps = two_improve_cpu(G.indptr, G.indices, member)
     vertices = np.flatnonzero(member)
-    return MISResult(vertices, len(vertices), method, dev, time.perf_counter() - t0, swaps)
+    return MISResult(G.to_labels(vertices), len(vertices), method, dev, time.perf_counter() - t0, swaps, vertices)
 
 
-def _as_mask(G, vertices):
+def _as_mask(G: Graph, vertices):
+    """The membership mask of ``vertices`` (names on a labelled graph), checked."""
     mask = np.zeros(G.n, dtype=bool)
-    vertices = np.asarray(vertices)
+    vertices = G.to_ids(vertices) if G.labelled else np.asarray(vertices)
     if vertices.size and (vertices.dtype == bool or not np.issubdtype(vertices.dtype, np.integer)):
         raise TypeError(f"vertices must be integer vertex ids (use numpy.flatnonzero for a mask), got {vertices.dtype}")
     vertices = vertices.astype(np.int64).ravel()
@@ -126,9 +147,9 @@ def is_independent_set(G, vertices) -> bool:
 
     Parameters
     ----------
-    G : Graph, networkx graph, sparse matrix or path
-    vertices : array_like of int
-        0-based vertex ids (duplicates allowed).
+    G : Graph, networkx or igraph graph, sparse matrix or path
+    vertices : array_like
+        0-based vertex ids (duplicates allowed), or the node names of a labelled graph.
 
     Raises
     ------
@@ -154,9 +175,9 @@ def is_maximal_independent_set(G, vertices) -> bool:
 
     Parameters
     ----------
-    G : Graph, networkx graph, sparse matrix or path
-    vertices : array_like of int
-        0-based vertex ids.
+    G : Graph, networkx or igraph graph, sparse matrix or path
+    vertices : array_like
+        0-based vertex ids, or the node names of a labelled graph.
 
     Examples
     --------
@@ -178,20 +199,36 @@ def is_maximal_independent_set(G, vertices) -> bool:
 
 @dataclass(frozen=True)
 class ColoringResult:
-    """Vertex ``colors`` (0-based), number of colours, ``time``."""
+    """Vertex ``colors`` (0-based, one per vertex in the graph's vertex order: a networkx
+    graph's ``G.nodes`` order), number of colours, ``time``; :meth:`as_dict` maps each
+    vertex's name to its colour."""
 
     colors: np.ndarray = field(repr=False)
     n_colors: int
     time: float
+    labels: object = field(default=None, repr=False)  #: the vertices' names (None: their ids)
+
+    def as_dict(self) -> dict:
+        """``{vertex: colour}``, vertices named by the graph's labels (networkx's
+        ``greedy_color`` convention).
+
+        Examples
+        --------
+        >>> import networkx as nx, graphkit
+        >>> graphkit.greedy_coloring(nx.path_graph("abc"), device="cpu").as_dict()
+        {'a': 0, 'b': 1, 'c': 0}
+        """
+        names = self.labels if self.labels is not None else range(len(self.colors))
+        return {name: int(c) for name, c in zip(names, self.colors)}
 
 
-def greedy_coloring(G, seed=0, device="auto") -> ColoringResult:
-    """Colouring by repeated MIS (paper 003's motivating use): colour k is a maximal
+def greedy_coloring(G, seed: int = 0, device: str = "auto") -> ColoringResult:
+    """Colouring by repeated MIS (the motivating use of Burtscher et al.): colour k is a maximal
     independent set (ECL-MIS, seed ``seed + k``) of the vertices left after colours 0..k-1.
 
     Parameters
     ----------
-    G : Graph, networkx graph, sparse matrix or path
+    G : Graph, networkx or igraph graph, sparse matrix or path
     seed : int
     device : {"auto", "cpu", "gpu"}
 
@@ -214,11 +251,11 @@ def greedy_coloring(G, seed=0, device="auto") -> ColoringResult:
     k = 0
     while len(remaining):
         H = G.subgraph(remaining)
-        chosen = maximal_independent_set(H, "ecl", (seed + k) % 2**32, device).vertices
+        chosen = maximal_independent_set(H, "ecl", (seed + k) % 2**32, device).indices
         colors[remaining[chosen]] = k
         remaining = remaining[colors[remaining] < 0]
         k += 1
-    return ColoringResult(colors, k, time.perf_counter() - t0)
+    return ColoringResult(colors, k, time.perf_counter() - t0, G.labels)
 
 
 def is_coloring(G, colors) -> bool:
@@ -226,9 +263,9 @@ def is_coloring(G, colors) -> bool:
 
     Parameters
     ----------
-    G : Graph, networkx graph, sparse matrix or path
-    colors : array_like of int
-        One colour per vertex.
+    G : Graph, networkx or igraph graph, sparse matrix or path
+    colors : array_like of int or dict
+        One colour per vertex (in the graph's vertex order), or ``{vertex: colour}``.
 
     Examples
     --------
@@ -237,6 +274,11 @@ def is_coloring(G, colors) -> bool:
     (True, False)
     """
     G = as_graph(G)
+    if isinstance(colors, dict):
+        names = G.labels if G.labelled else range(G.n)
+        if len(colors) != G.n or any(name not in colors for name in names):
+            return False
+        colors = [colors[name] for name in names]
     colors = np.asarray(colors)
     if colors.shape != (G.n,) or (G.n and colors.min() < 0):
         return False

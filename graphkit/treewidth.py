@@ -41,7 +41,7 @@ import numpy as np
 
 from kernels.backend import resolve_device
 
-from .graph import as_graph
+from .convert import as_graph
 from .io import TreeDecomposition
 
 __all__ = [

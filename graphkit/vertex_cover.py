@@ -20,7 +20,8 @@ import numpy as np
 
 from kernels.backend import resolve_device
 
-from .graph import Graph, as_graph
+from .convert import as_graph
+from .graph import Graph
 
 __all__ = [
     "VertexCoverResult",
@@ -291,7 +292,7 @@ def _search_clique(H: Graph, dev, deadline, budget=None):
     are searched for on the CPU, and size -1 means no cover within the budget."""
     from kernels import cliques as kc
 
-    from .cliques import maximum_clique
+    from .clique_search import branch_and_bound_clique
 
     need = H.n - budget if budget is not None else 0
     if budget is not None and need <= 0:  # every vertex fits in the budget
@@ -301,8 +302,8 @@ def _search_clique(H: Graph, dev, deadline, budget=None):
         verts, complete, nodes = kc.max_clique_cpu(C.indptr, C.indices, need - 1, deadline or 0.0)
     else:
         left = None if deadline is None else max(deadline - time.perf_counter(), 1e-3)
-        r = maximum_clique(C, method="branch_and_bound", time_limit=left, device=dev)
-        verts, complete, nodes = r.vertices, r.optimal, r.nodes
+        r = branch_and_bound_clique(C, time_limit=left, device=dev)
+        verts, complete, nodes = r.indices, r.optimal, r.nodes
     marks = np.full(H.n, -1, dtype=np.int32)
     marks[verts] = 0
     size = H.n - len(verts)

@@ -1,8 +1,14 @@
 """kernels: the compute layer shared by ``precond`` and ``graphkit``.
 
-Backend dispatch (NumPy/SciPy vs CuPy/cupyx), the CUDA source loader, and the CPU
-(NumPy/Numba) and GPU (CUDA) implementations of every algorithm.
+Backend dispatch (NumPy/SciPy vs CuPy/cupyx, :mod:`.backend`), the CUDA source loader
+(:mod:`.nvrtc`, sources in ``kernels/cuda/``), the one input validator
+(:mod:`.validation`), and the CPU (NumPy/Numba) and GPU (CUDA) implementations of every
+algorithm, one subpackage or module per algorithm: :mod:`.factor`, :mod:`.forest`,
+:mod:`.tridiag`, :mod:`.graph`, :mod:`.matrix`, :mod:`.mis`, :mod:`.cliques`,
+:mod:`.vertex_cover`, :mod:`.treewidth`. Twins are named ``<algorithm>_cpu`` and
+``<algorithm>_gpu``, or run through a launcher object per device.
 """
+from .version import __version__
 from .backend import (
     get_array_module,
     gpu_available,
@@ -16,6 +22,7 @@ from .backend import (
 from .tridiag import BlockTridiagonalSolver, TridiagonalSolver, tridiagonal_solve
 
 __all__ = [
+    "__version__",
     "gpu_available",
     "is_device_array",
     "get_array_module",
@@ -29,10 +36,3 @@ __all__ = [
     "tridiagonal_solve",
 ]
 
-
-def __getattr__(name):  # lazy public solvers (importing them pulls in Numba)
-    if name == "tridiagonal_solve":
-        from .tridiag import tridiagonal_solve
-
-        return tridiagonal_solve
-    raise AttributeError(f"module 'kernels' has no attribute {name!r}")

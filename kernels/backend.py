@@ -195,7 +195,7 @@ class EarlyRead:
     On the GPU the array is copied into pinned host memory, asynchronously, on a side
     stream that waits for the work queued so far: :meth:`get` waits for that copy only,
     and the kernels queued after it neither wait for the copy nor are held up by it (a
-    copy between two kernels of one stream cost the H100 about 7 us of device time, and
+    copy between two kernels of one stream costs device time, and
     ``to_host`` would wait for the whole queue, leaving the device idle until the host
     queues more). The object keeps the array until it is read. On the CPU it holds the
     array.
@@ -287,11 +287,11 @@ def _side_stream(device_id: int):
 class zero_pool:
     """Context in which :func:`small_zeros` on the GPU takes its arrays from one zeroed
     allocation of ``nbytes``, made at its first call: a set-up's dozen counters and flags
-    then cost one memset instead of one each between its kernels (about 2-4 us of device
-    time apiece on the H100). Each array starts on a 512-byte boundary, as CuPy's own
+    then cost one memset instead of one each between its kernels (each a few us of device
+    time). Each array starts on a 512-byte boundary, as CuPy's own
     allocations do: counters that kernels update atomically must not share a cache line
-    with flags that many threads read (H100: AlgTriScal's first confirm, 55-63 us alone,
-    took 80-140 us with its list counter packed next to the factor's flags). ``gpu=False``
+    with flags that many threads read (the contention slowed AlgTriScal's first confirm by
+    half or more). ``gpu=False``
     makes it a no-op.
     Arrays that no longer fit are allocated as before.
 

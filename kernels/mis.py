@@ -1,4 +1,4 @@
-"""Maximal independent sets: ECL-MIS (paper 003) and the random-permutation baseline.
+"""Maximal independent sets: ECL-MIS (Burtscher et al., 2018) and the random-permutation baseline.
 
 Both algorithms are deterministic: given the priorities (a hash of the vertex id and the
 seed), the result equals the sequential greedy that visits vertices by decreasing
@@ -7,13 +7,19 @@ the CPU versions (:func:`ecl_mis_cpu`, :func:`luby_mis_cpu`) run the same relaxa
 one thread (Numba) and reach the same fixed point; :func:`greedy_mis_cpu` is the sorted
 greedy, kept as the reference the tests compare with.
 
-Also here (Numba helpers used by ``graphkit``): :func:`two_improve_cpu` ((1,2)-swap local
-search, an extra beyond the paper), :func:`csr_from_edges` (O(n + m) simple symmetric CSR
-from edge arrays) and :func:`rmat_edges` (R-MAT sampling) for ``graphkit.generators``.
+Also here: :func:`two_improve_cpu` ((1,2)-swap local search, an extra beyond the paper).
 
 ECL-MIS priorities: ``f = d_avg / (d_avg + d(v) - rand(v))`` with ``rand`` in [0, 1)
 from 24 hash bits, scaled by 126 and rounded to the nearest integer p, stored as the odd
 byte 2p + 1 in 1..253 (0 = out, 254 = in).
+
+References
+----------
+.. [1] M. Burtscher, S. Devale, S. Azimi, J. Jaiganesh and E. Powers, "A High-Quality and
+   Fast Maximal Independent Set Implementation for GPUs", ACM Transactions on Parallel
+   Computing 5(2), 2018.
+.. [2] M. Luby, "A Simple Parallel Algorithm for the Maximal Independent Set Problem",
+   SIAM Journal on Computing 15(4), 1986 (the random-permutation baseline).
 """
 from __future__ import annotations
 
@@ -24,7 +30,7 @@ from .backend import device_attributes
 from .hashing import hash32_array
 
 __all__ = ["ecl_priorities", "luby_priorities", "greedy_mis_cpu", "ecl_mis_cpu", "luby_mis_cpu", "ecl_mis_gpu",
-           "luby_mis_gpu", "two_improve_cpu", "csr_from_edges", "rmat_edges"]
+           "luby_mis_gpu", "two_improve_cpu"]
 
 IN, OUT = 254, 0
 
@@ -105,12 +111,12 @@ def ecl_mis_gpu(indptr, indices, seed=0, nnz=None, status=None, skip_decided=Tru
     status (254 = in, 0 = out) is left there and returned instead of the membership. The
     call launches two kernels and never synchronizes with the host. ``skip_decided``
     (default) selects the kernel variant that writes "out" only to still undecided
-    neighbours: the same set as the paper's variant (``False``), faster on the H100
-    (BENCHMARKS.md; see ``kernels/cuda/mis.cu``).
+    neighbours: the same set as the paper's variant (``False``), and faster (fewer
+    stores; see ``kernels/cuda/mis.cu``).
     """
     import cupy
 
-    from .cuda import get_kernel
+    from .nvrtc import get_kernel
 
     n = len(indptr) - 1
     itype = indices.dtype
@@ -136,7 +142,7 @@ def luby_mis_gpu(indptr, indices, seed=0, check_every=4):
     """Random-permutation baseline with synchronous rounds; returns membership and rounds."""
     import cupy
 
-    from .cuda import get_kernel
+    from .nvrtc import get_kernel
 
     n = len(indptr) - 1
     itype = indices.dtype
@@ -248,93 +254,6 @@ def ecl_mis_cpu(indptr, indices, seed=0):
 def luby_mis_cpu(indptr, indices, seed=0):
     """Random-permutation baseline on the CPU: membership equal to :func:`luby_mis_gpu`'s."""
     return _relax_keys(indptr, indices, luby_priorities(len(indptr) - 1, seed))
-
-
-@njit(cache=True)
-def _csr_from_edges(n, u, v):
-    deg = np.zeros(n + 1, dtype=np.int64)
-    for i in range(len(u)):
-        if u[i] != v[i]:
-            deg[u[i] + 1] += 1
-            deg[v[i] + 1] += 1
-    for i in range(n):
-        deg[i + 1] += deg[i]
-    pos = deg[:-1].copy()
-    cols = np.empty(deg[n], dtype=np.int64)
-    for i in range(len(u)):
-        a, b = u[i], v[i]
-        if a != b:
-            cols[pos[a]] = b
-            pos[a] += 1
-            cols[pos[b]] = a
-            pos[b] += 1
-    indptr = np.zeros(n + 1, dtype=np.int64)
-    w = 0
-    for r in range(n):
-        lo, hi = deg[r], deg[r + 1]
-        if hi - lo > 24:
-            cols[lo:hi].sort()
-        else:  # insertion sort: most rows are short
-            for i in range(lo + 1, hi):
-                x = cols[i]
-                j = i - 1
-                while j >= lo and cols[j] > x:
-                    cols[j + 1] = cols[j]
-                    j -= 1
-                cols[j + 1] = x
-        last = -1
-        for i in range(lo, hi):  # drop duplicates, compact in place (w <= i)
-            if cols[i] != last:
-                last = cols[i]
-                cols[w] = last
-                w += 1
-        indptr[r + 1] = w
-    return indptr, cols[:w]
-
-
-def csr_from_edges(n, u, v):
-    """Symmetric CSR ``(indptr, indices)`` (int64, sorted rows) of the simple graph with edges
-    ``{u[i], v[i]}``: self-loops and duplicates dropped. O(n + m) counting sort (Numba).
-    Endpoints must lie in ``0..n-1`` (not checked here)."""
-    return _csr_from_edges(int(n), np.ascontiguousarray(u), np.ascontiguousarray(v))
-
-
-@njit(cache=True, inline="always")
-def _splitmix64(x):
-    x = x + np.uint64(0x9E3779B97F4A7C15)
-    z = x
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
-
-
-@njit(cache=True)
-def _rmat_edges(scale, m, ta, tab, tabc, seed):
-    u = np.empty(m, dtype=np.int64)
-    v = np.empty(m, dtype=np.int64)
-    base = _splitmix64(np.uint64(seed))
-    for i in range(m):
-        x = 0
-        y = 0
-        r = np.uint64(0)
-        for bit in range(scale):
-            if bit % 4 == 0:  # four 16-bit draws per 64-bit hash
-                r = _splitmix64(base ^ _splitmix64(np.uint64(i) * np.uint64(8) + np.uint64(bit // 4)))
-            q = r & np.uint64(0xFFFF)
-            r = r >> np.uint64(16)
-            down = q >= tab  # quadrants c, d: row bit set
-            right = (q >= tabc) or (q >= ta and not down)  # quadrants b, d: column bit set
-            x |= np.int64(down) << bit
-            y |= np.int64(right) << bit
-        u[i] = x
-        v[i] = y
-    return u, v
-
-
-def rmat_edges(scale, m, a, b, c, seed=0):
-    """``m`` R-MAT edge endpoints in ``0..2**scale-1`` (probabilities quantized to 1/65536)."""
-    t = [np.uint64(min(65536, round(p * 65536))) for p in (a, a + b, a + b + c)]
-    return _rmat_edges(int(scale), int(m), t[0], t[1], t[2], np.uint64(seed))
 
 
 # --------------------------------------------------------------------------- local search (extra)

@@ -15,10 +15,7 @@ __all__ = ["spmv", "spmv_lanes"]
 
 def spmv_lanes(nnz: int, n_rows: int, itemsize: int = 8) -> int:
     """Threads per row: the power of two at or below the mean row's values in bytes / 36,
-    1..32. From a sweep on the H100 (ms, 1 / 2 / 4 / 8 lanes, cuSPARSE): ANISO2 at 6.25M
-    rows, 9 entries per row, float32 0.203 / 0.216 / 0.277 / 0.402 (0.410), float64
-    0.382 / 0.301 / 0.363 / 0.467 (0.449); a 7-entry 3D stencil at 2.7M rows float64
-    0.126 / 0.133 / 0.140 / 0.197 (0.185). Short rows want one thread each (their entries
+    1..32 (from a sweep of lanes against cuSPARSE on stencil matrices). Short rows want one thread each (their entries
     come through L1 together); long rows want several, reading together."""
     per_row = nnz * itemsize / max(n_rows, 1) / 36
     lanes = 1
@@ -49,7 +46,7 @@ def spmv(A, x, out=None, *, lanes=None):
         return y
     import cupy
 
-    from .cuda import get_kernel
+    from .nvrtc import get_kernel
 
     if A.format != "csr":
         raise TypeError(f"expected a CSR matrix, got {A.format}")

@@ -23,8 +23,7 @@ class PhaseClock:
     device idles until the host catches up); the events are read, with one
     synchronization, on the first access to :attr:`spans`. On the CPU marks read
     ``time.perf_counter``. A synchronization per phase would leave the device idle while
-    the host queues the next phase's first kernels (H100, AlgTriScal set-up of ANISO2 at
-    6.25M rows: 0.3-0.7 ms of 4-5 ms).
+    the host queues the next phase's first kernels (a tenth of a GPU set-up's time).
 
     Examples
     --------
@@ -47,8 +46,8 @@ class PhaseClock:
     def _now(self):
         if not self.gpu:
             return time.perf_counter()
-        try:  # an event of a clock that is gone: creating one costs the host about 1.6 us
-            event = _IDLE_EVENTS[self._device].pop()  # (H100), and a set-up's first mark precedes its first kernel
+        try:  # an event of a clock that is gone: creating one costs host time, and a set-up's
+            event = _IDLE_EVENTS[self._device].pop()  # first mark precedes its first kernel
         except (KeyError, IndexError):
             import cupy
 

@@ -748,7 +748,7 @@ def search_gpu(indptr, indices, root_deg, root_count, limit, *, pvc=False, metho
     """
     import cupy
 
-    from .cuda import get_kernel
+    from .nvrtc import get_kernel
 
     if method not in ("hybrid", "stackonly"):
         raise ValueError(f"method must be 'hybrid' or 'stackonly', got {method!r}")

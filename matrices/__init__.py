@@ -1,9 +1,20 @@
-"""matrices: test-matrix generators, Matrix Market reading and the SuiteSparse loader."""
+"""matrices: test-matrix generators, Matrix Market reading and the SuiteSparse loader.
+
+Generators and readers return ``scipy.sparse.csr_matrix``, not SciPy's newer
+``csr_array``: the GPU side, ``cupyx.scipy.sparse``, has the matrix interface only, and
+``kernels.backend.to_device`` / ``to_host`` map a ``csr_matrix`` to its cupyx twin and back
+with the same semantics (``*`` and ``@`` alike). Every entry point of the library also
+accepts ``csr_array`` input (``scipy.sparse.csr_array(A)`` works on the results).
+"""
 from __future__ import annotations
 
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
+from numpy.typing import DTypeLike
+
+from kernels.version import __version__
 
 from . import suitesparse
 from .generators import (
@@ -37,6 +48,7 @@ GENERATORS = {
 _GRID_SHAPE = {"poisson3d": (3, 1), "convection_diffusion3d": (3, 1), "elasticity2d": (2, 2)}
 
 __all__ = [
+    "__version__",
     "GENERATORS",
     "get",
     "grid_size",
@@ -66,7 +78,7 @@ def grid_size(name: str, rows: int) -> int:
     return max(2, round((rows / dofs) ** (1 / dim)))
 
 
-def get(spec: str, n: int | None = None, dtype=np.float64):
+def get(spec: str, n: int | None = None, dtype: DTypeLike = np.float64) -> sp.csr_matrix:
     """Resolve a matrix by generator name (grid size ``n``), ``.mtx`` path or SuiteSparse name.
 
     Examples

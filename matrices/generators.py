@@ -1,9 +1,17 @@
 """Test-matrix generators: the paper's ANISO1/2/3 stencils, Poisson, and larger
-realistic stand-ins for the paper's SuiteSparse matrices. All vectorized, CSR."""
+realistic stand-ins for the paper's SuiteSparse matrices. All vectorized, CSR.
+
+References
+----------
+.. [1] C. Klein and R. Strzodka, "Highly Parallel Linear Forest Extraction from a
+   Weighted Graph on GPUs", Proceedings of the 51st International Conference on Parallel
+   Processing (ICPP '22), ACM, 2022, Section 5 (ANISO1/2/3).
+"""
 from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import DTypeLike
 
 __all__ = [
     "ANISO1_STENCIL",
@@ -21,7 +29,7 @@ __all__ = [
     "elasticity2d",
 ]
 
-#: Paper 001, Sec. 5: rows are north, centre, south; columns west, centre, east.
+#: Klein and Strzodka (2022), Section 5: rows are north, centre, south; columns west, centre, east.
 ANISO1_STENCIL = np.array([[-0.2, -0.1, -0.2], [-1.0, 3.0, -1.0], [-0.2, -0.1, -0.2]])
 ANISO2_STENCIL = np.array([[-0.1, -0.2, -1.0], [-0.2, 3.0, -0.2], [-1.0, -0.2, -0.1]])
 
@@ -83,7 +91,7 @@ def _stencil_csr(stencil, n, dtype, order=None, tap_key=None):
     return A
 
 
-def stencil_matrix_2d(stencil, n, dtype=np.float64):
+def stencil_matrix_2d(stencil, n: int, dtype: DTypeLike = np.float64) -> sp.csr_matrix:
     """Matrix of a 3x3 stencil on an ``n x n`` grid with Dirichlet boundary (truncated).
 
     Unknown ``(ix, iy)`` has index ``iy * n + ix``; stencil row 0 is north (``iy + 1``),
@@ -116,8 +124,8 @@ def stencil_matrix_2d(stencil, n, dtype=np.float64):
     return _stencil_csr(stencil, n, dtype)
 
 
-def aniso1(n, dtype=np.float64):
-    """ANISO1 (paper 001): strong -1.0 coupling in x, already on the sub/superdiagonal.
+def aniso1(n: int, dtype: DTypeLike = np.float64) -> sp.csr_matrix:
+    """ANISO1 (Klein and Strzodka (2022)): strong -1.0 coupling in x, already on the sub/superdiagonal.
 
     Examples
     --------
@@ -128,8 +136,8 @@ def aniso1(n, dtype=np.float64):
     return stencil_matrix_2d(ANISO1_STENCIL, n, dtype)
 
 
-def aniso2(n, dtype=np.float64):
-    """ANISO2 (paper 001): strong -1.0 coupling along one grid diagonal (NE-SW).
+def aniso2(n: int, dtype: DTypeLike = np.float64) -> sp.csr_matrix:
+    """ANISO2 (Klein and Strzodka (2022)): strong -1.0 coupling along one grid diagonal (NE-SW).
 
     Stencil (rows north, centre, south; columns west, centre, east)::
 
@@ -146,7 +154,7 @@ def aniso2(n, dtype=np.float64):
     return stencil_matrix_2d(ANISO2_STENCIL, n, dtype)
 
 
-def aniso3_permutation(n):
+def aniso3_permutation(n: int) -> np.ndarray:
     """Ordering of the grid along NE-SW diagonal lines, so ANISO2's -1.0 couplings become
     sub/superdiagonal entries: sort by ``ix - iy``, then by ``iy``. Returns new -> old.
 
@@ -160,8 +168,8 @@ def aniso3_permutation(n):
     return np.lexsort((iy, ix - iy))
 
 
-def aniso3(n, dtype=np.float64):
-    """ANISO3 (paper 001): ANISO2 permuted so that the -1.0 couplings lie on the sub- and
+def aniso3(n: int, dtype: DTypeLike = np.float64) -> sp.csr_matrix:
+    """ANISO3 (Klein and Strzodka (2022)): ANISO2 permuted so that the -1.0 couplings lie on the sub- and
     superdiagonal (:func:`aniso3_permutation`), built directly in sorted CSR order.
 
     Examples
@@ -180,7 +188,7 @@ def aniso3(n, dtype=np.float64):
                         tap_key=lambda dy, dx: (dx - dy, dy))
 
 
-def poisson2d(n, dtype=np.float64):
+def poisson2d(n: int, dtype: DTypeLike = np.float64) -> sp.csr_matrix:
     """5-point Laplacian on an ``n x n`` grid (Dirichlet), diagonal 4.
 
     Examples
@@ -209,7 +217,7 @@ def _grid_operator_3d(n, coeff, dtype):
     return A
 
 
-def poisson3d(n, dtype=np.float64):
+def poisson3d(n: int, dtype: DTypeLike = np.float64) -> sp.csr_matrix:
     """7-point Laplacian on an ``n x n x n`` grid (Dirichlet), diagonal 6.
 
     Examples
@@ -226,7 +234,8 @@ def poisson3d(n, dtype=np.float64):
     return _grid_operator_3d(n, coeff, dtype)
 
 
-def convection_diffusion3d(n, wind=(1.0, 0.5, 0.25), peclet=50.0, dtype=np.float64):
+def convection_diffusion3d(n: int, wind: tuple[float, float, float] = (1.0, 0.5, 0.25), peclet: float = 50.0,
+                           dtype: DTypeLike = np.float64) -> sp.csr_matrix:
     """Unsymmetric 3D convection-diffusion ``-lap u + b . grad u`` with first-order
     upwinding on an ``n^3`` grid (a stand-in for the ATMOSMOD matrices), scaled by h^2.
 
@@ -253,7 +262,7 @@ def convection_diffusion3d(n, wind=(1.0, 0.5, 0.25), peclet=50.0, dtype=np.float
     return _grid_operator_3d(n, coeff, dtype)
 
 
-def random_diffusion2d(n, contrast=4.0, seed=0, dtype=np.float64):
+def random_diffusion2d(n: int, contrast: float = 4.0, seed: int = 0, dtype: DTypeLike = np.float64) -> sp.csr_matrix:
     """``-div(k grad u)`` on an ``n x n`` grid with cell coefficients ``k = exp(contrast * g)``,
     ``g`` standard normal (a stand-in for the ECOLOGY matrices: strongly varying,
     symmetric positive definite). Face coefficients are harmonic means; 5-point.
@@ -288,7 +297,8 @@ def random_diffusion2d(n, contrast=4.0, seed=0, dtype=np.float64):
     return A
 
 
-def rotated_anisotropic2d(n, epsilon=0.001, theta=np.pi / 8, dtype=np.float64):
+def rotated_anisotropic2d(n: int, epsilon: float = 0.001, theta: float = np.pi / 8,
+                          dtype: DTypeLike = np.float64) -> sp.csr_matrix:
     """Rotated anisotropic diffusion on an ``n x n`` grid (pyamg's
     ``diffusion_stencil_2d`` + ``stencil_grid``): the strong direction is not a grid axis.
 
@@ -307,7 +317,7 @@ def rotated_anisotropic2d(n, epsilon=0.001, theta=np.pi / 8, dtype=np.float64):
     return A
 
 
-def elasticity2d(n, dtype=np.float64):
+def elasticity2d(n: int, dtype: DTypeLike = np.float64) -> sp.csr_matrix:
     """2D linear elasticity (Q1 elements) on an ``n x n`` grid: 2x2 coupled unknowns per
     node (pyamg's ``linear_elasticity``); a test for the 2x2 block preconditioner.
 

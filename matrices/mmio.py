@@ -4,18 +4,21 @@ from __future__ import annotations
 import bz2
 import gzip
 import lzma
+import os
 from pathlib import Path
+from typing import IO
 
 import numpy as np
 import scipy.io
 import scipy.sparse as sp
+from numpy.typing import DTypeLike
 
 __all__ = ["mm_header", "open_maybe_compressed", "read_matrix"]
 
 _OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
 
 
-def open_maybe_compressed(path, mode="rb"):
+def open_maybe_compressed(path: str | os.PathLike, mode: str = "rb") -> IO:
     """Open ``path``, decompressing ``.gz``, ``.bz2`` and ``.xz`` transparently."""
     path = Path(path)
     opener = _OPENERS.get(path.suffix.lower(), open)
@@ -26,7 +29,7 @@ _FIELDS = ("real", "double", "complex", "integer", "pattern")
 _SYMMETRIES = ("general", "symmetric", "skew-symmetric", "hermitian")
 
 
-def mm_header(path):
+def mm_header(path: str | os.PathLike) -> tuple[str, str, str, str]:
     """The banner of a Matrix Market file as ``(object, format, field, symmetry)``.
 
     Raises ``ValueError`` naming the file and line 1 when the banner is malformed.
@@ -99,7 +102,7 @@ def _locate_error(path, fmt, field):
     return None
 
 
-def read_matrix(path, dtype=None):
+def read_matrix(path: str | os.PathLike, dtype: DTypeLike | None = None) -> sp.csr_matrix:
     """Read a Matrix Market file (``.mtx``, ``.mtx.gz``, ...) as a CSR matrix.
 
     Symmetric, skew-symmetric and Hermitian storage is expanded; pattern and integer

@@ -18,6 +18,9 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+import scipy.sparse as sp
+from numpy.typing import DTypeLike
+
 from .mmio import read_matrix
 
 __all__ = ["MatrixInfo", "PAPER_MATRICES", "LOCAL_MATRICES", "REGISTRY", "cache_dir", "fetch", "load"]
@@ -40,7 +43,7 @@ class MatrixInfo:
         return f"{self.group}/{self.name}"
 
 
-#: Table 3 of paper 001 (the SuiteSparse matrices; ANISO1/2/3 are generated).
+#: Table 3 of Klein and Strzodka (2022) (the SuiteSparse matrices; ANISO1/2/3 are generated).
 PAPER_MATRICES = [
     MatrixInfo("af_shell8", "Schenk_AFE", 504855, 17588875, True),
     MatrixInfo("atmosmodd", "Bourchtein", 1270432, 8814880, False),
@@ -240,7 +243,7 @@ def _download_and_extract(address: str, name: str, target: Path, progress: bool,
         os.replace(partial, target)
 
 
-def load(spec: str, dtype=None, **kwargs):
+def load(spec: str, dtype: DTypeLike | None = None, **kwargs) -> sp.csr_matrix:
     """Load a SuiteSparse collection matrix as CSR (see :func:`fetch` for the lookup).
 
     Examples

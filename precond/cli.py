@@ -5,11 +5,17 @@ import argparse
 import sys
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
+    """Run ``precond COMMAND [options]``; returns the exit status."""
+    from kernels.version import __version__
+
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(prog="precond", description="Algebraic tridiagonal preconditioners.")
+    parser.add_argument("--version", action="version", version=f"precond {__version__}")
     parser.add_argument("command", choices=["convergence"], help="convergence: BiCGStab convergence study")
-    if not argv or argv[0] in ("-h", "--help"):
+    if not argv or argv[0] in ("-h", "--help", "--version"):
+        if argv and argv[0] == "--version":
+            parser.parse_args(["--version"])  # prints the version and exits
         parser.print_help()
         return 0 if argv else 2
     command, rest = argv[0], argv[1:]

@@ -8,6 +8,12 @@ buffer each iteration and read by the host only every ``check_every`` iterations
 loop launches kernels without waiting for them. (``cupyx.scipy.sparse.linalg.bicgstab``,
 from CuPy 14.1, synchronizes several times per iteration.) The CPU runs the same steps
 with NumPy (:class:`_HostOps`).
+
+References
+----------
+.. [1] H. A. van der Vorst, "Bi-CGSTAB: A Fast and Smoothly Converging Variant of Bi-CG for
+   the Solution of Nonsymmetric Linear Systems", SIAM Journal on Scientific and Statistical
+   Computing 13(2), 1992.
 """
 from __future__ import annotations
 
@@ -173,8 +179,9 @@ class _IterationGraph:
         self.graph.launch(cupy.cuda.get_current_stream())
 
 
-def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None,
-             check_every=None, residuals=None, cuda_graph=None):
+def bicgstab(A, b, x0=None, *, rtol: float = 1e-5, atol: float = 0.0, maxiter: int | None = None, M=None,
+             callback=None, check_every: int | None = None, residuals: list | None = None,
+             cuda_graph: bool | None = None):
     """Preconditioned BiCGStab (right preconditioning, like SciPy's).
 
     Parameters
@@ -353,15 +360,18 @@ class SolveResult:
         return self.info == 0
 
 
-def solve(A, b, preconditioner=None, *, method="bicgstab", rtol=1e-8, atol=0.0, maxiter=None,
-          callback=None, x0=None):
+def solve(A, b, M=None, *, method: str = "bicgstab", rtol: float = 1e-8, atol: float = 0.0,
+          maxiter: int | None = None, callback=None, x0=None, preconditioner=None) -> SolveResult:
     """Solve ``A x = b`` with a preconditioned Krylov method, recording relative residuals.
 
     Parameters
     ----------
     A : sparse matrix (SciPy or cupyx)
     b : array
-    preconditioner : preconditioner object, LinearOperator, or None
+    M : preconditioner object, LinearOperator, or None
+        The preconditioner, as SciPy's solvers name it (also the third positional
+        argument).
+    preconditioner : the same as ``M`` (the keyword of earlier versions); give one of them.
     method : {"bicgstab", "scipy-bicgstab", "cg", "gmres"}
         ``"bicgstab"`` is :func:`bicgstab` (host-sync-free on the GPU); the others are the
         SciPy/cupyx solvers of that name (``"scipy-bicgstab"`` is SciPy's or cupyx's own).
@@ -377,10 +387,15 @@ def solve(A, b, preconditioner=None, *, method="bicgstab", rtol=1e-8, atol=0.0, 
     --------
     >>> import matrices, precond
     >>> A = matrices.poisson2d(20)
-    >>> res = precond.solve(A, A @ np.ones(400), precond.jacobi(A), rtol=1e-8)
+    >>> res = precond.solve(A, A @ np.ones(400), M=precond.jacobi(A), rtol=1e-8)
     >>> res.converged, res.iterations < 100
     (True, True)
     """
+    if preconditioner is not None:
+        if M is not None:
+            raise TypeError("give the preconditioner once: M= or preconditioner=, not both")
+        M = preconditioner
+    preconditioner = M
     xp = get_array_module(A, b)
     if b.ndim != 1 or b.shape[0] != A.shape[0]:
         raise ValueError(f"right-hand side of shape {b.shape} does not match matrix of shape {A.shape}")

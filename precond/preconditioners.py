@@ -6,23 +6,29 @@ host synchronization on the GPU), ``aslinearoperator()`` (a SciPy or cupyx
 the setup phases in seconds, after input validation; on the GPU measured with CUDA events,
 so the set-up never waits for the device between phases) and a readable ``repr``. The backend follows the matrix:
 SciPy in, NumPy vectors; cupyx in, CuPy vectors.
+
+References
+----------
+.. [1] C. Klein and R. Strzodka, "Highly Parallel Linear Forest Extraction from a
+   Weighted Graph on GPUs", Proceedings of the 51st International Conference on Parallel
+   Processing (ICPP '22), ACM, 2022, Sections 4.3-4.4.
 """
 from __future__ import annotations
 
 import warnings
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 
-from kernels.backend import (all_finite, get_array_module, is_device_array, sparse_linalg_module, sparse_module,
-                             zero_pool)
-from kernels.forest import linear_forest_arrays
+from kernels.backend import get_array_module, is_device_array, sparse_linalg_module, zero_pool
+from kernels.factor import factor, identity_coverage, weight_coverage
+from kernels.forest import forest_of_factor, linear_forest_arrays
 from kernels.graph import contract_pairs
 from kernels.timing import PhaseClock
 from kernels.tridiag import (BlockTridiagonalSolver, TridiagonalSolver, extract_block_tridiagonal, extract_tridiagonal,
                              partner_entries)
-
-from .factor import _factor, _linear_forest, identity_coverage, weight_coverage
+from kernels.validation import validate_matrix
 
 __all__ = [
     "Preconditioner",
@@ -34,29 +40,7 @@ __all__ = [
     "tridiagonal",
     "algebraic_tridiagonal",
     "algebraic_block_tridiagonal",
-    "check_matrix",
 ]
-
-
-def check_matrix(A, finite=True):
-    """Validate a square sparse matrix of a floating (or complex) dtype; return CSR.
-
-    ``finite=False`` leaves the test for NaN and infinite entries to the caller (the
-    AlgTriScal set-up makes it inside its first factor round)."""
-    xp = get_array_module(A)
-    sps = sparse_module(xp)
-    if not sps.issparse(A):
-        raise TypeError(f"expected a scipy.sparse or cupyx.scipy.sparse matrix, got {type(A).__name__}")
-    if A.ndim != 2 or A.shape[0] != A.shape[1]:
-        raise ValueError(f"matrix must be square, got shape {A.shape}")
-    if A.shape[0] == 0:
-        raise ValueError("matrix is empty")
-    if np.dtype(A.dtype).kind not in "fc":
-        raise TypeError(f"matrix dtype must be floating point, got {A.dtype}")
-    A = A.tocsr()
-    if finite and not all_finite(A.data):
-        raise ValueError("matrix has NaN or infinite entries")
-    return A
 
 
 class Preconditioner:
@@ -81,14 +65,14 @@ class Preconditioner:
         if get_array_module(x) is not self.xp:
             raise TypeError("vector and preconditioner live on different devices")
 
-    def matvec(self, x):
+    def matvec(self, x) -> Any:
         """Apply the preconditioner ``M^{-1} x``; returns a new array."""
         raise NotImplementedError
 
     def __call__(self, x):
         return self.matvec(x)
 
-    def aslinearoperator(self):
+    def aslinearoperator(self) -> Any:
         """The preconditioner as a SciPy / cupyx ``LinearOperator`` with explicit dtype."""
         spla = sparse_linalg_module(self.xp)
         return spla.LinearOperator(self.shape, matvec=self.matvec, dtype=self.dtype)
@@ -123,7 +107,7 @@ class _FactorizedPrecond(Preconditioner):
     @property
     def indefinite(self) -> bool:
         """Whether the factorized system's pivots and diagonal differ in sign count: for an
-        SPD matrix, a tridiagonal part that is not definite (paper 001 assumes it is), on
+        SPD matrix, a tridiagonal part that is not definite (Klein and Strzodka (2022) assume it is), on
         which BiCGStab may stall (bcsstk25: 289 negative pivots in the forest's order)."""
         return self.solver.negative_pivots != self.solver.negative_diagonal
 
@@ -155,7 +139,7 @@ class JacobiPrecond(Preconditioner):
     """Diagonal (Jacobi) preconditioner ``M = diag(A)``."""
 
     def __init__(self, A):
-        A = check_matrix(A)
+        A = validate_matrix(A)
         super().__init__(A)
         self.inv_diag = _safe_inverse_diagonal(A.diagonal(), self.xp)
         self._clock.mark("diagonal")
@@ -184,7 +168,7 @@ class TridiagonalPrecond(_FactorizedPrecond):
     """TriScalPrecond: the tridiagonal part of ``A`` in its original ordering, factorized once."""
 
     def __init__(self, A):
-        A = check_matrix(A)
+        A = validate_matrix(A)
         super().__init__(A)
         dl, d, du = extract_tridiagonal(A)
         self._clock.mark("extract")
@@ -202,10 +186,10 @@ class TridiagonalPrecond(_FactorizedPrecond):
 def _best_factor(A, n, m, **kw):
     """``m="auto"``: try m=1 and m=5, keep the factor of higher weight coverage."""
     if m != "auto":
-        return _factor(A, n=n, m=m, **kw), m
+        return factor(A, n=n, m=m, **kw), m
     best = None
     for m_try in (1, 5):
-        f = _factor(A, n=n, m=m_try, **kw)
+        f = factor(A, n=n, m=m_try, **kw)
         c = weight_coverage(A, f)
         if best is None or c > best[2]:
             best = (f, m_try, c)
@@ -219,7 +203,7 @@ class AlgebraicTridiagonalPrecond(_FactorizedPrecond):
     apply = permute, solve, unpermute."""
 
     def __init__(self, A, *, iterations=5, m=5, k_m=0, p=0.5, seed=0):
-        A = check_matrix(A, finite=False)  # the factor tests the entries in its first round
+        A = validate_matrix(A, finite=False)  # the factor tests the entries in its first round
         gpu = is_device_array(A)
         # The device idles until the factor's first kernels are queued: only the clock, which
         # must start before them, comes first; the base class's state follows them.
@@ -235,8 +219,8 @@ class AlgebraicTridiagonalPrecond(_FactorizedPrecond):
             # gather into the forest's order in "factorize")
             recorded = None if f.matrix_entries is None else (f.matrix_entries[0], f.weights, f.matrix_entries[1])
             entries = []
-            self.forest = _linear_forest(A, f, overlap=None if recorded is not None else
-                                         lambda: entries.append(partner_entries(A, f.neighbors)))
+            self.forest = forest_of_factor(f, overlap=None if recorded is not None else
+                                           lambda: entries.append(partner_entries(A, f.neighbors)))
             clock.mark("forest")
             self.solver = TridiagonalSolver.from_forest(A, self.forest.permutation, f.neighbors,
                                                         entries=entries[0] if entries else None,
@@ -266,12 +250,12 @@ class AlgebraicBlockTridiagonalPrecond(_FactorizedPrecond):
     """AlgTriBlockPrecond: [0,1]-factor (matching) -> matched pairs coarsened to one vertex
     -> [0,2]-factor and linear forest of the coarse graph -> 2x2 block tridiagonal system
     on the fine graph (unmatched vertices padded with an uncoupled ghost equation, diagonal
-    1 and right-hand side 1, as in paper 001) -> factorized once (block Thomas on the CPU;
+    1 and right-hand side 1, as in Klein and Strzodka (2022)) -> factorized once (block Thomas on the CPU;
     on the GPU the partitioned 2x2 block solver of ``kernels.tridiag``). Every step runs on
     the backend of ``A``."""
 
     def __init__(self, A, *, iterations=5, m=5, k_m=0, p=0.5, seed=0):
-        A = check_matrix(A)
+        A = validate_matrix(A)
         super().__init__(A)
         clock = self._clock
         with zero_pool(self.on_gpu):  # the set-up's counters and flags: one memset
@@ -285,8 +269,9 @@ class AlgebraicBlockTridiagonalPrecond(_FactorizedPrecond):
             clock.mark("matching+coarsen")
             # symmetry tested, not assumed: a coarse weight sums up to four fine weights, and the
             # two rows of a coarse edge add them in different orders (last-bit differences)
-            f2 = _factor(Wc, n=2, iterations=iterations, m=self.m, k_m=k_m, p=p, seed=seed, validated=True, timed=False)
-            _, _, _, cperm, starts, _ = linear_forest_arrays(f2.neighbors, f2.weights)
+            f2 = factor(Wc, n=2, iterations=iterations, m=self.m, k_m=k_m, p=p, seed=seed, validated=True, timed=False)
+            coarse = linear_forest_arrays(f2.neighbors, f2.weights)
+            cperm, starts = coarse.permutation, coarse.path_start
             clock.mark("coarse forest")
             index = members[cperm]  # block k of the system = coarse vertex cperm[k]
             # every row in one block (a pair or a vertex and a ghost), the paths in order
@@ -316,8 +301,9 @@ def tridiagonal(A) -> TridiagonalPrecond:
     return TridiagonalPrecond(A)
 
 
-def algebraic_tridiagonal(A, *, iterations=5, m=5, k_m=0, p=0.5, seed=0) -> AlgebraicTridiagonalPrecond:
-    """AlgTriScalPrecond of paper 001 (SciPy in: CPU; cupyx in: GPU).
+def algebraic_tridiagonal(A, *, iterations: int = 5, m: int | str = 5, k_m: int = 0, p: float = 0.5,
+                          seed: int = 0) -> AlgebraicTridiagonalPrecond:
+    """AlgTriScalPrecond of Klein and Strzodka (SciPy in: CPU; cupyx in: GPU).
 
     Parameters
     ----------
@@ -338,8 +324,9 @@ def algebraic_tridiagonal(A, *, iterations=5, m=5, k_m=0, p=0.5, seed=0) -> Alge
     return AlgebraicTridiagonalPrecond(A, iterations=iterations, m=m, k_m=k_m, p=p, seed=seed)
 
 
-def algebraic_block_tridiagonal(A, *, iterations=5, m=5, k_m=0, p=0.5, seed=0) -> AlgebraicBlockTridiagonalPrecond:
-    """AlgTriBlockPrecond of paper 001: 2x2 block tridiagonal preconditioner (SciPy in: CPU;
+def algebraic_block_tridiagonal(A, *, iterations: int = 5, m: int | str = 5, k_m: int = 0, p: float = 0.5,
+                                seed: int = 0) -> AlgebraicBlockTridiagonalPrecond:
+    """AlgTriBlockPrecond of Klein and Strzodka: 2x2 block tridiagonal preconditioner (SciPy in: CPU;
     cupyx in: GPU).
 
     Examples

@@ -3,7 +3,13 @@ matrices, with the paper's right-hand side ``b = A x_t``, ``x_t[i] = sin(16 pi i
 
 Prints a table (iterations, final relative residual, forward relative error, setup and
 solve time), writes JSON and a plot of relative residual and forward relative error
-against iteration (one panel per matrix, like Figure 4 of paper 001).
+against iteration (one panel per matrix, like Figure 4 of Klein and Strzodka (2022)).
+
+References
+----------
+.. [1] C. Klein and R. Strzodka, "Highly Parallel Linear Forest Extraction from a
+   Weighted Graph on GPUs", Proceedings of the 51st International Conference on Parallel
+   Processing (ICPP '22), ACM, 2022, Section 6.
 """
 from __future__ import annotations
 
@@ -91,8 +97,8 @@ def run_case(A, name, precond_name, *, rtol=1e-8, maxiter=5000, method="bicgstab
 
     ``warm_up``: first an untimed set-up and a short solve, so that the times are the
     steady state: the first use of a kernel compiles it (CUDA through CuPy, which then
-    caches it on disk; Numba loads its cache), seconds on the GPU (H100, first AlgTriScal
-    set-up in a fresh process: 11 s against 2 ms). Skipped for pyamg: its set-up compiles
+    caches it on disk; Numba loads its cache), seconds on the GPU for a set-up of
+    milliseconds. Skipped for pyamg: its set-up compiles
     nothing and takes seconds at millions of rows."""
     from kernels.backend import get_array_module
 

@@ -1,4 +1,4 @@
-"""Maximal clique enumeration (paper 004) and maximum clique: vs networkx, CPU == GPU, DIMACS answers."""
+"""graphkit.cliques and kernels.cliques: maximal clique enumeration and maximum clique: vs networkx, CPU == GPU, DIMACS answers."""
 import csv
 
 import networkx as nx
@@ -203,7 +203,7 @@ def test_gpu_tiny_buffer(chunk):
 def test_gpu_large_sparse_split():
     from graphkit import generators as gen
 
-    from kernels.cliques import mce_gpu_count
+    from kernels.cliques import mce_count_gpu
 
     G = gen.rmat(13, 16, seed=3)  # degeneracy 89: the hubs are split into one task per branch
     cpu = graphkit.count_maximal_cliques(G, device="cpu")
@@ -211,7 +211,7 @@ def test_gpu_large_sparse_split():
     assert graphkit.count_maximal_cliques(G, device="gpu").histogram.tolist() == cpu.histogram.tolist()
     H = gen.rmat(12, 16, seed=3)  # 1.2 million cliques, enumerated through many buffer flushes
     cpu = graphkit.count_maximal_cliques(H, device="cpu")
-    assert np.trim_zeros(mce_gpu_count(H, split_min=4), "b").tolist() == cpu.histogram.tolist()
+    assert np.trim_zeros(mce_count_gpu(H, split_min=4), "b").tolist() == cpu.histogram.tolist()
     chunks = list(graphkit.maximal_clique_chunks(H, device="gpu", chunk_cliques=50_000))
     assert len(chunks) > 5
     sizes = np.concatenate([np.diff(off) for _, off in chunks])
@@ -271,14 +271,14 @@ def test_auto_method_follows_density():
 
 
 def test_gpu_capacity_falls_back_to_cpu_under_auto(monkeypatch):
-    import graphkit.cliques as gc
+    import graphkit.clique_search as gc
     from kernels import cliques as kc
 
     def too_big(*args, **kwargs):
         raise kc.GpuCapacityError("too large")
 
     monkeypatch.setattr(gc, "resolve_device", lambda device: "gpu")
-    monkeypatch.setattr(gc, "_AUTO_PROBE_NODES", 1)  # the probe does not finish: the GPU is asked
+    monkeypatch.setattr(gc, "AUTO_PROBE_NODES", 1)  # the probe does not finish: the GPU is asked
     monkeypatch.setattr(kc, "max_clique_gpu", too_big)
     H = nx.gnp_random_graph(120, 0.7, seed=8)  # about 7,000 search nodes
     with pytest.warns(RuntimeWarning, match="too large"):
@@ -288,3 +288,15 @@ def test_gpu_capacity_falls_back_to_cpu_under_auto(monkeypatch):
     assert res.device == "cpu" and res.optimal and res.size == omega and graphkit.is_clique(H, res.vertices)
     with pytest.raises(kc.GpuCapacityError):
         graphkit.maximum_clique(H, method="branch_and_bound", device="gpu")
+
+
+def test_cliques_on_labelled_graphs():
+    H = nx.Graph([("a", "b"), ("b", "c"), ("a", "c"), ("c", "d")])
+    cliques = sorted(sorted(c.tolist()) for c in graphkit.maximal_cliques(H, device="cpu"))
+    assert cliques == [["a", "b", "c"], ["c", "d"]]
+    best = graphkit.maximum_clique(H, device="cpu")
+    assert sorted(best.vertices.tolist()) == ["a", "b", "c"] and best.indices.tolist() == [0, 1, 2]
+    assert graphkit.is_clique(H, best.vertices) and graphkit.is_maximal_clique(H, best.vertices)
+    assert not graphkit.is_maximal_clique(H, ["c", "d", "a"])
+    dense = graphkit.maximum_clique(nx.complete_graph("wxyz"), device="cpu")  # the vertex cover route
+    assert dense.method == "vertex_cover" and sorted(dense.vertices.tolist()) == ["w", "x", "y", "z"]

@@ -1,4 +1,5 @@
-"""[0,n]-factors and linear forests: validity, greedy vs brute force, coverage, CPU == GPU."""
+"""kernels.factor (and its precond face): [0,n]-factors' validity, greedy vs brute force, coverage,
+the rounds' checks and weight graphs, CPU == GPU."""
 
 import numpy as np
 import pytest
@@ -6,15 +7,8 @@ import scipy.sparse as sp
 
 import matrices
 import precond
+from helpers import mirror_cases, one_sided_lower, random_symmetric
 from kernels.graph import abs_graph
-
-
-def _random_sym(rng, N=60, density=0.1, ties=False):
-    A = sp.random(N, N, density=density, random_state=int(rng.integers(1 << 30)), format="csr")
-    if ties:
-        A.data = np.round(A.data * 3) + 1
-    A = A + A.T + sp.eye(N) * 10
-    return A.tocsr()
 
 
 def _check_factor(A, f, n):
@@ -33,7 +27,7 @@ def _check_factor(A, f, n):
 @pytest.mark.parametrize("n", [1, 2, 3, 4])
 @pytest.mark.parametrize("m, k_m", [(1, 0), (5, 0), (5, 1)])
 def test_parallel_factor_valid(rng, n, m, k_m):
-    A = _random_sym(rng, ties=(n == 2))
+    A = random_symmetric(rng, ties=(n == 2))
     f = precond.factor(A, n=n, iterations=30, m=m, k_m=k_m)
     _check_factor(A, f, n)
     if f.iterations < 30:
@@ -56,7 +50,7 @@ def _brute_force_greedy(A, n):
 @pytest.mark.parametrize("n", [1, 2, 3])
 def test_greedy_equals_definition(rng, n):
     for _ in range(5):
-        A = _random_sym(rng, N=25, density=0.3, ties=True)
+        A = random_symmetric(rng, N=25, density=0.3, ties=True)
         g = precond.greedy_factor(A, n)
         got = {(min(v, w), max(v, w)) for v in range(25) for w in g.neighbors[v] if w >= 0}
         assert got == _brute_force_greedy(A, n)
@@ -66,7 +60,7 @@ def test_greedy_equals_definition(rng, n):
 def test_greedy_matching_at_least_half_of_maximum(rng):
     import networkx as nx
 
-    A = _random_sym(rng, N=30, density=0.2)
+    A = random_symmetric(rng, N=30, density=0.2)
     g = precond.greedy_factor(A, 1)
     W = sp.triu(abs_graph(A), 1).tocoo()
     G = nx.Graph()
@@ -104,6 +98,8 @@ def test_unsymmetric_uses_symmetrized_graph(rng):
     [({"n": 0}, ValueError), ({"n": 5}, ValueError), ({"iterations": -1}, ValueError),
      ({"m": 0}, ValueError), ({"p": 1.5}, ValueError)],
 )
+
+
 def test_bad_parameters(kwargs, exc):
     with pytest.raises(exc):
         precond.factor(matrices.poisson2d(4), **kwargs)
@@ -126,7 +122,7 @@ def test_bad_matrices():
 def test_factor_gpu_equals_cpu(rng, dtype, n, m, k_m):
     from kernels.backend import to_device
 
-    for A in (_random_sym(rng, N=3000, density=0.003, ties=True).astype(dtype), matrices.aniso2(60, dtype=dtype),
+    for A in (random_symmetric(rng, N=3000, density=0.003, ties=True).astype(dtype), matrices.aniso2(60, dtype=dtype),
               matrices.convection_diffusion3d(12, dtype=dtype)):
         fc = precond.factor(A, n=n, iterations=12, m=m, k_m=k_m)
         fg = precond.factor(to_device(A), n=n, iterations=12, m=m, k_m=k_m)
@@ -146,7 +142,7 @@ def test_gpu_rounds_with_int64_indices_equal_cpu(dtype):
 
     import cupy
 
-    from kernels.factor import _gpu_parallel_factor, charge_threshold, factor_rounds
+    from kernels.factor import charge_threshold, factor_rounds, factor_rounds_gpu
 
     A = matrices.random_diffusion2d(40, dtype=dtype)
     wide = SimpleNamespace(shape=A.shape, nnz=A.nnz, data=cupy.asarray(A.data),
@@ -154,53 +150,16 @@ def test_gpu_rounds_with_int64_indices_equal_cpu(dtype):
                            indptr=cupy.asarray(A.indptr.astype(np.int64)))
     for n in (1, 2):
         pc, wc, _ = factor_rounds(A, n, 5, 5, 0, 0.5, 3, from_matrix=True)
-        pg, wg, _, _ = _gpu_parallel_factor(wide, n, 5, 5, 0, 3, charge_threshold(0.5), True)
+        pg, wg, _, _ = factor_rounds_gpu(wide, n, 5, 5, 0, 3, charge_threshold(0.5), True)
         assert pg.dtype == np.int64
         np.testing.assert_array_equal(pg.get(), pc)
         np.testing.assert_array_equal(wg.get(), wc)
 
 
-def test_weights_symmetric_matches_transpose_test(rng):
-    from kernels.factor import weights_symmetric
-    from kernels.graph import is_symmetric, offdiag_abs
-
-    cases = [_random_sym(rng, N=80), matrices.aniso2(12), matrices.convection_diffusion3d(4)]
-    B = _random_sym(rng, N=50)
-    B = B.tolil()
-    B[3, 7] = -B[3, 7] if B[3, 7] else 2.0  # |a_37| == |a_73| still, or a new one-sided entry
-    cases.append(B.tocsr())
-    C = _random_sym(rng, N=50).tocsr()
-    C.data[C.indices != np.repeat(np.arange(50), np.diff(C.indptr))] *= -1  # signs do not matter
-    cases.append(C)
-    D = _random_sym(rng, N=50).tocsr()
-    D.data[5] = 0.0  # explicit zero: dropped from the graph, so the mirror entry breaks symmetry
-    cases.append(D)
-    cases += _one_sided_lower(rng)
-    for A in cases:
-        A = A.tocsr()
-        A.sum_duplicates()
-        symmetric = weights_symmetric(A)
-        assert type(symmetric) is bool  # a plain bool (JSON, identity tests)
-        assert symmetric == is_symmetric(offdiag_abs(A))
-
-
-def _one_sided_lower(rng):
-    """Matrices whose only asymmetry lies below the diagonal (an entry without a mirror, a
-    mirror that is an explicit zero): the upper entries alone do not reveal it."""
-    E = _random_sym(rng, N=60).tolil()
-    E[41, 2], E[2, 41] = 3.0, 0.0
-    F = _random_sym(rng, N=60).tolil()
-    F[50, 7], F[7, 50] = 1.5, 0.0
-    F = F.tocsr()
-    F.sum_duplicates()
-    F.data[(F.indices == 50) & (np.repeat(np.arange(60), np.diff(F.indptr)) == 7)] = 0.0
-    return [E.tocsr(), F]
-
-
 def test_factor_from_matrix_equals_weight_graph(rng):
     from kernels.factor import parallel_factor
 
-    for A in (_random_sym(rng, N=300, density=0.02, ties=True), matrices.aniso1(30), matrices.poisson2d(12)):
+    for A in (random_symmetric(rng, N=300, density=0.02, ties=True), matrices.aniso1(30), matrices.poisson2d(12)):
         A = A.tocsr()
         A.data[::7] *= -1  # signs must not matter
         A = (A + A.T).tocsr()
@@ -213,76 +172,16 @@ def test_factor_from_matrix_equals_weight_graph(rng):
             assert np.all(f.weights[f.neighbors >= 0] > 0)
 
 
-def _mirror_cases(rng):
-    """Unsymmetric values on symmetric patterns, and patterns that are not symmetric."""
-    cd = matrices.convection_diffusion3d(6)
-    R = sp.random(80, 80, density=0.05, random_state=int(rng.integers(1 << 30)), format="csr")
-    P = (R + R.T + sp.eye(80)).tocsr()
-    P.data = rng.standard_normal(P.nnz)  # symmetric pattern, unsymmetric values
-    Z = P.copy()
-    Z.data[:5] = 0  # explicit zeros on a symmetric pattern
-    return [cd, P, Z, (R + sp.eye(80)).tocsr()]
-
-
-def test_mirror_weights_equal_weight_graph(rng):
-    from kernels.factor import mirror_weights, parallel_factor
-    from kernels.graph import offdiag_abs
-
-    for A in _mirror_cases(rng):
-        A.sum_duplicates()
-        W = mirror_weights(A)
-        pattern = (A != 0).toarray()
-        np.fill_diagonal(pattern, False)
-        stored = np.zeros_like(pattern)
-        stored[np.repeat(np.arange(A.shape[0]), np.diff(A.indptr)), A.indices] = True
-        if (pattern & ~stored.T).any():  # a nonzero without a stored mirror
-            assert W is None
-            continue
-        ref = abs(A.toarray())
-        np.fill_diagonal(ref, 0)
-        np.testing.assert_array_equal(W.toarray(), ref + ref.T)
-        # the factor through the pattern route equals the factor of the weight graph built
-        # by a transpose and a sum
-        S = offdiag_abs(A)
-        S = (S + S.T).tocsr()
-        S.sort_indices()
-        f = precond.factor(A, n=2, iterations=7, m=3)
-        p, w, used = parallel_factor(S, 2, 7, 3, 0, 0.5, 0)
-        np.testing.assert_array_equal(f.neighbors, p)
-        np.testing.assert_array_equal(f.weights, w)
-
-
-def test_weight_passes_reject_bad_input():
-    from kernels.factor import mirror_factor_rounds, mirror_weights, weights_symmetric
-
-    A = matrices.convection_diffusion3d(4).tocsr()
-    dup = sp.csr_matrix((np.ones(3), np.array([0, 0, 1]), np.array([0, 2, 3])), shape=(2, 2))  # duplicate entry
-    for f in (mirror_weights, weights_symmetric, mirror_factor_rounds):
-        with pytest.raises(ValueError, match="square CSR"):
-            f(A[:, :-1])
-        with pytest.raises(ValueError, match="square CSR"):
-            f(A.tocoo())
-        with pytest.raises(TypeError, match="float32 or float64"):
-            f(A.astype(np.int64))
-        with pytest.raises(ValueError, match="duplicates"):
-            f(dup)
-    from precond.factor import weight_source
-
-    with pytest.raises(TypeError, match="sparse"):
-        weight_source(np.eye(3))
-    with pytest.raises(ValueError, match="square"):
-        weight_source(A[:, :-1])
-
-
 @pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
 @pytest.mark.parametrize("kernel", ["thread", "warp"])
 def test_mirror_factor_rounds_equal_the_rounds_on_mirror_weights(rng, device, kernel):
     """mirror_factor_rounds (on the GPU: the weights computed by the first proposal) gives
     the factor of the weight graph of mirror_weights, and None where that graph is None."""
     from kernels.backend import to_device, to_host
-    from kernels.factor import factor_rounds, mirror_factor_rounds, mirror_weights, rounds_used
+    from kernels.factor import factor_rounds, mirror_factor_rounds, rounds_used
+    from kernels.matrix import mirror_weights
 
-    for A in _mirror_cases(rng):
+    for A in mirror_cases(rng):
         A.sum_duplicates()
         M = to_device(A) if device == "gpu" else A
         out = mirror_factor_rounds(M, 2, 7, 3, 0, 0.5, 4, kernel=kernel)
@@ -298,35 +197,11 @@ def test_mirror_factor_rounds_equal_the_rounds_on_mirror_weights(rng, device, ke
         np.testing.assert_array_equal(to_host(graph().data), W.data)
 
 
-@pytest.mark.gpu
-def test_mirror_weights_gpu(rng):
-    from kernels.backend import to_device
-    from kernels.factor import mirror_weights
-
-    for A in _mirror_cases(rng):
-        A.sum_duplicates()
-        cpu, gpu = mirror_weights(A), mirror_weights(to_device(A))
-        assert (cpu is None) == (gpu is None)
-        if cpu is not None:
-            np.testing.assert_array_equal(gpu.data.get(), cpu.data)
-
-
-@pytest.mark.gpu
-def test_weights_symmetric_gpu(rng):
-    from kernels.backend import to_device
-    from kernels.factor import weights_symmetric
-
-    for A in [_random_sym(rng, N=500), matrices.convection_diffusion3d(8), matrices.aniso3(40)] + _one_sided_lower(rng):
-        A = A.tocsr()
-        A.sum_duplicates()
-        assert weights_symmetric(to_device(A)) == weights_symmetric(A)
-
-
 def test_paper_table1_proposals_of_vertex_4():
-    """Paper 001, Table 1: row 4 of A' = (3: 0.2, 5: 0.3, 6: 0.9, 7: 0.4, 9: 0.5); vertex 4
+    """Klein and Strzodka (2022), Table 1: row 4 of A' = (3: 0.2, 5: 0.3, 6: 0.9, 7: 0.4, 9: 0.5); vertex 4
     is (-), vertices 3, 7, 9 are (+) and 5, 6 are (-). Without charging it proposes to 6
     and 9, with charging to 9 and 7."""
-    from kernels.factor import _propose, charge_threshold
+    from kernels.factor import charge_threshold, propose_cpu
     from kernels.hashing import hash32_array
 
     cols, vals = [3, 5, 6, 7, 9], [0.2, 0.3, 0.9, 0.4, 0.5]
@@ -341,9 +216,9 @@ def test_paper_table1_proposals_of_vertex_4():
     partners = -np.ones((10, 2), dtype=np.int64)
     count = np.zeros(10, dtype=np.int64)
     prop, prop_w = np.empty((10, 2), dtype=np.int64), np.empty((10, 2))
-    _propose(*args, partners, count, prop, prop_w, 2, 1, seed, False, thr, False, np.arange(10))
+    propose_cpu(*args, partners, count, prop, prop_w, 2, 1, seed, False, thr, False, np.arange(10))
     assert prop[4].tolist() == [6, 9] and prop_w[4].tolist() == [0.9, 0.5]
-    _propose(*args, partners, count, prop, prop_w, 2, 1, seed, True, thr, False, np.arange(10))
+    propose_cpu(*args, partners, count, prop, prop_w, 2, 1, seed, True, thr, False, np.arange(10))
     assert prop[4].tolist() == [9, 7] and prop_w[4].tolist() == [0.5, 0.4]
 
 
@@ -359,7 +234,7 @@ def test_gpu_proposal_kernels_equal_cpu(rng, kernel, n):
     hub[0, :] = np.round(rng.random(3000) * 4) + 1  # a dense row with ties
     hub = sp.csr_matrix(hub)
     # random_diffusion2d: most rows stay open after the first round and many die later
-    cases = [_random_sym(rng, N=1500, density=0.05, ties=True), (hub + hub.T).tocsr(), matrices.aniso2(50),
+    cases = [random_symmetric(rng, N=1500, density=0.05, ties=True), (hub + hub.T).tocsr(), matrices.aniso2(50),
              matrices.random_diffusion2d(60)]
     for A in cases:
         W = abs_graph(A, symmetric=None)
@@ -385,9 +260,9 @@ def test_zero_iterations_give_the_empty_factor(device):
 def _check_cases(rng):
     """Matrices for the fused matrix check: symmetric, unsymmetric values on a symmetric
     pattern, one-sided entries, and NaN / infinite entries (on and off the diagonal)."""
-    cases = [_random_sym(rng, N=300), matrices.aniso2(20), matrices.convection_diffusion3d(6)] + _one_sided_lower(rng)
+    cases = [random_symmetric(rng, N=300), matrices.aniso2(20), matrices.convection_diffusion3d(6)] + one_sided_lower(rng)
     for where, bad in ((0, np.nan), (7, np.inf)):
-        A = _random_sym(rng, N=120).tocsr()
+        A = random_symmetric(rng, N=120).tocsr()
         A.data[where] = bad  # the first entry of row 0 is the diagonal or an off-diagonal one
         cases.append(A)
     out = []
@@ -404,7 +279,8 @@ def test_first_round_checks_the_matrix(rng, device, kernel):
     """factor_rounds(check=True): finiteness and symmetry as the separate tests find them,
     and the rounds themselves unchanged by the check (both GPU proposal kernels)."""
     from kernels.backend import all_finite, to_device, to_host
-    from kernels.factor import factor_rounds, mirror_weights, rounds_used, weights_symmetric
+    from kernels.factor import factor_rounds, rounds_used
+    from kernels.matrix import mirror_weights, weights_symmetric
 
     for A in _check_cases(rng):
         M = to_device(A) if device == "gpu" else A
@@ -441,7 +317,7 @@ def test_gpu_rounds_record_the_partner_entries(rng, kernel, dtype):
     from kernels.factor import factor_rounds
     from kernels.tridiag import TridiagonalSolver, extract_tridiagonal, partner_entries
 
-    signed = _random_sym(rng, N=400)
+    signed = random_symmetric(rng, N=400)
     signed.data *= np.where(rng.random(signed.nnz) < 0.5, -1.0, 1.0)
     signed = ((signed + signed.T) / 2).tocsr()
     no_diag = signed.tolil()
@@ -517,7 +393,7 @@ def test_gpu_sample_chooses_the_weight_graph(rng):
     N = 3 * SAMPLE_ROWS
     sampled = set(np.arange(SAMPLE_ROWS) * N // SAMPLE_ROWS)
     row = next(i for i in range(N // 2, N) if i not in sampled and i + 1 not in sampled)
-    A = _random_sym(rng, N=N, density=2e-3).tolil()
+    A = random_symmetric(rng, N=N, density=2e-3).tolil()
     A[row, row + 1] = A[row + 1, row] * 2 + 1  # unsymmetric values in two unsampled rows
     A = A.tocsr()
     A.sum_duplicates()
@@ -536,13 +412,13 @@ def test_unsymmetric_matrix_falls_back_to_the_weight_graph(rng, device):
     as when the symmetry is given; NaN entries raise."""
     from kernels.backend import to_device, to_host
 
-    for A in (matrices.convection_diffusion3d(6), _one_sided_lower(rng)[0]):
+    for A in (matrices.convection_diffusion3d(6), one_sided_lower(rng)[0]):
         M = to_device(A) if device == "gpu" else A
         f = precond.factor(M, n=2)
         g = precond.factor(M, n=2, symmetric=False)
         np.testing.assert_array_equal(to_host(f.neighbors), to_host(g.neighbors))
         np.testing.assert_array_equal(to_host(f.weights), to_host(g.weights))
-    A = _random_sym(rng, N=50).tocsr()
+    A = random_symmetric(rng, N=50).tocsr()
     A.data[3] = np.nan
     with pytest.raises(ValueError, match="NaN or infinite"):
         precond.factor(to_device(A) if device == "gpu" else A, n=2)

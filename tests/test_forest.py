@@ -5,7 +5,7 @@ import scipy.sparse as sp
 
 import matrices
 import precond
-from kernels.forest import linear_forest_cpu, linear_forest_ruling
+from kernels.forest import linear_forest_ruling, linear_forest_walk_cpu
 
 
 def _random_sym(rng, N=60, density=0.1, ties=False):
@@ -208,7 +208,7 @@ def test_ruling_set_equals_walk(rng, spacing, run):
     for A in _forest_cases(rng):
         for m in (1, 5):
             f = precond.factor(A, n=2, iterations=40, m=m)
-            ref = linear_forest_cpu(f.neighbors, f.weights)
+            ref = linear_forest_walk_cpu(f.neighbors, f.weights)
             for dtype in (np.int64, np.int32):
                 got = linear_forest_ruling(f.neighbors.astype(dtype), f.weights, spacing=spacing, run=run,
                                            seed=spacing)
@@ -230,7 +230,7 @@ def test_ruler_runs_only_across_the_ids():
         for run in (1, 16):
             stats = {}
             got = linear_forest_ruling(P, W, run=run, stats=stats)
-            _assert_same_forest(got, linear_forest_cpu(P, W))
+            _assert_same_forest(got, linear_forest_walk_cpu(P, W))
             rulers[name, run] = stats["rulers"]
     assert rulers["along", 1] == rulers["along", 16]
     assert rulers["across", 1] != rulers["across", 16]
@@ -250,7 +250,7 @@ def test_rulers_sparser_among_dense_path_ends():
         P[v % length == length - 1, 1] = -1
         W = np.ones((N, 2))
         stats = {}
-        _assert_same_forest(linear_forest_ruling(P, W, spacing=spacing, stats=stats), linear_forest_cpu(P, W))
+        _assert_same_forest(linear_forest_ruling(P, W, spacing=spacing, stats=stats), linear_forest_walk_cpu(P, W))
         interior = N - 2 * N // length
         expected = interior / (2 * spacing if dense else spacing)
         assert abs((stats["rulers"] - 2 * N // length) - expected) < 0.15 * expected
@@ -263,19 +263,20 @@ def test_ruling_set_on_many_cycles(lockstep, scan_start, monkeypatch):
     other (one walk claims the whole gap): both are interleavings of the CUDA kernel. The
     scan's first level folded gap by gap (``SCAN_START``) changes nothing."""
     import kernels.forest
-    from kernels.forest import _CpuLauncher, _ruling_forest
+    from kernels.forest.ruling import ruling_forest
+    from kernels.forest.ruling_cpu import RulingCpuLauncher
 
-    monkeypatch.setattr(kernels.forest, "SCAN_START", scan_start)
+    monkeypatch.setattr(kernels.forest.ruling, "SCAN_START", scan_start)
 
     blocks = [_ring(L, np.linspace(1, 2, L)[::-1].copy()) for L in range(3, 61)]
     blocks.append(sp.diags([np.ones(99), np.ones(100), np.ones(99)], [-1, 0, 1]))
     A = sp.block_diag(blocks, format="csr")
     f = precond.factor(A, n=2, iterations=60, m=1)
-    ref = linear_forest_cpu(f.neighbors, f.weights)
+    ref = linear_forest_walk_cpu(f.neighbors, f.weights)
     assert len(ref[5]) == 58
     for spacing, guess in ((1, None), (2, 0.01), (16, 1.0), (64, 0.01)):
-        launcher = _CpuLauncher(f.neighbors.dtype, f.weights.dtype, lockstep=lockstep)
-        _assert_same_forest(_ruling_forest(f.neighbors, f.weights, launcher, spacing=spacing, seed=spacing,
+        launcher = RulingCpuLauncher(f.neighbors.dtype, f.weights.dtype, lockstep=lockstep)
+        _assert_same_forest(ruling_forest(f.neighbors, f.weights, launcher, spacing=spacing, seed=spacing,
                                            ruler_guess=guess), ref)
 
 
@@ -287,11 +288,11 @@ def test_ruling_set_on_paths_of_every_length(scan_start, monkeypatch):
     them unreadable)."""
     import kernels.forest
 
-    monkeypatch.setattr(kernels.forest, "SCAN_START", scan_start)
+    monkeypatch.setattr(kernels.forest.ruling, "SCAN_START", scan_start)
     blocks = [sp.diags([np.ones(L - 1), np.linspace(1, 2, L), np.ones(L - 1)], [-1, 0, 1]) for L in range(1, 81)]
     A = sp.block_diag(blocks, format="csr")
     f = precond.factor(A, n=2, iterations=60, m=1)
-    _assert_same_forest(linear_forest_ruling(f.neighbors, f.weights, spacing=1), linear_forest_cpu(f.neighbors,
+    _assert_same_forest(linear_forest_ruling(f.neighbors, f.weights, spacing=1), linear_forest_walk_cpu(f.neighbors,
                                                                                                   f.weights))
 
 
@@ -299,7 +300,7 @@ def test_ruling_set_on_paths_of_every_length(scan_start, monkeypatch):
 def test_scan_start_must_be_an_odd_level(scan_start, monkeypatch):
     import kernels.forest
 
-    monkeypatch.setattr(kernels.forest, "SCAN_START", scan_start)
+    monkeypatch.setattr(kernels.forest.ruling, "SCAN_START", scan_start)
     P = np.array([[1, -1], [0, 2], [1, -1]])
     with pytest.raises(ValueError, match="SCAN_START must be an odd integer"):
         linear_forest_ruling(P, np.ones((3, 2)))
@@ -320,7 +321,7 @@ def test_ruler_scan_stops_early(long_piece, max_steps, min_steps):
     f = precond.factor(A, n=2, iterations=60, m=1)
     stats = {}
     got = linear_forest_ruling(f.neighbors, f.weights, spacing=1, stats=stats)
-    _assert_same_forest(got, linear_forest_cpu(f.neighbors, f.weights))
+    _assert_same_forest(got, linear_forest_walk_cpu(f.neighbors, f.weights))
     assert min_steps <= stats["ruler_steps"] <= max_steps
 
 
@@ -328,14 +329,14 @@ def test_ruler_scan_stops_early(long_piece, max_steps, min_steps):
 def test_ruling_set_large_aniso():
     A = matrices.aniso2(400)
     f = precond.factor(A, n=2)
-    _assert_same_forest(linear_forest_ruling(f.neighbors, f.weights), linear_forest_cpu(f.neighbors, f.weights))
+    _assert_same_forest(linear_forest_ruling(f.neighbors, f.weights), linear_forest_walk_cpu(f.neighbors, f.weights))
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("method, early_exit", [("ruling", True), ("scan", True), ("scan", False)])
 def test_forest_gpu_equals_cpu(rng, method, early_exit):
     from kernels.backend import to_device
-    from kernels.forest import linear_forest_gpu
+    from kernels.forest import linear_forest_scan_gpu
 
     cases = [_random_sym(rng, N=5000, density=0.001, ties=True), matrices.aniso3(80), matrices.aniso1(64),
              matrices.aniso2(300), _ring(3000), _ring(5)]
@@ -346,7 +347,8 @@ def test_forest_gpu_equals_cpu(rng, method, early_exit):
             Ad = to_device(A)
             fg = precond.factor(Ad, n=2, iterations=40, m=m)
             np.testing.assert_array_equal(fg.neighbors.get(), f.neighbors)
-            out = linear_forest_gpu(fg.neighbors, fg.weights, method=method, early_exit=early_exit)
+            out = (linear_forest_scan_gpu(fg.neighbors, fg.weights, early_exit=early_exit) if method == "scan"
+                   else linear_forest_ruling(fg.neighbors, fg.weights))
             _assert_same_forest([x.get() for x in out], [lc.neighbors, lc.path_id, lc.position, lc.permutation,
                                                          lc.path_start, lc.removed_edges])
             lg = precond.linear_forest(Ad, fg)
@@ -359,7 +361,8 @@ def test_ruling_gpu_equals_cpu_twins(rng, spacing, run):
     """Also with the walks queued on slots for too few rulers (queued again once the host
     has read the count) and for more than enough."""
     from kernels.backend import to_device
-    from kernels.forest import _GpuLauncher, _ruling_forest
+    from kernels.forest.ruling import ruling_forest
+    from kernels.forest.ruling_gpu import RulingGpuLauncher
 
     for A in _forest_cases(rng):
         f = precond.factor(A, n=2, iterations=40, m=1)
@@ -368,7 +371,7 @@ def test_ruling_gpu_equals_cpu_twins(rng, spacing, run):
         got = linear_forest_ruling(P, W, spacing=spacing, run=run)
         _assert_same_forest([x.get() for x in got], ref)
         for guess in (0.001, 1.0):
-            got = _ruling_forest(P, W, _GpuLauncher(P.dtype, W.dtype), spacing=spacing, run=run, ruler_guess=guess)
+            got = ruling_forest(P, W, RulingGpuLauncher(P.dtype, W.dtype), spacing=spacing, run=run, ruler_guess=guess)
             _assert_same_forest([x.get() for x in got], ref)
 
 
@@ -402,7 +405,8 @@ def test_ruling_set_property():
     hypothesis = pytest.importorskip("hypothesis")
     from hypothesis import strategies as st
 
-    from kernels.forest import _CpuLauncher, _ruling_forest
+    from kernels.forest.ruling import ruling_forest
+    from kernels.forest.ruling_cpu import RulingCpuLauncher
 
     @hypothesis.settings(max_examples=60, deadline=None, derandomize=True)
     @hypothesis.given(st.data())
@@ -410,10 +414,10 @@ def test_ruling_set_property():
         P, W = _random_two_factor(data)
         spacing = data.draw(st.integers(1, 6))
         lockstep = data.draw(st.booleans())
-        launcher = _CpuLauncher(P.dtype, W.dtype, lockstep=lockstep)
+        launcher = RulingCpuLauncher(P.dtype, W.dtype, lockstep=lockstep)
         # the walks queued on slots for too few rulers (queued again after the count) or enough
-        got = _ruling_forest(P, W, launcher, spacing=spacing, run=data.draw(st.integers(1, 4)),
+        got = ruling_forest(P, W, launcher, spacing=spacing, run=data.draw(st.integers(1, 4)),
                              seed=data.draw(st.integers(0, 5)), ruler_guess=data.draw(st.sampled_from([None, 0.01, 1.0])))
-        _assert_same_forest(got, linear_forest_cpu(P, W))
+        _assert_same_forest(got, linear_forest_walk_cpu(P, W))
 
     check()

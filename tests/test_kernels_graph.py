@@ -1,11 +1,12 @@
-"""|A| - diag(A) weight graph, CPU and GPU, and the shared hash."""
+"""kernels.graph: the weight graph |A| - diag(A), the contraction of matched pairs and the
+CSR builder / R-MAT sampler of edge lists, CPU and GPU."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 import matrices
-from kernels.graph import abs_graph, is_symmetric, offdiag_abs
-from kernels.hashing import hash32, hash32_array
+import graphkit
+from kernels.graph import abs_graph, csr_from_edges, is_symmetric, offdiag_abs, rmat_edges
 
 
 def _random_matrix(rng, n=60, density=0.1, symmetric=False, dtype=np.float64):
@@ -57,15 +58,6 @@ def test_abs_graph_rejects_nonsquare():
         abs_graph(sp.csr_matrix(np.ones((2, 3))))
 
 
-def test_hash_scalar_matches_vectorized():
-    ids = np.arange(1000)
-    vec = hash32_array(ids, 7, 3)
-    assert all(int(vec[i]) == int(hash32(i, 7, 3)) for i in range(0, 1000, 37))
-    assert vec.max() < 2**32
-    # roughly uniform low bit
-    assert 400 < int((vec & 1).sum()) < 600
-
-
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("symmetric", [True, False])
@@ -81,32 +73,13 @@ def test_abs_graph_gpu_equals_cpu(rng, dtype, symmetric):
     np.testing.assert_array_equal(W_gpu.data, W_cpu.data)
 
 
-@pytest.mark.gpu
-def test_hash_gpu_equals_cpu():
-    import cupy
-
-    kernel = cupy.RawKernel(
-        r'''
-        #include "hashing.cuh"
-        extern "C" __global__ void h(unsigned int* out, int n) {
-            int i = blockIdx.x * blockDim.x + threadIdx.x;
-            if (i < n) out[i] = hash32(i, 7u, 3u);
-        }''',
-        "h",
-        options=(f"-I{__import__('kernels.cuda', fromlist=['CUDA_DIR']).CUDA_DIR}",),
-    )
-    out = cupy.empty(4096, dtype=cupy.uint32)
-    kernel((16,), (256,), (out, np.int32(4096)))
-    np.testing.assert_array_equal(out.get(), hash32_array(np.arange(4096), 7, 3).astype(np.uint32))
-
-
 def test_contract_pairs_equals_restriction_product(rng):
     """Contracting matched pairs = R W R^T without its diagonal (R sums each pair), with
     the coarse numbering in the order of the smaller members."""
     import scipy.sparse as sp
 
     from kernels.graph import abs_graph, contract_pairs
-    from precond.factor import factor
+    from kernels.factor import factor
 
     for A in (matrices.convection_diffusion3d(6), matrices.aniso2(15), matrices.poisson2d(9)):
         W = abs_graph(A)
@@ -145,7 +118,7 @@ def test_contract_pairs_from_matrix_equals_weight_graph(on_gpu):
     factor's weight_source names (A itself, or A' + A'^T on its pattern)."""
     from kernels.backend import to_device, to_host
     from kernels.graph import abs_graph, contract_pairs
-    from precond.factor import factor
+    from kernels.factor import factor
 
     def with_zeros(A):
         A = A.tocsr().copy()
@@ -174,7 +147,7 @@ def test_gpu_contract_pairs_equals_cpu(itype):
 
     from kernels.backend import to_device
     from kernels.graph import contract_pairs
-    from precond.factor import factor
+    from kernels.factor import factor
 
     for A in (matrices.convection_diffusion3d(12), matrices.aniso2(40), matrices.random_diffusion2d(30, seed=3),
               matrices.elasticity2d(20).astype(np.float32)):
@@ -192,3 +165,33 @@ def test_gpu_contract_pairs_equals_cpu(itype):
         np.testing.assert_array_equal(members_d.get(), members)
     with pytest.raises(ValueError, match="matching"):
         contract_pairs(to_device(sp.csr_matrix(np.ones((3, 3)) - np.eye(3))), cupy.asarray([1, 2, 0]))
+
+
+def test_rmat_edges_quadrant_frequencies():
+    scale, m = 10, 200_000
+    u, v = rmat_edges(scale, m, 0.57, 0.19, 0.19, seed=5)
+    assert u.min() >= 0 and max(u.max(), v.max()) < 1 << scale
+    for bit in (0, scale - 1):  # every level picks quadrant (row bit, column bit) independently
+        row, col = (u >> bit) & 1, (v >> bit) & 1
+        freq = [np.mean((row == r) & (col == c)) for r, c in ((0, 0), (0, 1), (1, 0), (1, 1))]
+        np.testing.assert_allclose(freq, [0.57, 0.19, 0.19, 0.05], atol=0.005)
+    u2, v2 = rmat_edges(scale, m, 0.57, 0.19, 0.19, seed=5)
+    assert np.array_equal(u, u2) and np.array_equal(v, v2)
+
+
+def test_csr_from_edges_equals_graph_from_edges():
+    rng = np.random.default_rng(0)
+    for n, m in ((1, 3), (7, 40), (300, 2000), (2000, 500)):
+        u = rng.integers(0, n, m)
+        v = rng.integers(0, n, m)
+        u[: m // 10] = v[: m // 10]  # self-loops
+        u, v = np.concatenate([u, v[:50]]), np.concatenate([v, u[:50]])  # duplicates in both orientations
+        indptr, indices = csr_from_edges(n, u, v)
+        with pytest.warns(UserWarning) if m > 5 else __import__("contextlib").nullcontext():
+            ref = graphkit.Graph.from_edges(n, u, v)
+        assert np.array_equal(indptr, ref.indptr) and np.array_equal(indices, ref.indices)
+    # a hub row longer than the insertion-sort cut-off
+    hub_u = np.zeros(100, dtype=np.int64)
+    hub_v = np.random.default_rng(1).permutation(100)
+    indptr, indices = csr_from_edges(101, hub_u, hub_v)
+    assert indices[: indptr[1]].tolist() == list(range(1, 100))

@@ -27,7 +27,7 @@ def test_valid_and_maximal(name, method):
     G = graphkit.as_graph(H)
     res = graphkit.maximal_independent_set(G, method=method, device="cpu")
     assert graphkit.is_maximal_independent_set(G, res.vertices)
-    assert res.size == len(res.vertices) and np.all(np.diff(res.vertices) > 0)
+    assert res.size == len(res.vertices) and np.all(np.diff(res.indices) > 0)
     if name == "complete":
         assert res.size == 1
     if name == "edgeless":
@@ -119,7 +119,7 @@ def test_shared_graphs(shared_data):
             assert graphkit.is_maximal_independent_set(H, clique.vertices)
             assert 1 <= clique.size <= omega[name]
             assert G.subgraph(clique.vertices).m == clique.size * (clique.size - 1) // 2
-    if ratios["ecl"]:  # paper 003: degree priorities beat uniform ones; the local search adds more
+    if ratios["ecl"]:  # Burtscher et al.: degree priorities beat uniform ones; the local search adds more
         assert np.mean(ratios["ecl"]) > np.mean(ratios["luby"]) + 0.05
         assert np.mean(ratios["improved"]) > np.mean(ratios["ecl"]) + 0.02
         assert np.mean(ratios["improved"]) > 0.94
@@ -183,7 +183,7 @@ def test_fixed_point_is_order_independent(method):
         G = graphkit.as_graph(H)
         prio = mis.ecl_priorities(G.indptr, seed)[0] if method == "ecl" else mis.luby_priorities(G.n, seed)
         greedy = mis.greedy_mis_cpu(G.indptr, G.indices, prio)
-        api = graphkit.maximal_independent_set(G, method=method, seed=seed, device="cpu").vertices
+        api = graphkit.maximal_independent_set(G, method=method, seed=seed, device="cpu").indices
         assert np.array_equal(np.flatnonzero(greedy), api)
         assert np.array_equal(_sync_rounds(G, prio), greedy)
         for _ in range(3):
@@ -203,7 +203,7 @@ def test_relaxation_equals_greedy_on_larger_graphs(method):
 
 
 def test_ecl_priorities():
-    """Paper 003, Section 3: f = d_avg / (d_avg + d(v) - rand), scaled by 126, rounded, odd."""
+    """Burtscher et al. (2018), Section 3: f = d_avg / (d_avg + d(v) - rand), scaled by 126, rounded, odd."""
     from kernels import mis
     from kernels.hashing import hash32_array
 
@@ -252,9 +252,9 @@ def test_improve_two_swaps():
         assert graphkit.is_maximal_independent_set(G, better.vertices)
         assert better.size >= base.size + better.swaps and base.swaps == 0
         member = np.zeros(G.n, dtype=bool)
-        member[better.vertices] = True
+        member[better.indices] = True
         assert not _has_two_improvement(G, member)  # a local optimum
-        assert _has_two_improvement(G, np.isin(np.arange(G.n), base.vertices)) == (better.swaps > 0)
+        assert _has_two_improvement(G, np.isin(np.arange(G.n), base.indices)) == (better.swaps > 0)
         gains.append(better.size / base.size)
     assert np.mean(gains) > 1.01
     # the classic case: a degree-2 vertex of the set between two non-adjacent free leaves
@@ -314,7 +314,7 @@ def test_gpu_priorities_equal_cpu():
     import cupy
 
     from kernels import mis
-    from kernels.cuda import get_kernel
+    from kernels.nvrtc import get_kernel
 
     G = gen.rmat(13, 8, seed=5)
     prio, avg = mis.ecl_priorities(G.indptr, seed=4)
@@ -368,3 +368,36 @@ def test_gpu_seeds_and_coloring():
     c_cpu = graphkit.greedy_coloring(H, device="cpu")
     c_gpu = graphkit.greedy_coloring(H, device="gpu")
     assert np.array_equal(c_cpu.colors, c_gpu.colors) and graphkit.is_coloring(H, c_gpu.colors)
+
+
+def test_labelled_graphs_answer_in_their_labels():
+    """A networkx graph's node names come back from every solver, and the checkers take them."""
+    import networkx as nx
+
+    H = nx.path_graph([10, 20, 30, 40])
+    res = graphkit.maximal_independent_set(H, device="cpu")
+    assert res.vertices.tolist() == [10, 40] and res.indices.tolist() == [0, 3]
+    assert graphkit.is_maximal_independent_set(H, res.vertices)
+    assert not graphkit.is_independent_set(H, [10, 20])
+    with pytest.raises(KeyError, match="not a vertex"):
+        graphkit.is_independent_set(H, [0, 3])  # ids are not names of this graph
+    S = nx.relabel_nodes(nx.cycle_graph(5), {k: f"v{k}" for k in range(5)})
+    coloring = graphkit.greedy_coloring(S, device="cpu")
+    mapping = coloring.as_dict()
+    assert set(mapping) == set(S.nodes) and graphkit.is_coloring(S, mapping)
+    assert all(mapping[a] != mapping[b] for a, b in S.edges)
+    tuples = nx.grid_2d_graph(2, 3)  # tuple labels stay tuples
+    mis = graphkit.maximal_independent_set(tuples, device="cpu")
+    assert all(isinstance(v, tuple) for v in mis.vertices) and graphkit.is_independent_set(tuples, mis.vertices)
+
+
+def test_igraph_input():
+    igraph = pytest.importorskip("igraph")
+    g = igraph.Graph([(0, 1), (1, 2), (2, 3)])
+    assert graphkit.maximal_independent_set(g, device="cpu").vertices.tolist() == [0, 3]
+    g.vs["name"] = ["a", "b", "c", "d"]
+    g.es["weight"] = [1.0, 5.0, 1.0]
+    G = graphkit.as_graph(g)
+    assert G.labels == ["a", "b", "c", "d"] and G.weights is not None
+    assert graphkit.maximal_independent_set(g, device="cpu").vertices.tolist() == ["a", "d"]
+    assert graphkit.matching(g, device="cpu", iterations=10, m=1) == {"b": "c", "c": "b"}

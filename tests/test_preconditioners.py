@@ -224,7 +224,7 @@ def test_definite_matrices_do_not_warn(make):
 
 
 def test_bcsstk25_tridiagonal_part_is_indefinite(shared_data):
-    """The SPD stiffness matrix on which the tridiagonal preconditioners stall (BENCHMARKS.md)."""
+    """The SPD stiffness matrix on which the tridiagonal preconditioners stall."""
     from matrices.mmio import read_matrix
 
     path = shared_data / "matrices" / "bcsstk25.mtx"
@@ -234,3 +234,30 @@ def test_bcsstk25_tridiagonal_part_is_indefinite(shared_data):
     with pytest.warns(RuntimeWarning, match="negative pivot"):
         M = precond.algebraic_tridiagonal(A)
     assert M.negative_pivots > 0
+
+
+def test_sparse_arrays_are_accepted_like_matrices():
+    """SciPy's csr_array (what SciPy recommends for new code) gives what csr_matrix gives."""
+    A = matrices.aniso2(20)
+    B = sp.csr_array(A)
+    b = A @ np.ones(A.shape[0])
+    for make in (precond.jacobi, precond.tridiagonal, precond.algebraic_tridiagonal,
+                 precond.algebraic_block_tridiagonal):
+        np.testing.assert_array_equal(make(B).matvec(b), make(A).matvec(b))
+    res = precond.solve(B, b, M=precond.algebraic_tridiagonal(B))
+    assert res.converged
+    fa, fb = precond.factor(A), precond.factor(B)
+    np.testing.assert_array_equal(fa.neighbors, fb.neighbors)
+    assert precond.weight_coverage(B, fb) == precond.weight_coverage(A, fa)
+    np.testing.assert_array_equal(precond.linear_forest(B).permutation, precond.linear_forest(A).permutation)
+
+
+def test_solve_takes_scipys_keyword():
+    A = matrices.poisson2d(10)
+    b = A @ np.ones(A.shape[0])
+    M = precond.jacobi(A)
+    by_keyword, by_position = precond.solve(A, b, M=M), precond.solve(A, b, M)
+    assert by_keyword.converged and by_keyword.iterations == by_position.iterations
+    assert precond.solve(A, b, preconditioner=M).iterations == by_keyword.iterations
+    with pytest.raises(TypeError, match="once"):
+        precond.solve(A, b, M, preconditioner=M)

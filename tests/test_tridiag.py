@@ -235,10 +235,10 @@ def test_gpu_solver_matches_cpu(rng, dtype, n):
 def test_top_levels_of_partitioned_plans(n, chunks, first_top, n_levels):
     """The GPU apply solves the levels above level 0 of at most TOP_LEVEL_CHUNKS chunks in
     one block (tridiag.cu: top_solve)."""
-    from kernels.tridiag import _SCALAR_LAYOUT, TOP_LEVEL_CHUNKS, _first_top_level, _partition_plan
+    from kernels.tridiag.partition import SCALAR_LAYOUT, TOP_LEVEL_CHUNKS, first_top_level, partition_plan
 
-    levels, _, _ = _partition_plan(n, *chunks, TridiagonalSolver.bottom_size, _SCALAR_LAYOUT)
-    assert (_first_top_level(levels), len(levels)) == (first_top, n_levels)
+    levels, _, _ = partition_plan(n, *chunks, TridiagonalSolver.bottom_size, SCALAR_LAYOUT)
+    assert (first_top_level(levels), len(levels)) == (first_top, n_levels)
     assert all(P > TOP_LEVEL_CHUNKS for _, _, P, _ in levels[1:first_top])
     assert all(P <= TOP_LEVEL_CHUNKS for _, _, P, _ in levels[first_top:])
 

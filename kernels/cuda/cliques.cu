@@ -1,4 +1,4 @@
-// Maximal clique enumeration (paper 004): Bron-Kerbosch with pivoting, one warp per
+// Maximal clique enumeration (Jenkins et al., Euro-Par 2011): Bron-Kerbosch with pivoting, one warp per
 // sub-problem taken from a shared queue, warp-parallel bitset operations inside a node,
 // output reserved in a preallocated buffer with an atomic counter (flushed by the host).
 //

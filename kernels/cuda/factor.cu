@@ -1,4 +1,4 @@
-// Parallel [0,n]-factor (paper 001, Algorithm 2), n <= 4.
+// Parallel [0,n]-factor (Klein and Strzodka, ICPP 2022, Algorithm 2), n <= 4.
 // propose: one thread per row; the generalized SpMV keeps the n best admissible
 //          (weight, -column) pairs of the row in a small sorted register accumulator.
 // confirm: keep mutual proposals; on uncharged steps flag whether any row proposed.
@@ -36,8 +36,7 @@
 #define DEAD (-2)  // prop[v * n] of a row that will never propose again
 #define ENTRY_BATCH 4  // entries of a row a proposal loads ahead (scan_row)
 // A row's partner count (at most MAX_N) in one byte: the proposals gather it for every
-// entry, from a quarter of the bytes (H100, random_diffusion2d at 2.9M rows, the later
-// rounds: 556 -> 516 us in float32, 655 -> 615 in float64). Its bits SIGN_BIT + s are set
+// entry, from a quarter of the bytes of an int. Its bits SIGN_BIT + s are set
 // when the entry to partner s is negative (confirm_rows).
 typedef unsigned char Count;
 #define COUNT_MASK 7
@@ -89,11 +88,9 @@ __device__ __forceinline__ I mirror_position(const I* __restrict__ indptr, const
 // diagonal are those (j, i, |a_ji|) below it, and then the sum is 0; otherwise it is 0
 // with probability about 2^-64 (64-bit fingerprints, summed modulo 2^64). No entry looks
 // its mirror up, a chain of three loads from another row that kept the first proposal
-// bound by L2 (H100, with the lookups / fingerprints: random_diffusion2d at 2.9M rows
-// float32 187-190 / 164-165 us, float64 243 / 203-204, ANISO1 float64 592-601 / 458-464).
+// bound by L2.
 // A flag is stored only while it reads 0: racing stores of the same value are benign, but
-// every row storing to one address serializes (H100, a 7-point convection-diffusion matrix
-// whose every row is unsymmetric: first proposal 0.59 ms with unconditional stores).
+// every row storing to one address serializes.
 __device__ __forceinline__ void raise_flag(unsigned long long* flag) {
     if (*(volatile unsigned long long*)flag == 0ull) *flag = 1ull;
 }
@@ -111,9 +108,8 @@ __device__ __forceinline__ unsigned long long mix64(unsigned long long x) {
 // finite where it counts, so equal magnitudes have equal bits. One mix of the key (with
 // 32-bit indices (lo, hi) itself, no mix) xor an odd multiple of the bits: mix64 is a
 // bijection, so two entries of one position but unequal magnitudes never share a print.
-// The first proposal's 64-bit multiplies, two per mix, bound it on rows of nine entries
-// (H100, ANISO2 at 6.25M rows float32: first proposal 407 us with three mixes per entry,
-// 338 with this one, 265 without prints; random_diffusion2d float64 168 / 161 / 158).
+// The first proposal's 64-bit multiplies, two per mix, bound it on rows of nine entries:
+// one mix per entry.
 template <typename V, typename I>
 __device__ __forceinline__ unsigned long long entry_print(const I lo, const I hi, const V w) {
     const unsigned long long bits = sizeof(V) == 4 ? (unsigned long long)__float_as_uint((float)w)
@@ -304,12 +300,10 @@ __device__ __forceinline__ int scan_row(const I v, const I lo, const I hi, const
 // Where the rows' proposals lie: row v's targets at j + sj * v, the weights (or entries) at
 // w + sw * v. In the later rounds of a [0,2]-factor (open_rounds) one record per row holds
 // both (`record`), the pair of the larger type first and the other padded to as many bytes
-// (16 bytes for float and int, 32 otherwise; _proposal_buffers in kernels/factor.py), stored
-// whole (store_record): a scattered store then writes one sector, or half of one, instead
-// of a part of two (H100, random_diffusion2d at 2.9M rows: later rounds 510 -> 476 us in
-// float32, 590 -> 534 in float64). Otherwise two arrays, sj = sw = n: the first round's
-// coalesced stores lost 60 us on ANISO2 float32 with records, stored in two 8-byte pieces
-// or whole (first proposal 385 -> 445 us).
+// (16 bytes for float and int, 32 otherwise; proposal_buffers in kernels/factor/rounds_gpu.py),
+// stored whole (store_record): a scattered store then writes one sector, or half of one,
+// instead of a part of two. Otherwise two arrays, sj = sw = n: the first round's coalesced
+// stores were slower with records.
 //
 // With `mask` (the later rounds over slots, RowSlot), a row read from its slot stores its
 // proposals as a byte instead, the bits of its slot's places it proposes to (a row of A
@@ -492,8 +486,7 @@ __device__ __forceinline__ void finish_proposal(const I v, const int n, const in
 // non-coherent read-only cache.
 // Proposals of the rows r = r0, r0 + step, ... (row r, or rows[r] when listed). SLOTS: the
 // rows' slots are written (first) or read (later rounds), where `slots` is not null;
-// compiled without them, the first proposal keeps its registers (H100: 48 against 68 in
-// float32, so 10 blocks of 128 threads per SM instead of 7).
+// compiled without them, the first proposal keeps its registers (more resident blocks).
 template <typename V, typename I, bool SLOTS>
 __device__ __forceinline__ void propose_rows(const I r0, const I step, const I n_rows, const I* __restrict__ indptr,
                                              const I* __restrict__ indices, const V* __restrict__ data,
@@ -611,8 +604,8 @@ __global__ void propose(const I n_rows, const I* __restrict__ indptr, const I* _
 
 // The first proposal (round 0 over all rows, none listed, nobody partnered yet) that also
 // writes the rows' slots for the later rounds; only its own arguments, since every
-// argument costs the host time before the device's first long kernel (H100 host, 16 int
-// arguments: 10.4 us as NumPy scalars, 5.6 as kernels.cuda.kernel_int's, 4.6 with none).
+// argument costs the host time before the device's first long kernel (see
+// kernels.nvrtc.kernel_int).
 template <typename V, typename I>
 __global__ void propose_slotted(const I n_rows, const I* __restrict__ indptr, const I* __restrict__ indices,
                                 const V* __restrict__ data, I* __restrict__ prop, V* __restrict__ prop_w,
@@ -637,10 +630,8 @@ __global__ void propose_slotted(const I n_rows, const I* __restrict__ indptr, co
 // value's, and its sign goes to bit SIGN_BIT + c of count[v] (partner c): with the first
 // proposal's diagonal, A's entries to the partners without a pass over A (valid where the
 // factor is on A itself, not on A' + A'^T), at no cost to the rounds, which load and store
-// count[v] anyway. H100, random_diffusion2d at 2.9M rows, float32: a record of a row's
-// entries stored here instead (a partly written sector per later partner) cost its factor
-// 90 us (160-220 in float64); a byte of sign bits per row, loaded and stored, cost the
-// later rounds 40 us, and a byte per partner, stored, 23.
+// count[v] anyway (a record of a row's entries, or a byte of signs per row or per partner,
+// cost the rounds more).
 template <typename V, typename I>
 __device__ __forceinline__ void confirm_rows(const I r0, const I step, const I n_rows, const Proposals<V, I> P,
                                              I* partners, V* weights, Count* count, const int n,
@@ -732,11 +723,10 @@ __device__ __forceinline__ void confirm_rows(const I r0, const I step, const I n
             proposer = made > 0;
             keep = c < n && (P.record ? !(held & DEAD_BIT) : P.targets(v)[0] != (I)DEAD);
         }
-        // a flag, not a count: one atomic per proposing row (millions on one address) cost
-        // 4.8 ms on the H100 for ANISO2; racing plain stores of the same value are benign.
-        // Tested once per block, not per warp: every warp's load of that one address queues
-        // at one L2 slice (H100, random_diffusion2d at 2.9M rows: first confirm 63 -> 52-55
-        // us; with the flag's line next to the list's counter it took 80-85 in some runs).
+        // a flag, not a count: one atomic per proposing row (millions on one address)
+        // serializes; racing plain stores of the same value are benign. Tested once per
+        // block, not per warp: every warp's load of that one address queues at one L2 slice
+        // (and the flag's line must not be the list counter's).
         if (count_proposals && __syncthreads_or(proposer) && threadIdx.x == 0 &&
             *(volatile unsigned long long*)proposed == 0ull)
             *proposed = 1ull;
@@ -890,9 +880,7 @@ __global__ void propose_warp(const I n_rows, const I* __restrict__ indptr, const
 // barriers between proposals and confirmations): launched one kernel per step, the short
 // rounds cost more host time than device time. Round k reads the list rows[(k - 1) % 2]
 // of n_open[k - 1] rows and appends those still open and alive to rows[k % 2], counted by
-// n_open[k] (rows: 2 x n_rows; n_open zeroed; H100, a 2D diffusion matrix with random
-// coefficients, 2.9M rows, 61% open after round 0: the lists shrink to 50%, 24% and 13%
-// of the first). Stops after an uncharged round without proposals, as the host loop does.
+// n_open[k] (rows: 2 x n_rows; n_open zeroed; the lists shrink round by round). Stops after an uncharged round without proposals, as the host loop does.
 // With `check`, the rounds propose on the weights the first proposal chose (check[3]).
 template <typename V, typename I>
 __global__ void open_rounds(const I n_rows, const I* __restrict__ indptr, const I* __restrict__ indices,

@@ -1,4 +1,5 @@
-// Linear forest from a [0,2]-factor: bidirectional scans (paper 001, Alg. 3, Sec. 4.2).
+// Linear forest from a [0,2]-factor: bidirectional scans (Klein and Strzodka, ICPP 2022,
+// Algorithm 3, Section 4.2).
 // Pointers q(v) = (q0, q1) point 2^s steps along the path in both directions; a path end
 // is marked by the negative value -(end + 1). One launch per step, ping-pong buffers.
 // templates: cycle_init<V,I>, cycle_step<V,I>, cycle_break<V,I>, rank_init<V,I>, rank_step<V,I>, rank_finish<V,I>, scatter_permutation<V,I>, ruler_mark<V,I>, ruler_walk<V,I>, ruler_link<V,I>, ruler_scan<V,I>, ruler_finish<V,I>, order_tile_sums<V,I>, order_scan_tiles<V,I>, order_place<V,I>, order_offsets<V,I>
@@ -241,10 +242,8 @@ __device__ __forceinline__ void store_window(Window<V, I>* p, const Window<V, I>
 // loop is block-uniform for block_append. A block's vertices (blocks of 256) are sampled
 // half as often where at least 1 in DENSE_ENDS of them is a path end: their paths are short
 // (random_diffusion2d: 8 vertices on average), need few rulers between their ends, and
-// fewer lists of several gaps shorten the scan (H100, random_diffusion2d float32 at 2.9M
-// rows: scan 116-118 -> 91 us, ruler kernels 356 -> 336 us; ANISO1/2/3, whose blocks hold
-// few ends, unchanged; with half as many rulers everywhere, ANISO1/3 and
-// convection_diffusion3d lost 11-71 us).
+// fewer lists of several gaps shorten the scan (halving the rulers everywhere instead was
+// slower on matrices with long paths).
 #define DENSE_ENDS 8
 
 template <typename V, typename I>
@@ -274,7 +273,7 @@ __global__ void ruler_mark(const I N, const I* __restrict__ P, const unsigned in
 
 // The walks and links run over the slots of the rulers marked, two per ruler, which they
 // read from the device: the host queues them on slots for a guessed number of rulers
-// before it knows the count (kernels/forest.py). 0 (nothing to do) when the count exceeds
+// before it knows the count (kernels/forest/ruling.py). 0 (nothing to do) when the count exceeds
 // `capacity`: the host then queues them again on enough slots.
 template <typename I>
 __device__ __forceinline__ I slots_within(const unsigned int* __restrict__ n_rulers, const I capacity) {
@@ -510,8 +509,7 @@ __global__ void ruler_scan(const I n_slots, const int steps, const int start, in
         busy[start] = 1;
     grid.sync();
     int s = start;
-    // level start unfinished; the test stays out of the loop's condition (H100, ruler_scan with the
-    // test in it: ANISO2 float32 131.8 -> 139.2 us, convection_diffusion3d 59.1 -> 66.6)
+    // level start unfinished; the test stays out of the loop's condition (slower inside it)
     if (*(volatile int*)(busy + start)) {
         for (; s < steps; ++s) {
             const bool odd = s & 1;
@@ -637,9 +635,8 @@ __global__ void ruler_finish(const I N, const I* __restrict__ P, const V* __rest
 // per-tile sums, a scan of the tile sums in one block, then every tile scans itself and
 // places path_start (in path id order) and the removed edges (in order of their lower
 // ends). Blocks of 256 threads, items j of thread t at tile base + ORDER_ITEMS * t + j,
-// loaded as one quad of each array: a block then scans once, over its threads' sums (H100,
-// order_place: random_diffusion2d float32 18.6 -> 11.0 us, ANISO2 float32 37.0 -> 21.7,
-// against items 256 apart and one block scan per item).
+// loaded as one quad of each array: a block then scans once, over its threads' sums
+// (instead of items 256 apart and one block scan per item).
 #define ORDER_ITEMS 4
 
 template <typename I>
@@ -781,9 +778,8 @@ __global__ void order_scan_tiles(const I n_tiles, I* __restrict__ sums, I* __res
 // thread, four quads) by a ticket, publishes the tile's sum, and its warp 0 reads the
 // statuses of the 32 tiles before it at a time, back to the nearest that has published its
 // inclusive prefix: it waits only for tiles whose blocks took their tickets, and so run,
-// before it (H100, us, random_diffusion2d / ANISO2 / convection_diffusion3d float32: 22.1
-// / 25.8 / 11.9, against 26.7 / 51.3 / 22.9 with tiles of 1,024 threads reading 1,024
-// statuses at once, and 30.4 / 65.1 / 27.8 for the three kernels it replaces). Those,
+// before it (faster than tiles of 1,024 threads reading 1,024 statuses at once, and than
+// the three kernels it replaces). Those,
 // a pass of tile sums, a one-block scan of them and a placing pass (order_tile_sums,
 // order_scan_tiles, order_place), paths() still runs for the path starts and removed
 // edges; this one reads `length` once instead of `length` and `removed_lo` twice. state

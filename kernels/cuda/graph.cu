@@ -36,7 +36,7 @@ __global__ void offdiag_abs_fill(const I n_rows, const I* __restrict__ indptr,
 }
 
 // Contraction of the matched pairs of a weight graph (AlgTriBlock's coarse graph), the
-// twin of kernels.graph._contract. The smaller vertex of a pair (or an unmatched vertex)
+// twin of kernels.graph.contract._contract_pairs_cpu. The smaller vertex of a pair (or an unmatched vertex)
 // represents it; `rank` is the inclusive scan of the representative flags, so coarse
 // vertex c = rank[v] - 1 is numbered in the order of its smaller member.
 // templates: contract_number<I>, contract_rows<V,I>, contract_compact<V,I>
@@ -133,9 +133,7 @@ __device__ I build_coarse_row(const I c, const I* __restrict__ indptr, const I* 
 // built in registers instead: every index below is a compile-time constant, the search and
 // the append are predicated, and an odd-even transposition sort orders the row (unused
 // slots hold the largest index and sort last). The same sums in the same order as
-// build_coarse_row. (The local arrays live in memory; H100, contract_pairs on ANISO2
-// float32 at 6.25M rows: 3.47-3.49 -> 2.89-2.99 ms, most of the rest being its host
-// reads and scans.)
+// build_coarse_row, whose local arrays live in memory.
 constexpr int REG_ROW = 16;
 
 template <typename V, typename I>

@@ -1,6 +1,6 @@
 // Maximum clique: colouring branch and bound (MCQ/BBMC style), one warp per work item.
 //
-// The host splits the search two levels deep (kernels/cliques.py, _bb_gpu_plan):
+// The host splits the search two levels deep (kernels/cliques/, _bb_gpu_plan):
 // sub-problem s is a vertex v with its candidate set P (later neighbours in the
 // degeneracy order), relabelled so that local index = position in the greedy colouring
 // of P; item (s, j) is the branch {v, P[j]} whose candidates are P[0..j) & N(P[j]) and

@@ -1,4 +1,4 @@
-// Maximal independent set (paper 003, ECL-MIS) and the Luby-style random-permutation baseline.
+// Maximal independent set (ECL-MIS, Burtscher et al., ACM TOPC 2018) and the Luby-style random-permutation baseline.
 //
 // status/priority in one byte: 0 = out, 254 = in, odd values 1..253 = undecided with that
 // priority (higher wins, ties by the larger vertex id). ecl_mis is a single persistent,

@@ -2,10 +2,7 @@
 // [0,2]-factor's N x 2 arrays and the extraction's 4-value records: a warp's accesses then
 // fill whole sectors in one request instead of a part of each sector per scalar access.
 // The pointer must be aligned to the access (arrays of CuPy's pool, row-major slots;
-// kernels.cuda.aligned copies a view that is not). H100, the ruler walks reading a
-// vertex's partners and weights as pairs: ANISO2 float32 260 -> 210 us, ANISO1 float64
-// 455 -> 360, random_diffusion2d float32 141-164 -> 134; order_partner_entries reading its
-// record as one quad: ANISO2 float32 210 -> 141 us.
+// kernels.nvrtc.aligned copies a view that is not).
 #pragma once
 
 template <typename T>

@@ -14,7 +14,7 @@
 // Every array of every level lives in one workspace, at the offsets of level_at: the
 // factorization of all levels is one cooperative launch (launched level by level, the
 // short upper levels cost more host time than device time). The host twin of level_at,
-// kernels.tridiag._partition_plan with _SCALAR_LAYOUT, sizes the workspace and places the
+// kernels.tridiag.partition.partition_plan with SCALAR_LAYOUT, sizes the workspace and places the
 // apply kernels' arrays.
 //
 // The factorization counts (stats): [0] boosted pivots, [1] negative pivots, [2] negative
@@ -27,7 +27,7 @@
 
 #include "pairs.cuh"
 
-// Rows per chunk at most (kernels.tridiag.MAX_CHUNK): a thread's chunk is swept unrolled,
+// Rows per chunk at most (kernels.tridiag.partition.MAX_CHUNK): a thread's chunk is swept unrolled,
 // in registers (instantiated for 8 and 16 rows).
 #define MAX_CHUNK 16
 
@@ -108,7 +108,7 @@ struct ForestSystem {
 // inv, cp, lint, v, w of K values per interior row ((C - 1) P rows), y of H; per separator
 // (P rows): sep_b, g, S of H values, sep_lo, sep_hi, ra, rb, rc of K (ra, rb, rc: the next
 // level's coefficients). Then the bottom's L, inv, cp of K values per row. Scalar systems
-// K = H = 1, 2x2 blocks K = 4, H = 2. Host twin: kernels.tridiag._partition_plan.
+// K = H = 1, 2x2 blocks K = 4, H = 2. Host twin: kernels.tridiag.partition.partition_plan.
 __host__ __device__ __forceinline__ size_t ws_align(size_t n) { return (n + 31) / 32 * 32; }
 
 struct Level {
@@ -222,10 +222,8 @@ __device__ __forceinline__ Counts factor_loaded(const size_t j, const size_t P, 
 
 // Chunk j of a level (at most MAXC rows): interior factorization and spikes. Every
 // coefficient of the chunk is loaded before the recurrence, which then runs in registers
-// (the spikes are stored once), as in the apply's sweep_chunk: H100, partitioned_factor
-// (per-kernel medians, us), random_diffusion2d float32 (2.9M rows) 179 -> 125-141, ANISO2
-// float32 (6.25M) 308 -> 271, ANISO1 float64 445 -> 411, against a loop with its loads
-// inside. Not inlined, so that its __restrict__ outputs keep the compiler free to order
+// (the spikes are stored once), as in the apply's sweep_chunk, rather than a loop with its
+// loads inside. Not inlined, so that its __restrict__ outputs keep the compiler free to order
 // the loads ahead of the stores (inlined, the pointers are offsets of one workspace
 // pointer to it). The coefficients are plain pointers: those of the upper levels are
 // written by the same launch, so they must not go through the read-only cache.
@@ -352,9 +350,8 @@ __device__ __forceinline__ void level0_chunks(const I N0, const int C0, const in
             c = factor_forest_chunk<MAXC>(j, P, lv.C, lv.N, perm, fs, perm_t, inv, cp, lint, v, w, work + lv.sep_lo,
                                           work + lv.rb, work + lv.sep_hi);
         } else {
-            // chunk j's rows read together, as factor_chunk reads them (H100, Nsight Compute:
-            // 122 -> 109 us on random_diffusion2d float32, 183 -> 164 in float64, 408 -> 314 on
-            // ANISO2 float64, against a loop over the interleaved positions t)
+            // chunk j's rows read together, as factor_chunk reads them (rather than a loop over
+            // the interleaved positions t)
             if (perm)
                 for (int i = 0; i < C0; ++i) {
                     const size_t r = j * C0 + i;
@@ -369,9 +366,8 @@ __device__ __forceinline__ void level0_chunks(const I N0, const int C0, const in
 }
 
 // Level 0's chunks of at most 8 rows in a kernel of their own, before partitioned_factor
-// with `level0_done`: without the upper levels' code they need fewer registers (H100:
-// float64 118 against 190, so 4 blocks of 128 threads per SM instead of 2;
-// kernels.tridiag.LEVEL0_ALONE_BELOW).
+// with `level0_done`: without the upper levels' code they need fewer registers, so more
+// blocks fit per SM (kernels.tridiag.partition.LEVEL0_ALONE_BELOW).
 template <typename V, typename I>
 __global__ void factor_level0(const I N0, const int C0, const int C1, const V* __restrict__ dl0,
                               const V* __restrict__ d0, const V* __restrict__ du0, V* work,
@@ -471,8 +467,7 @@ __global__ void partitioned_factor(const I N0, const int C0, const int C1, const
 // The apply kernels take their level's arrays as pointers into the workspace (placed by
 // the host twin of level_at): __restrict__ parameters let the compiler batch a chunk's loads
 // ahead of its stores. Pointers computed inside the kernel from the one workspace pointer
-// may alias for all it knows (H100, ANISO1 float32: apply 0.24 -> 0.30 ms, and 0.11 -> 0.16
-// ms at 250,000 rows).
+// may alias for all it knows, which serializes the loads.
 
 // Forward/backward sweep of each chunk interior: y = T_int^{-1} b. With `gather`, the
 // right-hand side of row r is x[gather[r]] (gather < 0: padding, zero).
@@ -622,7 +617,7 @@ __global__ void thomas_solve(const I n, const V* __restrict__ dl, const V* __res
 }
 
 // The apply's top levels first_top .. n_levels - 1 (first_top >= 1) and the bottom, in one
-// block (they have few chunks each: kernels.tridiag.TOP_LEVEL_CHUNKS), with block barriers
+// block (they have few chunks each: kernels.tridiag.partition.TOP_LEVEL_CHUNKS), with block barriers
 // instead of the two launches per level and direction and the bottom's of the level-by-level
 // apply: forward over the chunk interiors and the reduced right-hand sides level by level
 // (level first_top reads the g of level first_top - 1), the bottom Thomas solve into the
@@ -705,8 +700,7 @@ __global__ void partner_entries(const I N, const I* __restrict__ indptr, const I
             else if (j == p1) to1 += data[e];
         }
         // all four values: a record fills half or all of a 32-byte sector, and a partly
-        // written sector is read from memory before it is written back (H100, ANISO1
-        // float64 at 6.25M rows: 431 us with three stores, 364-376 with four)
+        // written sector is read from memory before it is written back
         store_quad(entries + 4 * (size_t)i, diag, to0, to1, V(0));
     }
 }
@@ -984,8 +978,7 @@ __device__ __forceinline__ V2<V> block_rhs(const size_t r, const I N, const V* _
 
 // block_chunk_forward's sweep of a chunk (at most MAXC block rows): the chunk's right-hand
 // sides (gathered at level 0) are loaded before the recurrence, so that their latencies
-// overlap (H100, AlgTriBlock apply on ANISO2 float32: 0.71-0.74 -> 0.46-0.48 ms with chunks
-// of 16 block rows, against a loop with its loads inside).
+// overlap (rather than a loop with its loads inside).
 template <int MAXC, typename V, typename I>
 __device__ __forceinline__ void block_sweep_chunk(const I j, const I P, const int C, const I N,
                                                   const V* __restrict__ x, const I* __restrict__ gather,
@@ -1107,7 +1100,7 @@ __global__ void block_thomas_solve(const I n, const V* __restrict__ L, const V* 
 // The 2x2 blocks in two passes, as the scalar extraction: block_row_entries reads A in
 // its own order, block_gather_rows places the rows' sums in the blocks' order. One pass in
 // the blocks' order read A's rows scattered over the matrix wherever the paths cross the
-// rows' order (H100, ANISO2 at 6.25M rows: 1.77 ms in float32, 3.77 in float64).
+// rows' order.
 // slot[i] = 2 * block + position of row i (block_slots; ids outside 0..n_rows - 1 are
 // left out, for the caller's check to refuse).
 template <typename I>
@@ -1125,7 +1118,7 @@ __global__ void block_slots(const I m, const I n_rows, const I* __restrict__ ind
 // only take the columns in blocks b - 1 and b + 1 of b's path (path_start[b]: whether
 // block b begins a path; m + 1 flags). covered[i] and total[i]: the off-diagonal absolute
 // weight of the row that the blocks hold, and all of it (the twin of
-// kernels.tridiag._extract_blocks_cpu, which sums in the same order per row).
+// kernels.tridiag.extract._extract_blocks_cpu, which sums in the same order per row).
 template <typename V, typename I>
 __global__ void block_row_entries(const I n_rows, const I* __restrict__ indptr, const I* __restrict__ indices,
                                   const V* __restrict__ data, const I* __restrict__ slot,

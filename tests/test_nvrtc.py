@@ -1,11 +1,12 @@
-"""CUDA sources: every .cu compiles with nvcc for sm_90 (all template instantiations)."""
+"""kernels.nvrtc, the loader of the CUDA sources: template declarations, and every .cu compiles
+with nvcc for sm_90 (all template instantiations)."""
 import shutil
 import subprocess
 
 import numpy as np
 import pytest
 
-from kernels import cuda
+from kernels import nvrtc as cuda
 
 
 def test_template_declarations_expand():
@@ -60,18 +61,19 @@ def _defines(stem):
 
 def test_constants_mirrored_in_python_match_the_sources():
     """Constants that the host and the kernels must agree on, kept once in each language."""
-    from kernels import factor, forest
+    from kernels.factor import rounds_gpu as factor
+    from kernels.forest import common as forest
 
     f = _defines("factor")
-    assert f["SAMPLE_THREADS"] == factor._SAMPLE_THREADS
+    assert f["SAMPLE_THREADS"] == factor.SAMPLE_THREADS
     # the sample's launch (host) stores one verdict byte per block; the proposals read them all
-    assert f["SAMPLE_BLOCKS"] == factor.SAMPLE_ROWS * 32 // factor._SAMPLE_THREADS
+    assert f["SAMPLE_BLOCKS"] == factor.SAMPLE_ROWS * 32 // factor.SAMPLE_THREADS
     assert f["SLOT_ENTRIES"] == factor.ROW_SLOT_ENTRIES
     g = _defines("forest")
-    assert g["DENSE_ENDS"] == forest._DENSE_ENDS
+    assert g["DENSE_ENDS"] == forest.DENSE_ENDS
     # order_offsets: one tile per block of 256 threads (the host sizes its tile statuses)
-    assert g["OFFSET_ITEMS"] * 256 == forest._OFFSET_TILE
-    assert g["ORDER_ITEMS"] * 256 == forest._ORDER_TILE
+    assert g["OFFSET_ITEMS"] * 256 == forest.OFFSET_TILE
+    assert g["ORDER_ITEMS"] * 256 == forest.ORDER_TILE
 
 
 @pytest.mark.gpu

@@ -1,11 +1,10 @@
-"""Graph generators (graphkit.generators) and their CSR builder / R-MAT sampler (kernels.mis)."""
+"""graphkit.generators: the benchmark graphs are simple CSR graphs of the asked size and shape."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 import graphkit
 from graphkit import generators as gen
-from kernels import mis
 
 
 def assert_simple_csr(G):
@@ -56,18 +55,6 @@ def test_rmat_and_kronecker():
     assert flat.degrees.max() < 40
 
 
-def test_rmat_edges_quadrant_frequencies():
-    scale, m = 10, 200_000
-    u, v = mis.rmat_edges(scale, m, 0.57, 0.19, 0.19, seed=5)
-    assert u.min() >= 0 and max(u.max(), v.max()) < 1 << scale
-    for bit in (0, scale - 1):  # every level picks quadrant (row bit, column bit) independently
-        row, col = (u >> bit) & 1, (v >> bit) & 1
-        freq = [np.mean((row == r) & (col == c)) for r, c in ((0, 0), (0, 1), (1, 0), (1, 1))]
-        np.testing.assert_allclose(freq, [0.57, 0.19, 0.19, 0.05], atol=0.005)
-    u2, v2 = mis.rmat_edges(scale, m, 0.57, 0.19, 0.19, seed=5)
-    assert np.array_equal(u, u2) and np.array_equal(v, v2)
-
-
 def test_road_like():
     R = gen.road_like(10000, seed=1)
     assert R.n == 10000 and 2.0 < R.degrees.mean() < 3.5
@@ -76,24 +63,6 @@ def test_road_like():
     odd = gen.road_like(997, seed=2)  # n not a rectangle: vertices beyond n are cut off
     assert odd.n == 997
     assert_simple_csr(odd)
-
-
-def test_csr_from_edges_equals_graph_from_edges():
-    rng = np.random.default_rng(0)
-    for n, m in ((1, 3), (7, 40), (300, 2000), (2000, 500)):
-        u = rng.integers(0, n, m)
-        v = rng.integers(0, n, m)
-        u[: m // 10] = v[: m // 10]  # self-loops
-        u, v = np.concatenate([u, v[:50]]), np.concatenate([v, u[:50]])  # duplicates in both orientations
-        indptr, indices = mis.csr_from_edges(n, u, v)
-        with pytest.warns(UserWarning) if m > 5 else __import__("contextlib").nullcontext():
-            ref = graphkit.Graph.from_edges(n, u, v)
-        assert np.array_equal(indptr, ref.indptr) and np.array_equal(indices, ref.indices)
-    # a hub row longer than the insertion-sort cut-off
-    hub_u = np.zeros(100, dtype=np.int64)
-    hub_v = np.random.default_rng(1).permutation(100)
-    indptr, indices = mis.csr_from_edges(101, hub_u, hub_v)
-    assert indices[: indptr[1]].tolist() == list(range(1, 100))
 
 
 @pytest.mark.parametrize("call", [lambda: gen.grid2d(0, 3), lambda: gen.grid2d(2.5), lambda: gen.uniform_random(-1),

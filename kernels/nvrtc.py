@@ -1,4 +1,4 @@
-"""Loader for the CUDA sources in ``kernels/cuda``: NVRTC through ``cupy.RawModule``.
+"""Loader for the CUDA sources in ``kernels/cuda/``: NVRTC through ``cupy.RawModule``.
 
 Each ``.cu`` file declares its templated kernels on a line such as::
 
@@ -129,9 +129,8 @@ def kernel_int():
     ``numpy.int64``. A 64-bit integer serves any integer parameter of up to 8 bytes whose
     value it holds (an unsigned one's bits, below 2**63): the driver copies the
     parameter's own size from it, its low bytes on a little-endian host. CuPy converts a
-    NumPy scalar argument on every launch: on the H100's host an empty kernel of 16 int
-    arguments launches in 10.4 us with NumPy scalars and 5.6 with these, and the AlgTriScal
-    set-up's first two launches, which the device waits for, take fifteen."""
+    NumPy scalar argument on every launch, which about doubles the host time of a launch
+    with many integer arguments (the set-ups' first launches, which the device waits for)."""
     try:
         from cupy.cuda.function import CIntptr
     except ImportError:  # a CuPy without it
@@ -139,13 +138,9 @@ def kernel_int():
     return CIntptr
 
 
-#: Resident threads per SM for the thread-per-row CSR kernels (grid-stride loops). Each
-#: thread walks its own row, so a warp touches 32 rows at once; with every SM full the
-#: rows of the resident warps no longer fit in L1. Measured on the H100 (ANISO2, 9 entries
-#: per row, float64): symmetry test 1.61 -> 0.42 ms and first proposal 1.07 -> 0.42 ms at
-#: 1024 threads per SM (float32 0.40 -> 0.29 and 0.27 -> 0.28); 2048 and 512 were slower.
-#: The first proposal, changed since, has a grid of its own
-#: (``kernels.factor.FIRST_PROPOSAL_THREADS_PER_SM``).
+#: Resident threads per SM for the thread-per-row CSR kernels (grid-stride loops): each
+#: thread walks its own row, and with every SM full the rows of the resident warps no
+#: longer fit in L1 (the first proposal of the factor has a grid of its own).
 ROW_KERNEL_THREADS_PER_SM = 1024
 
 
@@ -198,9 +193,9 @@ def device_workspace(*arrays):
 
     Returns the allocation (keep a reference while the kernels queued on it may run) and
     each array's address as a ``numpy.uint64`` kernel argument (for a pointer parameter),
-    256-byte aligned. A set-up that needs a few dozen scratch arrays spends 3-4 us of host
-    time on every ``cupy.empty``, where the device's work between two of them may be
-    shorter (AlgTriScal's forest: seven slot arrays per call)."""
+    256-byte aligned. A set-up that needs a few dozen scratch arrays would spend a few us of
+    host time on every ``cupy.empty``, where the device's work between two of them may be
+    shorter."""
     import cupy
 
     offsets, size = [], 0
