@@ -96,7 +96,7 @@ _WHITESPACE[[9, 10, 11, 12, 13, 32]] = True
 _CHUNK = 1 << 22  # tokens parsed per vectorized batch (bounds temporary memory)
 
 
-class _Tokens:
+class Tokens:
     """Vectorized tokenizer of a text file (no Python loop per line or token).
 
     Holds the whitespace-separated tokens (byte spans) with their physical line numbers;
@@ -258,7 +258,7 @@ class _Tokens:
             raise self.error(line, f"{what} out of range {lo}..{hi}: {self.text(line)!r}")
 
 
-def _header(t: _Tokens, expected: tuple[str, ...], fmt: str):
+def _header(t: Tokens, expected: tuple[str, ...], fmt: str):
     if not len(t):
         raise t.empty()
     line, parts = t.line[0], t.tokens(0)
@@ -275,18 +275,18 @@ def _header(t: _Tokens, expected: tuple[str, ...], fmt: str):
     return line, n, m
 
 
-def _check_count(t: _Tokens, hdr_line: int, stated: int, found: int, what="edges"):
+def _check_count(t: Tokens, hdr_line: int, stated: int, found: int, what="edges"):
     if stated != found:
         raise t.error(hdr_line, f"header states {stated} {what} but the file has {found}")
 
 
-def _pair_tokens(t: _Tokens, rows, skip: int):
+def _pair_tokens(t: Tokens, rows, skip: int):
     return t.first[rows][:, None] + np.arange(skip, skip + 2)
 
 
 # ------------------------------------------------------------------ readers
 def _read_dimacs(path: Path) -> Graph:
-    t = _Tokens(path, b"c")
+    t = Tokens(path, b"c")
     hdr, n, m = _header(t, ("edge", "col", "edges"), "DIMACS")
     rows = slice(1, None)
     heads = t.first[rows]
@@ -301,7 +301,7 @@ def _read_dimacs(path: Path) -> Graph:
 
 
 def _read_pace(path: Path) -> Graph:
-    t = _Tokens(path, b"c")
+    t = Tokens(path, b"c")
     hdr, n, m = _header(t, ("td", "tw", "vc"), "PACE")
     rows = slice(1, None)
     edges = t.table(rows, 2)
@@ -312,7 +312,7 @@ def _read_pace(path: Path) -> Graph:
 
 
 def _read_metis(path: Path) -> Graph:
-    t = _Tokens(path, b"%")
+    t = Tokens(path, b"%")
     if not len(t):
         raise t.empty()
     hdr_line, head = t.line[0], t.tokens(0)
@@ -387,7 +387,7 @@ def _read_metis(path: Path) -> Graph:
 
 
 def _read_edgelist(path: Path) -> Graph:
-    t = _Tokens(path, b"#%")
+    t = Tokens(path, b"#%")
     # optional size comment on the first line, as written by write_graph: '# n=5 m=3'
     stated = re.match(rb"\s*[#%][^\n]*?\bn\s*=\s*(\d+)", t.data[: t.newlines[0] if len(t.newlines) else None])
     n_stated = int(stated.group(1)) if stated else None
@@ -626,7 +626,7 @@ def write_graph(G, path, format: str | None = None) -> None:  # noqa: A002
 # ---------------------------------------------------- PACE solution formats
 def _solution_header(path, kind: str, expected: str):
     """Tokens of a PACE solution file and the integers of its ``s <kind> ...`` line."""
-    t = _Tokens(Path(path), b"c")
+    t = Tokens(Path(path), b"c")
     if not len(t):
         raise t.empty()
     lineno, parts = t.line[0], t.tokens(0)

@@ -245,7 +245,7 @@ def plot(rows, path) -> None:
 DEMO = {"matrices": ["aniso1", "aniso2", "aniso3", "add20", "watt_1", "memplus"], "n": 128}
 
 
-def _demo_matrices():
+def demo_matrices():
     """The demo's matrices that need no download: the collection matrices only when a
     copy is on this machine (``../shared/data/matrices``, ``$GPUFOREST_MATRIX_DIRS``, the
     cache), so that ``--demo`` runs offline on built-in data."""
@@ -284,7 +284,7 @@ def build_parser(prog="precond convergence"):
 def main(argv=None, prog="precond convergence") -> int:
     args = build_parser(prog).parse_args(argv)
     if args.demo:
-        args.matrix, args.n = _demo_matrices(), DEMO["n"]
+        args.matrix, args.n = demo_matrices(), DEMO["n"]
     rows = run_study(args.matrix, args.precond, n=args.n, dtype=np.dtype(args.dtype), device=args.device,
                      rtol=args.rtol, maxiter=args.maxiter, method=args.method, progress=not args.quiet)
     print(f"BiCGStab ({args.method}), rtol={args.rtol:g}, {args.dtype}, device={resolve_device(args.device)}, "

@@ -5,15 +5,8 @@ import scipy.sparse as sp
 
 import matrices
 import precond
+from helpers import random_symmetric
 from kernels.forest import linear_forest_ruling, linear_forest_walk_cpu
-
-
-def _random_sym(rng, N=60, density=0.1, ties=False):
-    A = sp.random(N, N, density=density, random_state=int(rng.integers(1 << 30)), format="csr")
-    if ties:
-        A.data = np.round(A.data * 3) + 1
-    A = A + A.T + sp.eye(N) * 10
-    return A.tocsr()
 
 
 def _ring(N, w=None):
@@ -173,7 +166,7 @@ def test_isolated_and_zero_rows():
 
 @pytest.mark.parametrize("m", [1, 5])
 def test_linear_forest_valid(rng, m):
-    A = _random_sym(rng, N=200, density=0.03)
+    A = random_symmetric(rng, N=200, density=0.03)
     f = precond.factor(A, n=2, iterations=20, m=m)
     lf = precond.linear_forest(A, f)
     _check_forest(A, lf)
@@ -195,7 +188,7 @@ def test_linear_forest_needs_two_factor():
 
 
 def _forest_cases(rng):
-    cases = [_random_sym(rng, N=N, density=min(1.0, 4 / N), ties=True) for N in (3, 40, 400, 3000)]
+    cases = [random_symmetric(rng, N=N, density=min(1.0, 4 / N), ties=True) for N in (3, 40, 400, 3000)]
     cases += [_ring(3000), _ring(3), matrices.aniso3(40), matrices.aniso1(48), matrices.poisson2d(20)]
     return cases
 
@@ -338,7 +331,7 @@ def test_forest_gpu_equals_cpu(rng, method, early_exit):
     from kernels.backend import to_device
     from kernels.forest import linear_forest_scan_gpu
 
-    cases = [_random_sym(rng, N=5000, density=0.001, ties=True), matrices.aniso3(80), matrices.aniso1(64),
+    cases = [random_symmetric(rng, N=5000, density=0.001, ties=True), matrices.aniso3(80), matrices.aniso1(64),
              matrices.aniso2(300), _ring(3000), _ring(5)]
     for A in cases:
         for m in (1, 5):

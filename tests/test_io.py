@@ -199,14 +199,14 @@ def test_non_numeric_token_reports_physical_line(tmp_path, body, line):
 def test_vectorized_integer_parser_matches_python(tmp_path, rng):
     from pathlib import Path
 
-    from graphkit.io import _Tokens
+    from graphkit.io import Tokens
 
     values = np.concatenate([rng.integers(-10**17, 10**17, 500), rng.integers(-9, 10, 500), [0, 10**18 - 1, -(10**18 - 1)]])
     text = "\n".join(" ".join(["+" + str(x) if x >= 0 and k % 3 == 0 else str(x) for x in values[k:k + 7].tolist()])
                      for k in range(0, len(values), 7))
     p = Path(tmp_path / "ints.txt")
     p.write_text("  " + text.replace(" ", " \t ") + "\n\n")
-    t = _Tokens(p)
+    t = Tokens(p)
     np.testing.assert_array_equal(t.ints(np.arange(len(t.starts))), values)
     np.testing.assert_array_equal(t.floats(np.arange(len(t.starts))), values.astype(np.float64))
 

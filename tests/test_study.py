@@ -58,10 +58,10 @@ def test_cli_rejects_unknown_command():
 def test_demo_skips_collection_matrices_not_on_this_machine(monkeypatch, capsys):
     """`--demo` runs offline: collection matrices without a local copy are skipped."""
     from matrices import suitesparse
-    from precond.study import DEMO, _demo_matrices
+    from precond.study import DEMO, demo_matrices
 
     monkeypatch.setattr(suitesparse, "find_local", lambda spec, **kw: None)
-    kept = _demo_matrices()
+    kept = demo_matrices()
     assert kept == [m for m in DEMO["matrices"] if m not in suitesparse.REGISTRY]
     assert kept and "skipped" in capsys.readouterr().out
 
