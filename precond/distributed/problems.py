@@ -1,0 +1,106 @@
+"""Test problems built where they are used: the rows of a 3x3-stencil matrix are generated
+by the rank that owns them (no rank ever holds the global matrix, so ANISO2 at 10^8 rows
+is as cheap per rank as at 10^8 / p); other generators and files go through rank 0 or
+the distributed reader.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._mpi import world
+from .matrix import DistributedCSR, partition_rows
+
+__all__ = ["stencil_rows_2d", "distributed_matrix", "STENCILS"]
+
+
+def _stencils():
+    from matrices.generators import ANISO1_STENCIL, ANISO2_STENCIL
+
+    return {
+        "aniso1": ANISO1_STENCIL,
+        "aniso2": ANISO2_STENCIL,
+        "poisson2d": np.array([[0.0, -1.0, 0.0], [-1.0, 4.0, -1.0], [0.0, -1.0, 0.0]]),
+    }
+
+
+#: The 2D generators whose rows each rank builds itself (name -> 3x3 stencil).
+STENCILS = tuple(sorted(("aniso1", "aniso2", "poisson2d")))
+
+
+def stencil_rows_2d(stencil, n, lo, hi, dtype=np.float64):
+    """Rows ``[lo, hi)`` of :func:`matrices.stencil_matrix_2d` (``stencil``, ``n x n`` grid)
+    as a CSR matrix of shape ``(hi - lo, n * n)`` with global, sorted column indices.
+
+    Examples
+    --------
+    >>> import matrices
+    >>> from matrices.generators import ANISO2_STENCIL
+    >>> A = matrices.aniso2(7)
+    >>> B = stencil_rows_2d(ANISO2_STENCIL, 7, 10, 30)
+    >>> abs(A[10:30] - B).max()
+    0.0
+    """
+    stencil = np.asarray(stencil, dtype=np.float64)
+    N = n * n
+    if not 0 <= lo <= hi <= N:
+        raise ValueError(f"row range [{lo}, {hi}) outside the {N} rows")
+    rows = np.arange(lo, hi, dtype=np.int64)
+    iy, ix = np.divmod(rows, n)
+    # taps in increasing column order: south row first (dy = -1), west to east
+    taps = [(dy, dx, stencil[1 - dy, dx + 1]) for dy in (-1, 0, 1) for dx in (-1, 0, 1) if stencil[1 - dy, dx + 1] != 0]
+    mask = np.empty((hi - lo, len(taps)), bool)
+    cols = np.empty((hi - lo, len(taps)), np.int64)
+    for k, (dy, dx, _) in enumerate(taps):
+        mask[:, k] = (ix + dx >= 0) & (ix + dx < n) & (iy + dy >= 0) & (iy + dy < n)
+        cols[:, k] = rows + dy * n + dx
+    values = np.array([a for _, _, a in taps], dtype=dtype)
+    indptr = np.concatenate([[0], np.cumsum(mask.sum(axis=1))])
+    itype = np.int32 if N < 2 ** 31 - 1 else np.int64
+    A = sp.csr_matrix((np.broadcast_to(values, mask.shape)[mask], cols[mask].astype(itype), indptr.astype(itype)),
+                      shape=(hi - lo, N))
+    A.has_sorted_indices = True
+    return A
+
+
+def distributed_matrix(spec, n=None, comm=None, *, dtype=np.float64, device="auto", row_starts=None,
+                       cuda_aware_mpi=None):
+    """Collective: a :class:`DistributedCSR` by name, as :func:`matrices.get` names them.
+
+    The 2D stencil generators of :data:`STENCILS` (grid size ``n``, ``n^2`` rows) are
+    generated row block by row block on their ranks; an uncompressed or compressed
+    ``.mtx`` file is read by :func:`read_matrix_market`; anything else (other generators,
+    SuiteSparse names) is made on rank 0 by :func:`matrices.get` and scattered.
+    """
+    from ._mpi import agree
+
+    comm = world() if comm is None else comm
+    key = str(spec).lower()
+    stencils = _stencils()
+    if key in stencils:
+        error = None
+        if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
+            error = ValueError(f"generator {spec!r} needs a positive grid size n, got {n!r}")
+        agree(comm, error if comm.rank == 0 else None)
+        N = int(n) * int(n)
+        starts = partition_rows(N, comm.size) if row_starts is None else np.asarray(row_starts, np.int64)
+        local = stencil_rows_2d(stencils[key], int(n), int(starts[comm.rank]), int(starts[comm.rank + 1]), dtype)
+        return DistributedCSR.from_local_rows(local, comm, row_starts=starts, device=device,
+                                              cuda_aware_mpi=cuda_aware_mpi)
+    if ".mtx" in key or Path(str(spec)).is_file():
+        from .io import read_matrix_market
+
+        return read_matrix_market(spec, comm, row_starts=row_starts, dtype=dtype, device=device,
+                                  cuda_aware_mpi=cuda_aware_mpi)
+    A, error = None, None
+    if comm.rank == 0:
+        try:
+            import matrices
+
+            A = matrices.get(spec, n, dtype=dtype)
+        except Exception as exc:  # noqa: BLE001 - reported collectively
+            error = exc
+    agree(comm, error if comm.rank == 0 else None, "matrix")
+    return DistributedCSR.from_global(A, comm, row_starts=row_starts, device=device, cuda_aware_mpi=cuda_aware_mpi)
