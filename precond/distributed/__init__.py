@@ -25,7 +25,7 @@ Saved as ``solve.py`` and run with ``mpiexec -n 4 python solve.py``::
 """
 from __future__ import annotations
 
-from ._mpi import DistributedError, abort_on_error, agree, cuda_aware, mpi, select_device, world
+from kernels.mpi import DistributedError, abort_on_error, agree, cuda_aware, mpi, select_device, world
 from .io import read_matrix_market
 from .krylov import bicgstab, cg
 from .matrix import DistributedCSR, GhostExchange, partition_rows, row_owner

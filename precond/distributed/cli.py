@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._mpi import abort_on_error, cuda_aware, mpi, world
+from kernels.mpi import abort_on_error, mpi, world
 
 __all__ = ["build_parser", "main", "run"]
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from ._mpi import agree, world
+from kernels.mpi import agree, world
 from .matrix import DistributedCSR, partition_rows, row_owner
 
 __all__ = ["read_matrix_market"]

@@ -23,7 +23,7 @@ import time
 
 import numpy as np
 
-from ._mpi import mpi
+from kernels.mpi import mpi
 
 __all__ = ["bicgstab", "cg"]
 
@@ -110,7 +110,7 @@ class _Reducer:
 
 def _prepare(A, b, x0, maxiter, M):
     """Shared argument checks (collective where a rank's own input could be bad)."""
-    from ._mpi import agree
+    from kernels.mpi import agree
 
     error = None
     try:

@@ -22,7 +22,7 @@ import scipy.sparse as sp
 
 from kernels.backend import is_device_array
 
-from ._mpi import agree, cuda_aware, mpi, select_device
+from kernels.mpi import agree, cuda_aware, mpi, select_device
 
 __all__ = ["DistributedCSR", "GhostExchange", "partition_rows", "row_owner"]
 
@@ -259,7 +259,7 @@ class DistributedCSR:
         Bad input on any rank (wrong shape, non-finite entries, ...) raises
         :class:`DistributedError` on every rank.
         """
-        from ._mpi import world
+        from kernels.mpi import world
 
         comm = world() if comm is None else comm
         error, n_local, n_global = None, -1, -1
@@ -299,7 +299,7 @@ class DistributedCSR:
     def from_global(cls, A=None, comm=None, *, root=0, row_starts=None, device="auto", cuda_aware_mpi=None):
         """Collective: ``A`` (a square SciPy matrix) lives on rank ``root`` (other ranks
         pass None); each rank receives its rows (``row_starts``, default an equal split)."""
-        from ._mpi import world
+        from kernels.mpi import world
 
         comm = world() if comm is None else comm
         error, meta = None, None

@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 import time
 
-from ._mpi import agree
+from kernels.mpi import agree
 
 __all__ = ["BlockJacobi", "block_jacobi", "LOCAL_SOLVERS", "register_local_solver", "local_solver"]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from ._mpi import world
+from kernels.mpi import world
 from .matrix import DistributedCSR, partition_rows
 
 __all__ = ["stencil_rows_2d", "distributed_matrix", "STENCILS"]
@@ -74,7 +74,7 @@ def distributed_matrix(spec, n=None, comm=None, *, dtype=np.float64, device="aut
     ``.mtx`` file is read by :func:`read_matrix_market`; anything else (other generators,
     SuiteSparse names) is made on rank 0 by :func:`matrices.get` and scattered.
     """
-    from ._mpi import agree
+    from kernels.mpi import agree
 
     comm = world() if comm is None else comm
     key = str(spec).lower()

@@ -1,5 +1,6 @@
-"""MPI plumbing of the distributed layer: mpi4py imported on first use, errors that every
-rank agrees on (no rank left waiting in a collective), one GPU per rank.
+"""MPI plumbing shared by ``precond.distributed`` and ``graphkit.distributed_cliques``: mpi4py
+imported on first use, errors that every rank agrees on (no rank left waiting in a
+collective), one GPU per rank.
 
 Nothing here imports mpi4py at module level: ``import precond`` works without it, and
 the first call that needs MPI raises an ``ImportError`` that names the ``mpi`` extra.
@@ -56,7 +57,7 @@ def agree(comm, error, what="input"):
 
     Examples
     --------
-    >>> from precond.distributed._mpi import agree, world   # doctest: +SKIP
+    >>> from kernels.mpi import agree, world   # doctest: +SKIP
     >>> agree(world(), None)                                 # doctest: +SKIP
     """
     text = None
@@ -100,7 +101,7 @@ def select_device(comm, device="auto"):
             count = cupy.cuda.runtime.getDeviceCount()
             if count > 0:
                 cupy.cuda.Device(local % count).use()
-                from kernels.backend import gpu_available
+                from .backend import gpu_available
 
                 usable = gpu_available()
         except Exception as exc:  # noqa: BLE001 - CuPy missing or no CUDA: no GPU on this rank
