@@ -86,10 +86,9 @@ def _byte_range(path, offset, rank, size):
     start = offset + total * rank // size
     stop = offset + total * (rank + 1) // size
     with open(path, "rb") as fh:
-        if start > offset:
-            fh.seek(start - 1)
-            if fh.read(1) != b"\n":
-                fh.readline()  # the line that started before this range is the previous rank's
+        fh.seek(start - 1 if start > offset else start)
+        if start > offset and fh.read(1) != b"\n":
+            fh.readline()  # the line that started before this range is the previous rank's
         first = fh.tell()
         if first >= stop:
             return b""
