@@ -34,6 +34,9 @@ def _mpiexec():
 
 
 MPIEXEC = _mpiexec()
+# MPICH yields the core while it waits (CI has 2 cores for up to 3 ranks); one BLAS thread
+# per rank (threads of several ranks spinning on the same cores slow every dot product)
+_RANK_ENV = {"MPIR_CVAR_ENABLE_HEAVY_YIELD": "1", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
 needs_mpi = pytest.mark.skipif(MPIEXEC is None, reason="mpi4py or mpiexec not installed (pip install '.[mpi]')")
 
 
@@ -41,7 +44,7 @@ def spawn(n, *args, timeout=180, expect_ok=True):
     """Run ``mpiexec -n n python <this file> *args``; returns (returncode, stdout, stderr)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    env.setdefault("MPIR_CVAR_ENABLE_HEAVY_YIELD", "1")  # MPICH: yield while waiting (CI has 2 cores)
+    env.update(_RANK_ENV)
     env["CUDA_VISIBLE_DEVICES"] = ""  # these are the CPU tests
     env["PYTHONUNBUFFERED"] = "1"
     cmd = [MPIEXEC, "-n", str(n), sys.executable, str(Path(__file__).resolve()), *map(str, args)]
@@ -87,7 +90,7 @@ def test_uncaught_error_on_one_rank_aborts_all_ranks():
 def test_command_line_program(tmp_path):
     import json
 
-    env = dict(os.environ, PYTHONPATH=str(ROOT), MPIR_CVAR_ENABLE_HEAVY_YIELD="1", CUDA_VISIBLE_DEVICES="")
+    env = dict(os.environ, PYTHONPATH=str(ROOT), CUDA_VISIBLE_DEVICES="", **_RANK_ENV)
     cmd = [MPIEXEC, "-n", "2", sys.executable, "-m", "precond.distributed", "--matrix", "aniso2", "--n", "40",
            "--precond", "jacobi", "algebraic_tridiagonal", "--rtol", "1e-10", "--out", str(tmp_path)]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT, timeout=180)

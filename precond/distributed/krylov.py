@@ -105,7 +105,8 @@ class _Reducer:
         self.comm.Allreduce(local, total, op=mpi().SUM)
         self.seconds += time.perf_counter() - t0
         self.count += 1
-        return total
+        # Python scalars: they take the vectors' dtype in NumPy and CuPy expressions (NEP 50)
+        return [complex(z) for z in total] if total.dtype.kind == "c" else [float(z) for z in total]
 
 
 def _prepare(A, b, x0, maxiter, M):

@@ -119,6 +119,9 @@ class GhostExchange:
         """Pack this rank's values for its neighbours and start the messages (on the GPU
         without CUDA-aware MPI: queue the gather and the copy to the host; the messages
         start in :meth:`end`, once the copy is done, so the host does not wait here)."""
+        if not self.requests:  # no neighbours: nothing to send or wait for
+            self._started = True
+            return
         if self.gpu:
             import cupy
 
@@ -144,6 +147,9 @@ class GhostExchange:
 
     def end(self):
         """Finish the messages; returns the ghost vector (on ``x``'s device)."""
+        if not self.requests:
+            self._started = False
+            return self.recv_dev if self.gpu else self.recv_host
         if self.gpu and not self.device_buffers:
             import cupy
 
@@ -391,13 +397,16 @@ class DistributedCSR:
         gpu = device == "gpu"
         exchange = GhostExchange(comm, send_ranks, send_counts_all[send_ranks], wanted - lo, recv_ranks,
                                  recv_counts_all[recv_ranks], local.dtype, gpu=gpu, device_buffers=cuda_aware_mpi)
-        if gpu:
+        if gpu:  # empty blocks stay on the host: no product touches them
             import cupy
 
             from kernels.backend import to_device
 
-            diag, offd = to_device(diag), to_device(offd)
-            offd_rows = cupy.asarray(offd_rows)
+            if n_local:
+                diag = to_device(diag)
+            if len(offd_rows):
+                offd = to_device(offd)
+                offd_rows = cupy.asarray(offd_rows)
         return cls(comm, starts, diag, offd_rows, offd, ghost_cols, exchange, device)
 
     # -- vectors ------------------------------------------------------------------------
@@ -451,6 +460,10 @@ class DistributedCSR:
             raise ValueError(f"vector of shape {x.shape} does not match the {self.n_local} local rows")
         if x.dtype != self.dtype:
             x = x.astype(self.dtype)
+        if self.n_local == 0:  # a rank without rows still serves its neighbours (none: it owns no entries)
+            self.exchange.begin(x)
+            self.exchange.end()
+            return self.xp.zeros(0, self.dtype) if out is None else out
         self.exchange.begin(x)
         if self.device == "gpu":
             from kernels.spmv import spmv
