@@ -270,8 +270,8 @@ def main(argv=None):
             rows.append((r, json.loads(proc.stdout.strip().splitlines()[-1]) if proc else None))
         results["cliques"] = [{"ranks": r, "result": res} for r, res in rows]
         first = rows[0][1] if rows else None
-        print(f"\n### Maximal clique count, RMAT 2^{args.clique_scale} edge factor 8 (the clique benchmark's largest "
-              "generated graph)\n")
+        print(f"\n### Maximal clique count, RMAT 2^{args.clique_scale} edge factor 8 (at 2^20: the clique "
+              "benchmark's largest generated graph)\n")
         print("| ranks | device | maximal cliques | = 1 rank | seconds (median) | speed-up |")
         print("|---|---|---|---|---|---|")
         for r, res in rows:

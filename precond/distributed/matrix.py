@@ -131,7 +131,7 @@ class GhostExchange:
                 if self.n_send:
                     cupy.take(x, self.send_index, out=self.send_dev)
                     if not self.device_buffers:
-                        self.send_dev.get(stream=self.stream, out=self.send_host, blocking=False)
+                        cupy.asnumpy(self.send_dev, stream=self.stream, out=self.send_host, blocking=False)
             if self.device_buffers:
                 self.stream.synchronize()
                 self._start()
