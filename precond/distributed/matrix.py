@@ -94,8 +94,8 @@ class GhostExchange:
                 self.send_host = cupyx.empty_pinned(self.n_send, self.dtype)
                 self.recv_host = cupyx.empty_pinned(self.n_recv, self.dtype)
                 send_buf, recv_buf = self.send_host, self.recv_host
-            high = cupy.cuda.runtime.deviceGetStreamPriorityRange()[1]
-            self.stream = cupy.cuda.Stream(non_blocking=True, priority=high)
+            # a priority above the default stream's 0 (CUDA clamps it into the device's range)
+            self.stream = cupy.cuda.Stream(non_blocking=True, priority=-1)
             self.copied = cupy.cuda.Event(disable_timing=True)  # ghost values on the device
             self.copied.record()
         else:
