@@ -1,0 +1,69 @@
+"""precond.petsc: the project's preconditioners as PETSc PCPYTHON contexts (skipped
+without petsc4py)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import matrices
+
+
+def test_module_imports_without_petsc():
+    from precond import petsc
+
+    assert isinstance(petsc.petsc_available(), bool)
+    ctx = petsc.AlgebraicTridiagonalPC()
+    assert ctx.name == "algebraic_tridiagonal" and ctx.M is None
+    with pytest.raises(ValueError):
+        petsc.ProjectPC("jacobi", device="tpu")
+
+
+@pytest.fixture
+def PETSc():
+    petsc4py = pytest.importorskip("petsc4py")
+    petsc4py.init([])
+    from petsc4py import PETSc
+
+    return PETSc
+
+
+def _system(PETSc, A):
+    M = PETSc.Mat().createAIJ(size=A.shape, csr=(A.indptr.astype(np.int32), A.indices.astype(np.int32), A.data),
+                              comm=PETSc.COMM_SELF)
+    M.assemble()
+    b = M.createVecLeft()
+    b.getArray()[...] = A @ np.ones(A.shape[0])
+    return M, b, M.createVecRight()
+
+
+@pytest.mark.parametrize("name", ["JacobiPC", "AlgebraicTridiagonalPC", "AlgebraicBlockTridiagonalPC"])
+def test_pcpython_context_in_a_petsc_solve(PETSc, name):
+    from precond import petsc
+
+    A = matrices.aniso2(24)
+    M, b, x = _system(PETSc, A)
+    ksp = PETSc.KSP().create(comm=PETSc.COMM_SELF)
+    ksp.setOperators(M)
+    ksp.setType("bcgs")
+    ksp.setTolerances(rtol=1e-10, max_it=2000)
+    pc = ksp.getPC()
+    pc.setType("python")
+    pc.setPythonContext(getattr(petsc, name)())
+    ksp.solve(b, x)
+    assert ksp.getConvergedReason() > 0
+    assert np.allclose(x.getArray(), 1, atol=1e-7)
+
+
+def test_block_jacobi_sub_solvers(PETSc):
+    from precond import petsc
+
+    A = matrices.aniso2(24)
+    M, b, x = _system(PETSc, A)
+    ksp = PETSc.KSP().create(comm=PETSc.COMM_SELF)
+    ksp.setOperators(M)
+    ksp.setType("bcgs")
+    ksp.setTolerances(rtol=1e-10, max_it=2000)
+    contexts = petsc.use_in_block_jacobi(ksp, petsc.AlgebraicTridiagonalPC)
+    ksp.solve(b, x)
+    assert len(contexts) == 1 and contexts[0].M is not None
+    assert ksp.getConvergedReason() > 0 and np.allclose(x.getArray(), 1, atol=1e-7)
