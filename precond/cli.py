@@ -12,7 +12,9 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(prog="precond", description="Algebraic tridiagonal preconditioners.")
     parser.add_argument("--version", action="version", version=f"precond {__version__}")
-    parser.add_argument("command", choices=["convergence"], help="convergence: BiCGStab convergence study")
+    parser.add_argument("command", choices=["convergence", "distributed"],
+                        help="convergence: BiCGStab convergence study; distributed: a solve across MPI ranks "
+                             "(run under mpiexec)")
     if not argv or argv[0] in ("-h", "--help", "--version"):
         if argv and argv[0] == "--version":
             parser.parse_args(["--version"])  # prints the version and exits
@@ -20,6 +22,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if argv else 2
     command, rest = argv[0], argv[1:]
     parser.parse_args([command])
+    if command == "distributed":
+        from .distributed.cli import main as distributed_main
+
+        return distributed_main(rest, prog=f"precond {command}")
     from .study import main as study_main
 
     return study_main(rest, prog=f"precond {command}")

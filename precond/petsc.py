@@ -163,7 +163,8 @@ class AMGPC(ProjectPC):
 def use_in_block_jacobi(ksp, context=AlgebraicTridiagonalPC, **kwargs):
     """Make ``ksp``'s preconditioner PETSc's block Jacobi with ``context`` (a class above, or
     any ``ProjectPC`` subclass) as the solver of every local block; call after
-    ``ksp.setOperators``. Returns the sub-solvers' contexts.
+    ``ksp.setOperators``. Returns the sub-solvers' contexts (an empty list with petsc4py
+    older than 3.20, which builds them from the options database).
 
     Examples
     --------
@@ -175,6 +176,20 @@ def use_in_block_jacobi(ksp, context=AlgebraicTridiagonalPC, **kwargs):
     """
     pc = ksp.getPC()
     pc.setType("bjacobi")
+    if not hasattr(pc, "getBJacobiSubKSP"):
+        # older petsc4py (3.18) has no accessor for the sub-solvers: name the context in the
+        # options database, PETSc builds one per block (without arguments)
+        if kwargs:
+            raise TypeError("this petsc4py cannot pass arguments to the sub-solvers' contexts")
+        from petsc4py import PETSc
+
+        opts = PETSc.Options(pc.getOptionsPrefix() or "")
+        opts["sub_ksp_type"] = "preonly"
+        opts["sub_pc_type"] = "python"
+        opts["sub_pc_python_type"] = f"{context.__module__}.{context.__qualname__}"
+        pc.setFromOptions()
+        ksp.setUp()
+        return []
     ksp.setUp()
     contexts = []
     for sub in pc.getBJacobiSubKSP():
