@@ -368,15 +368,22 @@ class DistributedCSR:
         r = comm.rank
         lo, hi = int(starts[r]), int(starts[r + 1])
         n_local = hi - lo
-        cols = local.indices.astype(np.int64, copy=False)
-        rows = np.repeat(np.arange(n_local, dtype=np.int64), np.diff(local.indptr))
-        own = (cols >= lo) & (cols < hi)
+        cols = local.indices  # global columns, int32 when they fit
         itype = np.int32 if max(n_local, 1) < 2 ** 31 - 1 else np.int64
-        counts = np.bincount(rows[own], minlength=n_local)
-        diag = sp.csr_matrix((local.data[own], (cols[own] - lo).astype(itype),
-                              np.concatenate([[0], np.cumsum(counts)]).astype(itype)), shape=(n_local, n_local))
-        ghost_entries = ~own
-        g_rows, g_cols, g_vals = rows[ghost_entries], cols[ghost_entries], local.data[ghost_entries]
+        own = (cols >= lo) & (cols < hi)
+        # ghost entries are few: their rows come from the row pointer, and the diagonal
+        # block's row lengths are the rows' lengths less their ghosts (no per-entry row array)
+        ghost_entries = np.flatnonzero(~own)
+        g_rows = np.searchsorted(local.indptr, ghost_entries, side="right") - 1
+        lengths = np.diff(local.indptr) - np.bincount(g_rows, minlength=n_local)
+        indptr = np.zeros(n_local + 1, itype)
+        np.cumsum(lengths, out=indptr[1:])
+        if len(ghost_entries):
+            data, local_cols = local.data[own], cols[own]
+        else:  # every column owned (one rank, or no coupling): no masking pass over the entries
+            data, local_cols = local.data, cols
+        diag = sp.csr_matrix((data, (local_cols - lo).astype(itype, copy=False), indptr), shape=(n_local, n_local))
+        g_cols, g_vals = cols[ghost_entries].astype(np.int64), local.data[ghost_entries]
         ghost_cols, g_idx = np.unique(g_cols, return_inverse=True)
         offd_rows, g_row_idx = np.unique(g_rows, return_inverse=True)
         offd = sp.csr_matrix((g_vals, (g_row_idx, g_idx)), shape=(len(offd_rows), len(ghost_cols)))

@@ -40,27 +40,28 @@ def stencil_rows_2d(stencil, n, lo, hi, dtype=np.float64):
     >>> from matrices.generators import ANISO2_STENCIL
     >>> A = matrices.aniso2(7)
     >>> B = stencil_rows_2d(ANISO2_STENCIL, 7, 10, 30)
-    >>> abs(A[10:30] - B).max()
+    >>> float(abs(A[10:30] - B).max())
     0.0
     """
     stencil = np.asarray(stencil, dtype=np.float64)
     N = n * n
     if not 0 <= lo <= hi <= N:
         raise ValueError(f"row range [{lo}, {hi}) outside the {N} rows")
-    rows = np.arange(lo, hi, dtype=np.int64)
-    iy, ix = np.divmod(rows, n)
+    itype = np.int32 if N < 2 ** 31 - 1 else np.int64
+    rows = np.arange(lo, hi, dtype=itype)
+    iy, ix = np.divmod(rows, itype(n))
     # taps in increasing column order: south row first (dy = -1), west to east
     taps = [(dy, dx, stencil[1 - dy, dx + 1]) for dy in (-1, 0, 1) for dx in (-1, 0, 1) if stencil[1 - dy, dx + 1] != 0]
-    mask = np.empty((hi - lo, len(taps)), bool)
-    cols = np.empty((hi - lo, len(taps)), np.int64)
-    for k, (dy, dx, _) in enumerate(taps):
-        mask[:, k] = (ix + dx >= 0) & (ix + dx < n) & (iy + dy >= 0) & (iy + dy < n)
-        cols[:, k] = rows + dy * n + dx
+    dy = np.array([t[0] for t in taps], dtype=itype)
+    dx = np.array([t[1] for t in taps], dtype=itype)
+    # (row, tap) arrays built by broadcasting, contiguous in the CSR order
+    mask = (ix[:, None] + dx >= 0) & (ix[:, None] + dx < n)
+    mask &= (iy[:, None] + dy >= 0) & (iy[:, None] + dy < n)
+    cols = (rows[:, None] + (dy * itype(n) + dx))[mask]
     values = np.array([a for _, _, a in taps], dtype=dtype)
-    indptr = np.concatenate([[0], np.cumsum(mask.sum(axis=1))])
-    itype = np.int32 if N < 2 ** 31 - 1 else np.int64
-    A = sp.csr_matrix((np.broadcast_to(values, mask.shape)[mask], cols[mask].astype(itype), indptr.astype(itype)),
-                      shape=(hi - lo, N))
+    indptr = np.zeros(hi - lo + 1, itype)
+    np.cumsum(mask.sum(axis=1, dtype=itype), out=indptr[1:])
+    A = sp.csr_matrix((np.broadcast_to(values, mask.shape)[mask], cols, indptr), shape=(hi - lo, N))
     A.has_sorted_indices = True
     return A
 
