@@ -188,7 +188,7 @@ def _run_chunk(state, vertices):
     state.st[10] = nodes
 
 
-def count_maximal_cliques_mpi(G, min_size=1, device="cpu", comm=None, *, root=0, min_cost=64):
+def count_maximal_cliques_mpi(G, min_size=1, device="auto", comm=None, *, root=0, min_cost=64):
     """Collective: count the maximal cliques of ``G`` by size across the ranks of ``comm``.
 
     Parameters
@@ -196,8 +196,8 @@ def count_maximal_cliques_mpi(G, min_size=1, device="cpu", comm=None, *, root=0,
     G : Graph, networkx graph, sparse matrix or path
         On every rank, or on ``root`` only (other ranks pass None; it is broadcast).
     min_size : int
-    device : {"cpu", "gpu", "auto"}
-        ``"gpu"``: each rank on its own GPU (``local rank % GPUs``), one launch over its
+    device : {"auto", "cpu", "gpu"}
+        ``"auto"``: the GPU where every rank has one; ``"gpu"``: each rank on its own GPU (``local rank % GPUs``), one launch over its
         share of the sub-problems; ``"cpu"``: the Numba search, chunks from the queue.
     comm : mpi4py communicator, optional
         Default ``MPI.COMM_WORLD``.
@@ -262,12 +262,31 @@ def _count_gpu_share(G, min_size, comm):
     return kc.mce_gpu_count(G, min_size, share=(comm.rank, comm.size)), 0
 
 
-def maximal_cliques_mpi(G, min_size=1, comm=None, *, root=0, chunk_cliques=1 << 16, min_cost=64):
+def maximal_cliques_mpi(G, min_size=1, device="auto", comm=None, *, root=0, chunk_cliques=1 << 16, min_cost=64):
     """Collective generator: the maximal cliques found by this rank (each maximal clique of
-    ``G`` is yielded by exactly one rank), from the CPU search's chunk queue.
+    ``G`` is yielded by exactly one rank), from the CPU search's chunk queue, or on the GPU
+    (``device="gpu"``) from this rank's share of the sub-problems, in buffer-sized chunks.
 
-    Every rank must exhaust the generator (the queue's master is rank 0). To collect
+    On the CPU every rank must exhaust the generator (the queue's master is rank 0). To collect
     them on one rank, gather the lists, e.g. ``comm.gather(list(...), root=0)``.
+
+    Parameters
+    ----------
+    G : Graph, networkx graph, sparse matrix or path
+        On every rank, or on ``root`` only (other ranks pass None).
+    min_size : int
+    device : {"auto", "cpu", "gpu"}
+        ``"auto"``: each rank's GPU where every rank has one.
+    comm : mpi4py communicator, optional
+    chunk_cliques : int
+        Cliques per internal chunk (bounds the memory).
+    min_cost : int
+        Least estimated cost of a chunk of the CPU queue.
+
+    Yields
+    ------
+    ndarray of int64
+        The sorted vertex ids of one maximal clique.
 
     Examples
     --------
@@ -277,7 +296,7 @@ def maximal_cliques_mpi(G, min_size=1, comm=None, *, root=0, chunk_cliques=1 << 
         from graphkit.distributed_cliques import maximal_cliques_mpi
         mine = [c.tolist() for c in maximal_cliques_mpi(nx.karate_club_graph())]
     """
-    from kernels.mpi import agree, world
+    from kernels.mpi import agree, select_device, world
 
     comm = world() if comm is None else comm
     error = None
@@ -288,6 +307,14 @@ def maximal_cliques_mpi(G, min_size=1, comm=None, *, root=0, chunk_cliques=1 << 
     agree(comm, error, "min_size")
     G = _shared_graph(G, comm, root)
     if G.n == 0:
+        return
+    if select_device(comm, device) == "gpu":
+        from kernels import cliques as kc
+
+        for flat, off in kc.mce_gpu_chunks(G, min_size, chunk_cliques, share=(comm.rank, comm.size)):
+            flat = flat.astype(np.int64)
+            for i in range(len(off) - 1):
+                yield flat[off[i]:off[i + 1]].copy()
         return
     state, tasks, costs = _cpu_state(G, min_size, False, chunk_cliques)
     bounds = _chunks(costs, comm.size, min_cost=min_cost)
