@@ -197,8 +197,9 @@ def count_maximal_cliques_mpi(G, min_size=1, device="auto", comm=None, *, root=0
         On every rank, or on ``root`` only (other ranks pass None; it is broadcast).
     min_size : int
     device : {"auto", "cpu", "gpu"}
-        ``"auto"``: the GPU where every rank has one; ``"gpu"``: each rank on its own GPU (``local rank % GPUs``), one launch over its
-        share of the sub-problems; ``"cpu"``: the Numba search, chunks from the queue.
+        ``"auto"``: the GPU where every rank has one; ``"gpu"``: each rank on its own GPU
+        (``local rank % GPUs``), one launch over its share of the sub-problems; ``"cpu"``:
+        the Numba search, chunks from the queue.
     comm : mpi4py communicator, optional
         Default ``MPI.COMM_WORLD``.
     min_cost : int
