@@ -51,15 +51,17 @@ def local_solver(name):
     if key in LOCAL_SOLVERS:
         return LOCAL_SOLVERS[key]
     if key == "amg":
+        reasons = []
         for module, attr in _AMG_ENTRY_POINTS:
             try:
                 factory = getattr(importlib.import_module(module), attr)
-            except (ImportError, AttributeError):
+            except (ImportError, AttributeError) as exc:
+                reasons.append(f"{module}.{attr}: {exc}")
                 continue
             if callable(factory):
                 LOCAL_SOLVERS["amg"] = factory
                 return factory
-        raise ValueError("local solver 'amg' needs precond.amg, which this installation does not have")
+        raise ValueError(f"local solver 'amg' needs precond.amg ({'; '.join(reasons)})")
     raise ValueError(f"unknown local solver {name!r}; choose from {sorted(set(LOCAL_SOLVERS) | {'none', 'amg'})} "
                      "or pass a callable")
 
