@@ -179,15 +179,6 @@ def _cpu_state(G, min_size, count_only, chunk_cliques=1 << 16):
     return state, tasks, costs[tasks]
 
 
-def _run_chunk(state, vertices):
-    """Point the resumable CPU search at ``vertices`` (sub-problems of the global order)
-    and start it from the top; the histogram and node count keep accumulating."""
-    nodes = int(state.st[10])
-    state.order = vertices
-    state.st[:] = 0
-    state.st[10] = nodes
-
-
 def count_maximal_cliques_mpi(G, min_size=1, device="auto", comm=None, *, root=0, min_cost=64):
     """Collective: count the maximal cliques of ``G`` by size across the ranks of ``comm``.
 
@@ -242,7 +233,7 @@ def count_maximal_cliques_mpi(G, min_size=1, device="auto", comm=None, *, root=0
         state, tasks, costs = _cpu_state(G, min_size, True)
         bounds = _chunks(costs, comm.size, min_cost=min_cost)
         for k in _chunk_numbers(comm, len(bounds) - 1):
-            _run_chunk(state, tasks[bounds[k]:bounds[k + 1]])
+            state.restart(tasks[bounds[k]:bounds[k + 1]])
             state.run()
         hist, nodes = state.hist.copy(), state.nodes
     width = comm.allreduce(len(hist), op=MPI.MAX)
@@ -320,7 +311,7 @@ def maximal_cliques_mpi(G, min_size=1, device="auto", comm=None, *, root=0, chun
     state, tasks, costs = _cpu_state(G, min_size, False, chunk_cliques)
     bounds = _chunks(costs, comm.size, min_cost=min_cost)
     for k in _chunk_numbers(comm, len(bounds) - 1):
-        _run_chunk(state, tasks[bounds[k]:bounds[k + 1]])
+        state.restart(tasks[bounds[k]:bounds[k + 1]])
         while True:
             done, flat, off = state.run()
             flat = flat.astype(np.int64)
