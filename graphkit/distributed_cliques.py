@@ -21,12 +21,18 @@ import time
 
 import numpy as np
 
-from .cliques import CliqueCount, _check_min_size
+from .cliques import CliqueCount
 from .graph import Graph, as_graph
 
 __all__ = ["count_maximal_cliques_mpi", "maximal_cliques_mpi", "subproblem_costs"]
 
 _TAG_ASK, _TAG_GIVE = 5101, 5102
+
+
+def _check_min_size(min_size):
+    if isinstance(min_size, bool) or not isinstance(min_size, (int, np.integer)) or min_size < 1:
+        raise ValueError(f"min_size must be a positive integer, got {min_size!r}")
+    return int(min_size)
 
 
 def _shared_graph(G, comm, root):
