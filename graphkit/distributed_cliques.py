@@ -22,7 +22,8 @@ import time
 import numpy as np
 
 from .cliques import CliqueCount
-from .graph import Graph, as_graph
+from .convert import as_graph
+from .graph import Graph
 
 __all__ = ["count_maximal_cliques_mpi", "maximal_cliques_mpi", "subproblem_costs"]
 
@@ -257,7 +258,7 @@ def _count_gpu_share(G, min_size, comm):
     """This rank's share on its GPU: the sub-problems dealt round-robin by decreasing cost."""
     from kernels import cliques as kc
 
-    return kc.mce_gpu_count(G, min_size, share=(comm.rank, comm.size)), 0
+    return kc.mce_count_gpu(G, min_size, share=(comm.rank, comm.size)), 0
 
 
 def maximal_cliques_mpi(G, min_size=1, device="auto", comm=None, *, root=0, chunk_cliques=1 << 16, min_cost=64):
@@ -309,7 +310,7 @@ def maximal_cliques_mpi(G, min_size=1, device="auto", comm=None, *, root=0, chun
     if select_device(comm, device) == "gpu":
         from kernels import cliques as kc
 
-        for flat, off in kc.mce_gpu_chunks(G, min_size, chunk_cliques, share=(comm.rank, comm.size)):
+        for flat, off in kc.mce_chunks_gpu(G, min_size, chunk_cliques, share=(comm.rank, comm.size)):
             flat = flat.astype(np.int64)
             for i in range(len(off) - 1):
                 yield flat[off[i]:off[i + 1]].copy()

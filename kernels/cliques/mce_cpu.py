@@ -313,6 +313,16 @@ class MceState:
             self.out_v = np.zeros(max(cap_c * 4, D + 2), np.int64)
             self.out_off = np.zeros(cap_c + 1, np.int64)
 
+    def restart(self, vertices):
+        """Point the search at the sub-problems of ``vertices`` (any subset, in any order;
+        each keeps its neighbours later in the degeneracy order, :attr:`rank`, as candidates)
+        and start from the first; the histogram and the node count keep accumulating. Splits
+        the enumeration over processes (``graphkit.distributed_cliques``)."""
+        nodes = self.st[_NODES]
+        self.order = np.ascontiguousarray(vertices, dtype=np.int64)
+        self.st[:] = 0
+        self.st[_NODES] = nodes
+
     def run(self):
         """One call: returns ``(done, flat, offsets)`` of the cliques written (views)."""
         done = _mce_run(self.indptr, self.indices, self.order, self.rank, self.min_size, self.count_only,

@@ -63,7 +63,7 @@ _ULL_MAX = np.uint64(0xFFFFFFFFFFFFFFFF)
 class MceGpuPlan:
     """Tasks and launch groups of one GPU enumeration (host side, from the degeneracy order)."""
 
-    def __init__(self, G, split_min=64, small_x=2048, mem_fraction=0.25):
+    def __init__(self, G, split_min=64, small_x=2048, mem_fraction=0.25, share=None):
         import cupy
 
         indptr = np.ascontiguousarray(G.indptr, dtype=np.int64)
@@ -82,7 +82,12 @@ class MceGpuPlan:
         max_warps = attrs["MultiProcessorCount"] * (attrs["MaxThreadsPerMultiProcessor"] // 32)
         self.groups = []
         small = xdeg <= small_x
-        for mask in (small, ~small):
+        mine = np.ones(G.n, bool)
+        if share is not None:  # sub-problems i, i + p, ... by decreasing |P|: one of p processes' share
+            i, p = share
+            mine[:] = False
+            mine[np.argsort(-later, kind="stable")[i::p]] = True
+        for mask in (small & mine, ~small & mine):
             verts = np.nonzero(mask)[0]
             if len(verts) == 0:
                 continue
@@ -147,20 +152,25 @@ def mce_flushes_gpu(plan, min_size, count_only, cap_words):
     return hist.get().astype(np.int64)
 
 
-def mce_chunks_gpu(G, min_size=1, chunk_cliques=1 << 16, split_min=64):
+def mce_chunks_gpu(G, min_size=1, chunk_cliques=1 << 16, split_min=64, share=None):
     """Yield ``(flat, offsets)`` chunks of maximal cliques enumerated on the GPU.
 
     The device buffer holds about ``16 * chunk_cliques`` vertex ids; each flush of the
-    buffer is one chunk.
+    buffer is one chunk. ``share=(i, p)``: only one of ``p`` processes' sub-problems (see
+    :func:`mce_count_gpu`).
     """
-    plan = MceGpuPlan(G, split_min=split_min)
+    plan = MceGpuPlan(G, split_min=split_min, share=share)
     for rec in mce_flushes_gpu(plan, min_size, False, 16 * int(chunk_cliques)):
         yield _parse_records(rec)
 
 
-def mce_count_gpu(G, min_size=1, split_min=64):
-    """Histogram of maximal clique sizes on the GPU (no clique transfer)."""
-    plan = MceGpuPlan(G, split_min=split_min)
+def mce_count_gpu(G, min_size=1, split_min=64, share=None):
+    """Histogram of maximal clique sizes on the GPU (no clique transfer).
+
+    ``share=(i, p)``: only the sub-problems ``i, i + p, ...`` in the order of decreasing
+    candidate count (one of ``p`` processes' share of the work; the shares' histograms
+    add up to the whole graph's)."""
+    plan = MceGpuPlan(G, split_min=split_min, share=share)
     gen = mce_flushes_gpu(plan, min_size, True, 0)
     while True:
         try:
