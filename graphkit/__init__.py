@@ -24,6 +24,7 @@ from .cliques import (
     maximum_clique,
 )
 from .convert import as_graph
+from .distributed_cliques import count_maximal_cliques_mpi, maximal_cliques_mpi
 from .graph import Graph
 from .mis import (
     ColoringResult,
@@ -68,6 +69,8 @@ __all__ = [
     "maximal_cliques",
     "maximal_clique_chunks",
     "count_maximal_cliques",
+    "count_maximal_cliques_mpi",
+    "maximal_cliques_mpi",
     "is_clique",
     "is_maximal_clique",
     "maximum_clique",

@@ -58,12 +58,12 @@ def _shared_graph(G, comm, root):
     if all(given):
         agree(comm, None, "graph")
         return G
-    n, m = comm.bcast((G.n, len(G.indices)) if comm.rank == root else None, root=root)
+    n, m, labels = comm.bcast((G.n, len(G.indices), G.labels) if comm.rank == root else None, root=root)
     indptr = G.indptr.astype(np.int64) if comm.rank == root else np.empty(n + 1, np.int64)
     indices = G.indices.astype(np.int64) if comm.rank == root else np.empty(m, np.int64)
     comm.Bcast(indptr, root=root)
     comm.Bcast(indices, root=root)
-    return G if comm.rank == root else Graph(indptr, indices)
+    return G if comm.rank == root else Graph(indptr, indices, labels=labels)
 
 
 def subproblem_costs(indptr, indices, rank):
@@ -284,8 +284,9 @@ def maximal_cliques_mpi(G, min_size=1, device="auto", comm=None, *, root=0, chun
 
     Yields
     ------
-    ndarray of int64
-        The sorted vertex ids of one maximal clique.
+    ndarray
+        One maximal clique: its sorted vertex ids (int64), or on a labelled graph its
+        vertices' names, in the order of their ids.
 
     Examples
     --------
@@ -311,9 +312,7 @@ def maximal_cliques_mpi(G, min_size=1, device="auto", comm=None, *, root=0, chun
         from kernels import cliques as kc
 
         for flat, off in kc.mce_chunks_gpu(G, min_size, chunk_cliques, share=(comm.rank, comm.size)):
-            flat = flat.astype(np.int64)
-            for i in range(len(off) - 1):
-                yield flat[off[i]:off[i + 1]].copy()
+            yield from _split(G, flat, off)
         return
     state, tasks, costs = _cpu_state(G, min_size, False, chunk_cliques)
     bounds = _chunks(costs, comm.size, min_cost=min_cost)
@@ -321,8 +320,15 @@ def maximal_cliques_mpi(G, min_size=1, device="auto", comm=None, *, root=0, chun
         state.restart(tasks[bounds[k]:bounds[k + 1]])
         while True:
             done, flat, off = state.run()
-            flat = flat.astype(np.int64)
-            for i in range(len(off) - 1):
-                yield flat[off[i]:off[i + 1]].copy()
+            yield from _split(G, flat, off)
             if done:
                 break
+
+
+def _split(G, flat, off):
+    """The cliques of one chunk: sorted vertex ids, or their labels on a labelled graph."""
+    flat = flat.astype(np.int64)
+    if G.labelled:
+        flat = G.to_labels(flat)
+    for i in range(len(off) - 1):
+        yield flat[off[i]:off[i + 1]].copy()

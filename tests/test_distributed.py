@@ -271,6 +271,15 @@ def case_odd(tmp):
     import networkx as nx
 
     _check_cliques(comm, nx.complete_graph(5))  # fewer sub-problems with candidates than ranks
+    # labelled input given on rank 0 only: the other ranks get the labels with the graph
+    from graphkit.distributed_cliques import maximal_cliques_mpi
+
+    L = nx.relabel_nodes(nx.karate_club_graph(), {i: f"v{i}" for i in range(34)})
+    mine = [tuple(c.tolist()) for c in maximal_cliques_mpi(L if comm.rank == 0 else None, device="cpu")]
+    found = comm.gather(mine, root=0)
+    if comm.rank == 0:
+        ref = sorted(tuple(sorted(c)) for c in nx.find_cliques(L))
+        assert sorted(tuple(sorted(c)) for part in found for c in part) == ref
 
 
 def case_bad_input(tmp):
