@@ -387,8 +387,8 @@ def test_labelled_graphs_answer_in_their_labels():
     assert set(mapping) == set(S.nodes) and graphkit.is_coloring(S, mapping)
     assert all(mapping[a] != mapping[b] for a, b in S.edges)
     tuples = nx.grid_2d_graph(2, 3)  # tuple labels stay tuples
-    mis = graphkit.maximal_independent_set(tuples, device="cpu")
-    assert all(isinstance(v, tuple) for v in mis.vertices) and graphkit.is_independent_set(tuples, mis.vertices)
+    on_grid = graphkit.maximal_independent_set(tuples, device="cpu")
+    assert all(isinstance(v, tuple) for v in on_grid.vertices) and graphkit.is_independent_set(tuples, on_grid.vertices)
 
 
 def test_igraph_input():
