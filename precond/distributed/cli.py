@@ -28,7 +28,8 @@ __all__ = ["build_parser", "main", "run"]
 
 
 def build_parser(prog="precond distributed"):
-    p = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0].strip())
+    p = argparse.ArgumentParser(prog=prog, description="One distributed solve per preconditioner (run under "
+                                "mpiexec, one rank per GPU): block Jacobi + BiCGStab or CG.")
     p.add_argument("--matrix", default="aniso2",
                    help="generator name (aniso1, aniso2 and poisson2d are built row block by row block), "
                         "SuiteSparse name or .mtx path")
