@@ -12,6 +12,8 @@ speedup.
     python examples/bench_forest.py                  # ANISO2 2500x2500 + stand-ins, GPU
     python examples/bench_forest.py --quick          # small sizes (CPU-only machines too)
 
+It prints Markdown tables (those of ``BENCHMARKS.md``).
+
 Besides the JSON results (``--out``) the script saves their plot as ``<out>.png``.
 """
 from __future__ import annotations
@@ -31,6 +33,7 @@ from kernels.graph import abs_graph
 from kernels.matrix import weights_symmetric
 from kernels.timing import cpu_time, gpu_time
 
+from _markdown import gpu_name, machine_line, ms, number, table
 from _plotting import grouped_bars, matrix_label, milliseconds, plot_path, save_figure, stacked_bars
 from _shared_data import load_matrix
 
@@ -206,6 +209,50 @@ def plot_results(results, path):
     save_figure(path, panels, suptitle="[0,2]-factor and linear forest (Klein and Strzodka 2022, Figure 6)")
 
 
+GPU_HEADERS = ["matrix", "dtype", "N", "SpMV", "propose", "%SpMV", "scan", "copy", "sym", "\\|A\\|", "factor",
+               "forest R", "R phases", "steps", "forest E", "forest P", "total", "total/SpMV", "e2e"]
+CPU_HEADERS = ["matrix", "dtype", "N", "\\|A\\|", "sym", "factor", "forest", "e2e", "SpMV", "GPU speedup (e2e)"]
+RULING_PHASES = ("select_rulers", "walks", "ruler_scan", "finish", "permutation")
+
+
+def markdown_tables(results) -> str:
+    """The GPU table (ms) and the CPU table (ms) of BENCHMARKS.md's factor + forest section."""
+    parts = []
+    gpu_rows = [r for r in results if "gpu" in r]
+    if gpu_rows:
+        rows = []
+        for r in gpu_rows:
+            g = r["gpu"]
+            phases = " / ".join(number(g["phases_ruling"].get(k, float("nan")) * 1e3, 2) for k in RULING_PHASES)
+            fastest = min(g["propose_k1"], g["propose_warp_k1"])
+            rows.append([f"{r['matrix']} {r['grid']}", r["dtype"].replace("float", "f"), f"{r['N']:,}", ms(g["spmv"]),
+                         ms(fastest), f"{100 * g['spmv'] / fastest:.0f}%", ms(g["scan_step"]), ms(g["copy_same_bytes"]),
+                         ms(g["sym_check"], 2), "-" if g["symmetric"] else ms(g["abs_graph"], 2), ms(g["factor_M5"], 2),
+                         ms(g["forest_ruling"], 2), phases, g["phases_ruling"].get("ruler_steps", "-"),
+                         ms(g["forest_early_exit"], 2), ms(g["forest_paper_log2N"], 2),
+                         ms(g["total_factor_forest"], 2), number(g["total_factor_forest"] / g["spmv"], 1),
+                         ms(g["precond_end_to_end"], 2)])
+        parts.append("GPU, ms (CUDA events, medians):\n\n" + table(GPU_HEADERS, rows) + "\n\n"
+                     "propose = one proposal kernel at k = 1 over all rows (the faster of the thread- and warp-per-row "
+                     "kernels); %SpMV = SpMV time / proposal time; scan = one step of the paper's bidirectional scan, "
+                     "copy = a device copy of the same bytes; sym = the symmetry test; |A| = the weight graph A' + A'^T "
+                     "(unsymmetric matrices only); factor = [0,2]-factor, M = 5; forest R = ruling set (default), its "
+                     "phases rulers / walks / scan / finish / permutation and the scan's steps; E = the paper's scan "
+                     "with early exit, P = with log2(N) steps; total = |A| + factor + forest R; e2e = precond.factor + "
+                     "precond.linear_forest.")
+    cpu_rows = [r for r in results if "cpu" in r]
+    if cpu_rows:
+        rows = []
+        for r in cpu_rows:
+            c = r["cpu"]
+            speedup = (number(c["precond_end_to_end"] / r["gpu"]["precond_end_to_end"], 0) + "x") if "gpu" in r else "-"
+            rows.append([f"{r['matrix']} {r['grid']}", r["dtype"].replace("float", "f"), f"{r['N']:,}",
+                         ms(c["abs_graph"], 1), ms(c["sym_check"], 1), ms(c["factor_M5"], 1), ms(c["forest"], 1),
+                         ms(c["precond_end_to_end"], 1), ms(c["spmv"], 2), speedup])
+        parts.append("CPU (NumPy/Numba, this machine), ms:\n\n" + table(CPU_HEADERS, rows))
+    return "\n\n".join(parts)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true")
@@ -229,40 +276,8 @@ def main(argv=None):
             if not args.no_cpu and not (args.cpu_first and results and results[0]["matrix"] != name):
                 row["cpu"] = cpu_case(A, dtype)
             results.append(row)
-    ms = lambda s: f"{s * 1e3:9.3f}"  # noqa: E731
-    if gpu:
-        import cupy
-
-        dev = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
-        print(f"GPU: {dev}; times in ms (CUDA events, median)")
-        print(f"{'matrix':<24}{'dtype':<8}{'N':>9} {'SpMV':>9} {'propose':>9} {'%SpMV':>6} {'scan':>9} {'copy':>9}"
-              f" {'symchk':>9} {'|A|':>9} {'factor5':>9} {'forestR':>9} {'forestE':>9} {'forestP':>9} {'total':>9}"
-              f" {'x SpMV':>7} {'e2e':>9}")
-        for r in results:
-            g = r["gpu"]
-            print(f"{r['matrix']:<24}{r['dtype']:<8}{r['N']:>9} {ms(g['spmv'])} {ms(g['propose_k1'])}"
-                  f" {100 * g['spmv'] / min(g['propose_k1'], g['propose_warp_k1']):>5.0f}% {ms(g['scan_step'])} {ms(g['copy_same_bytes'])}"
-                  f" {ms(g['sym_check'])} {ms(g['abs_graph'])} {ms(g['factor_M5'])} {ms(g['forest_ruling'])}"
-                  f" {ms(g['forest_early_exit'])} {ms(g['forest_paper_log2N'])}"
-                  f" {ms(g['total_factor_forest'])} {g['total_factor_forest'] / g['spmv']:>7.1f} {ms(g['precond_end_to_end'])}")
-        print("%SpMV = SpMV time / proposal time (the proposal's throughput relative to SpMV; best of the thread-"
-              "and warp-per-row kernels, both in the JSON); forestR = ruling set"
-              " (default), forestE = scan with early exit, forestP = paper's fixed log2(N) scan; total = factor(M=5,"
-              " from A) + forestR; |A| = weight-graph build (unsymmetric matrices only); e2e = precond.factor +"
-              " precond.linear_forest (with the symmetry test); unsymmetric matrices: total includes |A| (A' + A'^T)")
-    if not args.no_cpu:
-        print("CPU (Numba, this machine), ms:")
-        print(f"{'matrix':<24}{'dtype':<8}{'|A|':>10}{'symchk':>10}{'factor5':>10}{'forest':>10}{'e2e':>10}{'SpMV':>10}"
-              + ("  GPU speedup (e2e)" if gpu else ""))
-        for r in results:
-            if "cpu" not in r:
-                continue
-            c = r["cpu"]
-            sp = ""
-            if gpu:
-                sp = f"  {c['precond_end_to_end'] / r['gpu']['precond_end_to_end']:>10.0f}x"
-            print(f"{r['matrix']:<24}{r['dtype']:<8}{ms(c['abs_graph'])} {ms(c['sym_check'])} {ms(c['factor_M5'])}"
-                  f" {ms(c['forest'])} {ms(c['precond_end_to_end'])} {ms(c['spmv'])}{sp}")
+    print(machine_line(gpu_name()))
+    print(markdown_tables(results))
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=1))

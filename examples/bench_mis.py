@@ -8,6 +8,8 @@ as ``<out>.png`` (``--no-plot``: none).
 
     python examples/bench_mis.py              # paper-sized generated graphs + shared graphs
     python examples/bench_mis.py --quick
+
+It prints a Markdown table (that of ``BENCHMARKS.md``) and the summary lines below it.
 """
 from __future__ import annotations
 
@@ -32,6 +34,7 @@ FULL = [("grid2d 2^20", lambda: gen.grid2d(1024, 1024)), ("uniform 2^23 d=8", la
         ("road-like 2^22", lambda: gen.road_like(1 << 22, 4))]
 QUICK = [("grid2d 2^14", lambda: gen.grid2d(128, 128)), ("uniform 2^16", lambda: gen.uniform_random(1 << 16, 8, 1)),
          ("rmat 2^15", lambda: gen.rmat(15, 8, seed=2))]
+from _markdown import gpu_name, machine_line, number, table  # noqa: E402
 from _plotting import grouped_bars, leave_room_for_legend, plot_path, save_figure  # noqa: E402
 from _shared_data import SHARED  # noqa: E402
 
@@ -154,6 +157,30 @@ def plot_results(rows, path):
     save_figure(path, panels, suptitle="maximal independent sets")
 
 
+def markdown_table(rows, gpu) -> str:
+    """One row per graph: set sizes (fraction of n, ratio to the maximum where known) and the
+    GPU throughput (billion vertices per second) or, without a GPU, the CPU times."""
+    head = ["graph", "n", "m", "ECL \\|S\\|/n", "Luby \\|S\\|/n", "ECL / Luby", "networkx \\|S\\|/n",
+            "+swaps \\|S\\|/n", "ECL / max", "+swaps / max"]
+    head += (["paper kernel Gv/s", "skip Gv/s", "Luby Gv/s", "CPU ms", "GPU = CPU"] if gpu
+             else ["ECL CPU ms", "Luby CPU ms", "ECL CPU Mv/s"])
+    out = []
+    for r in rows:
+        line = [r["graph"], f"{r['n']:,}", f"{r['m']:,}", number(r["ecl_size"] / r["n"], 4),
+                number(r["luby_size"] / r["n"], 4), number(r["ecl_size"] / r["luby_size"], 3),
+                number(r["networkx_size"] / r["n"], 4) if "networkx_size" in r else None,
+                number(r["improved_size"] / r["n"], 4), number(r.get("ecl_ratio_to_max"), 3),
+                number(r.get("improved_ratio_to_max"), 3)]
+        if gpu:
+            line += [number(r["ecl_cvps"] / 1e9, 2), number(r["ecl_skip_cvps"] / 1e9, 2), number(r["luby_cvps"] / 1e9, 2),
+                     number(r["ecl_cpu_time"] * 1e3, 1), "yes" if r["gpu_equals_cpu"] else "NO"]
+        else:
+            line += [number(r["ecl_cpu_time"] * 1e3, 1), number(r["luby_cpu_time"] * 1e3, 1),
+                     number(r["ecl_cpu_vps"] / 1e6, 1)]
+        out.append(line)
+    return table(head, out)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true")
@@ -166,26 +193,10 @@ def main(argv=None):
     rows = [measure(n, f) for n, f in (QUICK if args.quick else FULL)]
     rows += [measure(n, f, opt) for n, f, opt in shared_graphs()]
     gpu = gpu_available()
-    if gpu:
-        import cupy
-
-        print(f"GPU: {cupy.cuda.runtime.getDeviceProperties(0)['name'].decode()} (CUDA events, median)")
-    head = f"{'graph':<22}{'n':>9}{'m':>10} {'ECL |S|/n':>9} {'Luby |S|/n':>10} {'ECL/Luby':>8} {'nx |S|/n':>8} {'+swap':>7} {'/max':>6} {'+sw/max':>7}"
-    head += (f" {'ECL Gv/s':>9} {'skip Gv/s':>9} {'Luby Gv/s':>9} {'CPU ms':>8} {'same':>5}" if gpu
-             else f" {'ECL CPU ms':>10} {'Luby CPU ms':>11} {'CPU Mv/s':>8}")
-    print(head)
-    for r in rows:
-        line = (f"{r['graph']:<22}{r['n']:>9}{r['m']:>10} {r['ecl_size'] / r['n']:>9.4f} {r['luby_size'] / r['n']:>10.4f}"
-                f" {r['ecl_size'] / r['luby_size']:>8.3f} "
-                + (f"{r['networkx_size'] / r['n']:>8.4f}" if "networkx_size" in r else f"{'':>8}")
-                + f" {r['improved_size'] / r['n']:>7.4f}"
-                + (f" {r['ecl_ratio_to_max']:>6.3f} {r['improved_ratio_to_max']:>7.3f}" if "ecl_ratio_to_max" in r
-                   else f" {'':>6} {'':>7}"))
-        if gpu:
-            line += f" {r['ecl_cvps'] / 1e9:>9.2f} {r['ecl_skip_cvps'] / 1e9:>9.2f} {r['luby_cvps'] / 1e9:>9.2f} {r['ecl_cpu_time'] * 1e3:>8.1f} {str(r['gpu_equals_cpu']):>5}"
-        else:
-            line += f" {r['ecl_cpu_time'] * 1e3:>10.1f} {r['luby_cpu_time'] * 1e3:>11.1f} {r['ecl_cpu_vps'] / 1e6:>8.1f}"
-        print(line)
+    print(machine_line(gpu_name()))
+    print()
+    print(markdown_table(rows, gpu))
+    print()
     if gpu:
         big = rows[: len(QUICK if args.quick else FULL)]
         gm = math.exp(np.mean([math.log(r["ecl_cvps"]) for r in big]))

@@ -18,6 +18,8 @@ pyamg / ILU(0) run on the CPU.
     python examples/bench_precond.py             # the full-size GPU run
     python examples/bench_precond.py --quick     # small sizes
 
+It prints Markdown tables (those of ``BENCHMARKS.md``); progress goes to stderr.
+
 Besides the JSON results (``--out``) the script saves their plot as ``<out>.png``.
 """
 from __future__ import annotations
@@ -36,6 +38,7 @@ from kernels.spmv import spmv
 from kernels.timing import gpu_time
 from precond.study import run_case, true_solution
 
+from _markdown import gpu_name, machine_line, ms, number, ratio, table
 from _plotting import grouped_bars, matrix_label, milliseconds, plot_path, save_figure, stacked_bars
 from _shared_data import load_matrix
 
@@ -198,11 +201,62 @@ def _matrix_on_device(row):
 def _solution_panel(part3):
     """Setup + solve seconds per matrix/device and preconditioner; no bar where BiCGStab did not converge."""
     labels = list(dict.fromkeys(_matrix_on_device(r) for r in part3))
-    times = {(_matrix_on_device(r), r["preconditioner"]): r["time_to_solution"] for r in part3 if r["converged"]}
+    times = {(_matrix_on_device(r), r["preconditioner"]): r["time_to_solution"] for r in part3 if r.get("converged")}
     preconds = dict.fromkeys(r["preconditioner"] for r in part3)
     series = {SHORT_NAMES[pc]: [times.get((lab, pc)) for lab in labels] for pc in preconds}
     return lambda ax: grouped_bars(ax, labels, series, ylabel="seconds", log=True,
                                    title="Time to solution, BiCGStab rtol 1e-8 (no bar: not converged)")
+
+
+def progress(message):
+    """What the run is doing, on stderr (the tables go to stdout)."""
+    print(message, file=sys.stderr, flush=True)
+
+
+SETUP_HEADERS = ["matrix", "dtype", "N", "SpMV", "our SpMV", "gtsv2_nopivot", "gtsv2", "TriScal apply",
+                 "AlgTriScal apply", "apply / SpMV", "apply / gtsv2np", "AlgTriScal set-up", "set-up / SpMV",
+                 "set-up phases", "AlgTriBlock apply / SpMV", "AlgTriBlock set-up / SpMV"]
+
+
+def markdown_setup_apply(part1) -> str:
+    """Part 1 as a Markdown table: set-up and apply against cuSPARSE SpMV and gtsv2 (ms)."""
+    rows = []
+    for r in part1:
+        phases = " / ".join(f"{k} {v * 1e3:.2f}" for k, v in r["algtriscal_setup_breakdown"].items())
+        rows.append([r["matrix"], r["dtype"].replace("float", "f"), f"{r['N']:,}", ms(r["spmv"]), ms(r["spmv_ours"]),
+                     ms(r["gtsv2_nopivot"]), ms(r["gtsv2"]), ms(r["triscal_apply"]), ms(r["algtriscal_apply"]),
+                     ratio(r["algtriscal_apply"], r["spmv"]), ratio(r["algtriscal_apply"], r["gtsv2_nopivot"]),
+                     ms(r["algtriscal_setup"], 2), number(r["algtriscal_setup_per_spmv"], 1), phases,
+                     ratio(r["algtriblock_apply"], r["spmv"]), number(r["algtriblock_setup_per_spmv"], 1)])
+    return ("Set-up and apply on the GPU, ms (CUDA events, medians; set-up: wall time of the call, median of "
+            "five, each over the median SpMV of the burst before it):\n\n" + table(SETUP_HEADERS, rows))
+
+
+def markdown_iterations(part2) -> str:
+    """Part 2 as a Markdown table: BiCGStab time per iteration against the memory-traffic floor (ms)."""
+    rows = [[r["matrix"], SHORT_NAMES[r["preconditioner"]], ms(r["ours_per_iter"]), ms(r["ours_eager_per_iter"]),
+             ms(r["cupyx_per_iter"]), ms(r["floor_per_iter"]), ratio(r["ours_per_iter"], r["floor_per_iter"]),
+             ratio(r["cupyx_per_iter"], r["ours_per_iter"])] for r in part2]
+    return ("BiCGStab time per iteration, float64, ms: ours from a CUDA graph and with eager launches, cupyx's, and "
+            "the memory-traffic floor (2 SpMVs + 2 applies + 22 vector reads and writes at copy bandwidth):\n\n"
+            + table(["matrix", "preconditioner", "ours (graph)", "ours (eager)", "cupyx", "floor", "ours / floor",
+                     "cupyx / ours"], rows))
+
+
+def markdown_time_to_solution(part3) -> str:
+    """Part 3 as a Markdown table: iterations and seconds to solution per preconditioner."""
+    rows = []
+    for r in part3:
+        if "error" in r:
+            rows.append([r["matrix"], f"{r['n']:,}", r["device"].upper(), SHORT_NAMES[r["preconditioner"]],
+                         f"failed: {r['error']}", None, None, None])
+            continue
+        rows.append([r["matrix"], f"{r['n']:,}", r["device"].upper(), SHORT_NAMES[r["preconditioner"]],
+                     f"{r['iterations']}" + ("" if r["converged"] else "*"), number(r["setup_time"]),
+                     number(r["solve_time"]), number(r["time_to_solution"])])
+    return ("Time to solution, BiCGStab rtol 1e-8, float64, b = A x_t, seconds (* = not converged: 8000 iterations "
+            "or a breakdown):\n\n" + table(["matrix", "N", "device", "preconditioner", "iterations", "set-up",
+                                              "solve", "total"], rows))
 
 
 def plot_results(result, path):
@@ -240,48 +294,29 @@ def main(argv=None):
         full = [c for c in full if c[0] in args.matrices]
         tts = [c for c in tts if c[0] in args.matrices]
     result = {"part1": [], "part2": [], "part3": []}
-    ms = lambda s: f"{s * 1e3:9.3f}" if isinstance(s, float) else f"{'n/a':>9}"  # noqa: E731
+    print(machine_line(gpu_name()))
     if gpu_available() and not args.tts_only:
-        import cupy
-
-        dev = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
-        print(f"GPU: {dev}; ms, CUDA events, medians")
-        print(f"{'matrix':<24}{'dtype':<8}{'N':>9} {'SpMV':>9} {'ourSpMV':>9} {'gtsv2np':>9} {'gtsv2':>9} {'TriScal':>9} {'AlgTri':>9}"
-              f" {'x SpMV':>7} {'setup':>9} {'x SpMV':>7}  setup breakdown (ms)")
         for name, n in full:
             A = load_matrix(name, n=n, script="bench_precond")
             if A is None:
                 continue
             for dtype in (np.float32, np.float64):
+                progress(f"part 1: {name} {np.dtype(dtype).name}")
                 r = part1(A, dtype)
                 r.update(matrix=name, dtype=np.dtype(dtype).name)
                 result["part1"].append(r)
-                bd = " ".join(f"{k}={v * 1e3:.2f}" for k, v in r["algtriscal_setup_breakdown"].items())
-                print(f"{name:<24}{r['dtype']:<8}{r['N']:>9} {ms(r['spmv'])} {ms(r['spmv_ours'])} {ms(r['gtsv2_nopivot'])} {ms(r['gtsv2'])}"
-                      f" {ms(r['triscal_apply'])} {ms(r['algtriscal_apply'])} {r['algtriscal_apply'] / r['spmv']:>7.2f}"
-                      f" {ms(r['algtriscal_setup'])} {r['algtriscal_setup_per_spmv']:>7.1f}  {bd}")
-                bd = " ".join(f"{k}={v * 1e3:.2f}" for k, v in r["algtriblock_setup_breakdown"].items())
-                print(f"{'':<24}{'':<8}{'':>9} AlgTriBlock apply {ms(r['algtriblock_apply'])}"
-                      f" ({r['algtriblock_apply'] / r['spmv']:.2f} x SpMV), setup {ms(r['algtriblock_setup'])}"
-                      f" ({r['algtriblock_setup_per_spmv']:.1f} x SpMV), coverage {r['algtriblock_coverage']:.2f}  {bd}")
                 if dtype == np.float64:
                     known = {"tridiagonal": r["triscal_apply"], "algebraic_tridiagonal": r["algtriscal_apply"],
                              "algebraic_block_tridiagonal": r["algtriblock_apply"]}
+                    progress(f"part 2: {name}")
                     rows = part2(A, dtype, args.iterations, known,
                                  min(r["spmv"], r["spmv_ours"]), r["copy_vector"])  # the faster SpMV
                     for pc, v in rows.items():
                         result["part2"].append({"matrix": name, "N": r["N"], "preconditioner": pc, **v})
+        print(markdown_setup_apply(result["part1"]))
         print()
-        print("BiCGStab time per iteration (ms, float64): ours (CUDA graph; eager launches), cupyx, and the"
-              " memory-traffic floor")
-        print(f"{'matrix':<24}{'preconditioner':<24}{'ours':>9} {'eager':>9} {'cupyx':>9} {'floor':>9} {'ours/floor':>10}")
-        for r in result["part2"]:
-            print(f"{r['matrix']:<24}{r['preconditioner']:<24}{ms(r['ours_per_iter'])} {ms(r['ours_eager_per_iter'])}"
-                  f" {ms(r['cupyx_per_iter'])} {ms(r['floor_per_iter'])} {r['ours_per_iter'] / r['floor_per_iter']:>10.2f}")
+        print(markdown_iterations(result["part2"]))
     if not args.skip_tts:
-        print()
-        print("Time to solution, BiCGStab rtol 1e-8, float64, b = A x_t (setup + solve, seconds)")
-        print(f"{'matrix':<24}{'N':>9} {'device':<5}{'preconditioner':<30}{'iters':>6} {'setup':>8} {'solve':>8} {'total':>8}")
         devices = (["gpu"] if gpu_available() else []) + ([] if args.gpu_methods_only and gpu_available() else ["cpu"])
         for name, n in tts:
             A = load_matrix(name, n=n, script="bench_precond")
@@ -292,19 +327,18 @@ def main(argv=None):
                 for pc in (GPU_PRECONDS if dev == "gpu" else CPU_PRECONDS):
                     if dev == "cpu" and gpu_available() and pc in GPU_PRECONDS and A.shape[0] > 300_000:
                         continue  # the GPU rows cover these; keep the CPU for the CPU-only methods
+                    progress(f"part 3: {name} {dev} {pc}")
                     try:
                         r = run_case(Ad, name, pc, rtol=1e-8, maxiter=8000, trace=False)  # warms up first
                     except (ValueError, RuntimeError, MemoryError) as exc:
-                        print(f"{name:<24}{A.shape[0]:>9} {dev:<5}{pc:<30} failed: {exc}")
-                        continue
-                    r.pop("residual_history")
-                    r.pop("error_history")
+                        progress(f"{name} {dev} {pc} failed: {exc}")
+                        r = {"matrix": name, "n": int(A.shape[0]), "preconditioner": pc, "error": str(exc)}
+                    r.pop("residual_history", None)
+                    r.pop("error_history", None)
                     r["device"] = dev
                     result["part3"].append(r)
-                    it = f"{r['iterations']}" + ("" if r["converged"] else "*")
-                    print(f"{name:<24}{r['n']:>9} {dev:<5}{pc:<30}{it:>6} {r['setup_time']:>8.3f} {r['solve_time']:>8.3f}"
-                          f" {r['time_to_solution']:>8.3f}")
-        print("(* = not converged: 8000 iterations or a breakdown)")
+        print()
+        print(markdown_time_to_solution(result["part3"]))
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1, default=str))

@@ -8,6 +8,8 @@ M=5) against sequential. ANISO1/2/3 rows print the paper's values beside ours.
     python examples/coverage_table.py --n 2500 --device gpu     # the paper's size
     python examples/coverage_table.py --quick                   # small CPU run
 
+It prints the two tables as Markdown (those of ``BENCHMARKS.md``).
+
 Besides the JSON results (``--out``) the script saves their plot as ``<out>.png``.
 """
 from __future__ import annotations
@@ -22,6 +24,7 @@ import matrices
 import precond
 from kernels.backend import resolve_device, to_device
 
+from _markdown import gpu_name, machine_line, table
 from _plotting import grouped_bars, plot_path, save_figure
 from _shared_data import load_matrix
 
@@ -77,27 +80,20 @@ def table_rows(spec, n, device, max_iterations):
     return row
 
 
-def print_tables(rows):
-    print("Table 4: [0,2]-factor weight coverage, c5 / cM / M_max per configuration, sequential (paper in brackets)")
-    head = f"{'matrix':<24}{'N':>9} " + " ".join(f"{f'm={m},k_m={k}':>22}" for m, k in CONFIGS) + f"{'seq':>12}"
-    print(head)
+def markdown_tables(rows) -> str:
+    """Tables 4 and 5 as Markdown, the paper's values in brackets on its matrices."""
+    t4 = []
     for r in rows:
         paper = PAPER_T4.get(r["matrix"])
         cells = []
         for i, c in enumerate(r["configs"]):
-            mm = f"{c['M_max']}" + ("" if c["maximal"] else "+")
-            cell = f"{c['c5']:.2f}/{c['cM']:.2f}/{mm}"
+            cell = f"{c['c5']:.2f}/{c['cM']:.2f}/{c['M_max']}" + ("" if c["maximal"] else "+")
             if paper:
-                p = paper[i]
-                cell += f" [{p[0]:.2f}/{p[1]:.2f}/{p[2]}]"
-            cells.append(f"{cell:>22}")
+                cell += f" [{paper[i][0]:.2f}/{paper[i][1]:.2f}/{paper[i][2]}]"
+            cells.append(cell)
         seq = f"{r['sequential']:.2f}" + (f" [{paper[3]:.2f}]" if paper else "")
-        print(f"{r['matrix']:<24}{r['N']:>9} " + " ".join(cells) + f"{seq:>12}")
-    print("('+': not maximal within the iteration limit)")
-    print()
-    print("Table 5: c_id and weight coverage for n = 1..4, parallel (M=5, m=5, k_m=0) / sequential (paper in brackets)")
-    print(f"{'matrix':<24}{'c_id':>12} " + " ".join(f"{f'n={n}':>20}" for n in (1, 2, 3, 4)) + f"{'max |par-seq|':>15}"
-          + f"{'seq, index ties n=1..4':>26}")
+        t4.append([r["matrix"], f"{r['N']:,}", *cells, seq])
+    t5 = []
     for r in rows:
         paper = PAPER_T5.get(r["matrix"])
         cid = f"{r['c_id']:.2f}" + (f" [{paper[0]:.2f}]" if paper else "")
@@ -106,12 +102,19 @@ def print_tables(rows):
             cell = f"{c['parallel']:.2f}/{c['sequential']:.2f}"
             if paper:
                 cell += f" [{paper[1][i][0]:.2f}/{paper[1][i][1]:.2f}]"
-            cells.append(f"{cell:>20}")
+            cells.append(cell)
         gap = max(abs(c["parallel"] - c["sequential"]) for c in r["by_n"])
-        idx = " ".join(f"{c['sequential_index']:.2f}" for c in r["by_n"])
-        print(f"{r['matrix']:<24}{cid:>12} " + " ".join(cells) + f"{gap:>15.3f}{idx:>26}")
-    print("(seq: Algorithm 1 with equal weights in an arbitrary (hashed) order, like the paper's sort;"
-          " index ties: by (row, column))")
+        index_ties = " ".join(f"{c['sequential_index']:.2f}" for c in r["by_n"])
+        t5.append([r["matrix"], cid, *cells, f"{gap:.3f}", index_ties])
+    return ("Table 4: [0,2]-factor weight coverage c_pi(5) / c_pi(M_max) / M_max per configuration, then the "
+            "sequential greedy (paper in brackets; + = not maximal within the iteration limit):\n\n"
+            + table(["matrix", "N", *(f"m={m}, k_m={k}" for m, k in CONFIGS), "sequential"], t4)
+            + "\n\nTable 5: c_id and the weight coverage of [0,n]-factors, parallel (M=5, m=5, k_m=0) / sequential "
+            "(paper in brackets):\n\n"
+            + table(["matrix", "c_id", *(f"n={n}" for n in (1, 2, 3, 4)), "max \\|par - seq\\|",
+                     "sequential, index ties, n=1..4"], t5)
+            + "\n\n(sequential: Algorithm 1 with equal weights in an arbitrary (hashed) order, like the paper's sort; "
+            "index ties: by (row, column))")
 
 
 def _coverage_bars(ax, labels, series, title, hatched=()):
@@ -177,8 +180,10 @@ def main(argv=None):
         row = table_rows(spec, args.n, device, args.max_iterations)
         if row is not None:
             rows.append(row)
-    print(f"device: {device}, generated matrices at grid size {args.n}")
-    print_tables(rows)
+    print(machine_line(gpu_name() if device == "gpu" else None) + f"; ran on the {device.upper()}, generated matrices"
+          f" at grid size {args.n}")
+    print()
+    print(markdown_tables(rows))
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"device": device, "n": args.n, "rows": rows}, indent=1))
