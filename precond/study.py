@@ -210,35 +210,73 @@ def format_table(rows) -> str:
     return "\n".join(lines)
 
 
+#: The most curves one panel of the convergence plot holds; more preconditioners are split
+#: evenly over further panels, so that every curve stays distinguishable.
+PLOT_LINES_PER_PANEL = 8
+#: The plot's names of the preconditioners (the paper's).
+PLOT_LABELS = {"none": "none", "jacobi": "Jacobi", "tridiagonal": "TriScal", "algebraic_tridiagonal": "AlgTriScal",
+               "algebraic_block_tridiagonal": "AlgTriBlock", "pyamg": "pyamg (SA)", "ilu0": "ILU(0)"}
+
+
 def plot(rows, path) -> None:
-    """Relative residual (solid) and forward relative error (dashed) against iteration."""
+    """Relative residual and forward relative error against iteration, like Figure 4 of
+    Klein and Strzodka (ICPP 2022): per matrix a residual panel and an error panel, at
+    most :data:`PLOT_LINES_PER_PANEL` preconditioners in each (more go to further
+    panels), one colour per preconditioner throughout, an ``x`` at the end of every run
+    that did not converge, and one legend to the right of all panels."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
 
-    mats = list(dict.fromkeys(r["matrix"] for r in rows if "error" not in r))
+    done = [r for r in rows if "error" not in r]
+    mats = list(dict.fromkeys(r["matrix"] for r in done))
     if not mats:
         return
-    cols = min(3, len(mats))
-    nrows = math.ceil(len(mats) / cols)
-    fig, axes = plt.subplots(nrows, cols, figsize=(5 * cols, 3.8 * nrows), squeeze=False)
-    colors = {}
-    for ax, mat in zip(axes.flat, mats):
-        for r in (r for r in rows if r.get("matrix") == mat and "error" not in r):
-            c = colors.setdefault(r["preconditioner"], f"C{len(colors)}")
-            ax.semilogy(r["residual_history"], color=c, label=f"{r['preconditioner']}")
-            ax.semilogy(r["error_history"], color=c, linestyle="--", linewidth=0.9)
-        ax.set_title(f"{mat} (N={next(r['n'] for r in rows if r['matrix'] == mat)})")
-        ax.set_xlabel("iteration")
-        ax.set_ylabel("relative residual (—), FRE (--)")
-        ax.grid(True, which="major", alpha=0.3)
-    for ax in list(axes.flat)[len(mats):]:
+    preconds = list(dict.fromkeys(r["preconditioner"] for r in done))
+    colors = {p: f"C{i % 10}" for i, p in enumerate(preconds)}
+    styles = {p: "-" if i < 10 else "--" for i, p in enumerate(preconds)}
+    n_groups = math.ceil(len(preconds) / PLOT_LINES_PER_PANEL)
+    size = math.ceil(len(preconds) / n_groups)
+    groups = [preconds[i:i + size] for i in range(0, len(preconds), size)]
+    # one cell per (matrix, group of preconditioners): a residual panel beside an error panel
+    cells = [(mat, group) for mat in mats for group in groups
+             if any(r["matrix"] == mat and r["preconditioner"] in group for r in done)]
+    per_row = 2 if len(cells) > 1 else 1
+    nrows = math.ceil(len(cells) / per_row)
+    fig, axes = plt.subplots(nrows, 2 * per_row, figsize=(4.6 * 2 * per_row, 3.3 * nrows), squeeze=False)
+    flat = list(axes.flat)
+    for k, (mat, group) in enumerate(cells):
+        residual_ax, error_ax = flat[2 * k], flat[2 * k + 1]
+        rows_n = next(r["n"] for r in done if r["matrix"] == mat)
+        for r in (r for r in done if r["matrix"] == mat and r["preconditioner"] in group):
+            for ax, history in ((residual_ax, r["residual_history"]), (error_ax, r["error_history"])):
+                if not history:
+                    continue
+                ax.semilogy(history, color=colors[r["preconditioner"]], linestyle=styles[r["preconditioner"]],
+                            linewidth=1.2)
+                if not r["converged"]:  # mark where a run that failed stopped
+                    ax.semilogy([len(history) - 1], [history[-1]], marker="x", color=colors[r["preconditioner"]],
+                                markersize=9, markeredgewidth=2, linestyle="none")
+        part = "" if len(groups) == 1 else f", part {groups.index(group) + 1}"
+        residual_ax.set_title(f"{mat} (N={rows_n:,}){part}: relative residual", fontsize=9)
+        error_ax.set_title(f"{mat}{part}: forward relative error", fontsize=9)
+        for ax in (residual_ax, error_ax):
+            ax.set_xlabel("iteration", fontsize=8)
+            ax.tick_params(labelsize=7)
+            ax.grid(True, which="major", alpha=0.3)
+    for ax in flat[2 * len(cells):]:
         ax.axis("off")
-    handles, labels = axes.flat[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 6), frameon=False)
-    fig.tight_layout(rect=(0, 0.06, 1, 1))
-    fig.savefig(path, dpi=110)
+    handles = [Line2D([], [], color=colors[p], linestyle=styles[p], linewidth=1.5) for p in preconds]
+    labels = [PLOT_LABELS.get(p, p) for p in preconds]
+    if any(not r["converged"] for r in done):
+        handles.append(Line2D([], [], color="black", marker="x", markersize=8, markeredgewidth=2, linestyle="none"))
+        labels.append("not converged (end of run)")
+    fig.tight_layout()
+    fig.legend(handles, labels, loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False, fontsize=9,
+               title="preconditioner")
+    fig.savefig(path, dpi=110, bbox_inches="tight")  # the legend right of the panels is kept
     plt.close(fig)
 
 
