@@ -36,6 +36,20 @@ def _check_min_size(min_size):
     return int(min_size)
 
 
+def _arguments(G, min_size, comm, root):
+    """Collective: the communicator, the checked ``min_size`` and the graph on every rank."""
+    from kernels.mpi import agree, world
+
+    comm = world() if comm is None else comm
+    error = None
+    try:
+        min_size = _check_min_size(min_size)
+    except Exception as exc:  # noqa: BLE001 - reported collectively
+        error = exc
+    agree(comm, error, "min_size")
+    return comm, min_size, _shared_graph(G, comm, root)
+
+
 def _shared_graph(G, comm, root):
     """The graph on every rank: given everywhere, or on ``root`` only (then broadcast)."""
     from kernels.mpi import agree
@@ -218,17 +232,10 @@ def count_maximal_cliques_mpi(G, min_size=1, device="auto", comm=None, *, root=0
         from graphkit.distributed_cliques import count_maximal_cliques_mpi
         res = count_maximal_cliques_mpi(generators.rmat(17, 8, 0.45, 0.15, 0.15, seed=1))
     """
-    from kernels.mpi import agree, select_device, world
+    from kernels.mpi import select_device
 
-    comm = world() if comm is None else comm
+    comm, min_size, G = _arguments(G, min_size, comm, root)
     MPI = _mpi()
-    error = None
-    try:
-        min_size = _check_min_size(min_size)
-    except Exception as exc:  # noqa: BLE001
-        error = exc
-    agree(comm, error, "min_size")
-    G = _shared_graph(G, comm, root)
     dev = select_device(comm, device)
     comm.Barrier()
     t0 = time.perf_counter()
@@ -296,16 +303,9 @@ def maximal_cliques_mpi(G, min_size=1, device="auto", comm=None, *, root=0, chun
         from graphkit.distributed_cliques import maximal_cliques_mpi
         mine = [c.tolist() for c in maximal_cliques_mpi(nx.karate_club_graph())]
     """
-    from kernels.mpi import agree, select_device, world
+    from kernels.mpi import select_device
 
-    comm = world() if comm is None else comm
-    error = None
-    try:
-        min_size = _check_min_size(min_size)
-    except Exception as exc:  # noqa: BLE001
-        error = exc
-    agree(comm, error, "min_size")
-    G = _shared_graph(G, comm, root)
+    comm, min_size, G = _arguments(G, min_size, comm, root)
     if G.n == 0:
         return
     if select_device(comm, device) == "gpu":

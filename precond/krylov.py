@@ -28,8 +28,9 @@ from kernels.backend import get_array_module, sparse_linalg_module
 __all__ = ["bicgstab", "solve", "SolveResult"]
 
 
-def _as_operator(M, xp):
-    """A callable ``x -> M^{-1} x`` from None, a preconditioner object, a LinearOperator or a matrix."""
+def as_operator(M):
+    """A callable ``x -> M^{-1} x`` from None, a preconditioner object, a LinearOperator or a
+    matrix (None stays None); shared by the one-device and the distributed iterations."""
     if M is None:
         return None
     if hasattr(M, "matvec"):
@@ -253,7 +254,7 @@ def bicgstab(A, b, x0=None, *, rtol: float = 1e-5, atol: float = 0.0, maxiter: i
         cuda_graph = xp is not np and callback is None
     elif cuda_graph and (xp is np or callback is not None):
         raise ValueError("cuda_graph needs a GPU problem and no callback")
-    apply_m = _as_operator(M, xp)
+    apply_m = as_operator(M)
     product = A.matvec if hasattr(A, "matvec") and not hasattr(A, "tocsr") else (lambda v: A @ v)
     if cuda_graph and hasattr(A, "tocsr") and np.dtype(A.dtype) in (np.float32, np.float64):
         from kernels.spmv import spmv

@@ -36,19 +36,27 @@ def _system(PETSc, A):
     return M, b, M.createVecRight()
 
 
+def _bcgs(PETSc, M, context=None, pc_type="python"):
+    """A BiCGStab KSP on ``M``; its PC a python context (or ``pc_type``)."""
+    ksp = PETSc.KSP().create(comm=PETSc.COMM_SELF)
+    ksp.setOperators(M)
+    ksp.setType("bcgs")
+    ksp.setTolerances(rtol=1e-10, max_it=2000)
+    if context is not None:
+        ksp.getPC().setType("python")
+        ksp.getPC().setPythonContext(context)
+    elif pc_type != "python":
+        ksp.getPC().setType(pc_type)
+    return ksp
+
+
 @pytest.mark.parametrize("name", ["JacobiPC", "AlgebraicTridiagonalPC", "AlgebraicBlockTridiagonalPC"])
 def test_pcpython_context_in_a_petsc_solve(PETSc, name):
     from precond import petsc
 
     A = matrices.aniso2(24)
     M, b, x = _system(PETSc, A)
-    ksp = PETSc.KSP().create(comm=PETSc.COMM_SELF)
-    ksp.setOperators(M)
-    ksp.setType("bcgs")
-    ksp.setTolerances(rtol=1e-10, max_it=2000)
-    pc = ksp.getPC()
-    pc.setType("python")
-    pc.setPythonContext(getattr(petsc, name)())
+    ksp = _bcgs(PETSc, M, getattr(petsc, name)())
     ksp.solve(b, x)
     assert ksp.getConvergedReason() > 0
     assert np.allclose(x.getArray(), 1, atol=1e-7)
@@ -59,27 +67,15 @@ def test_block_jacobi_sub_solvers(PETSc):
 
     A = matrices.aniso2(24)
     M, b, x = _system(PETSc, A)
-    ksp = PETSc.KSP().create(comm=PETSc.COMM_SELF)
-    ksp.setOperators(M)
-    ksp.setType("bcgs")
-    ksp.setTolerances(rtol=1e-10, max_it=2000)
+    ksp = _bcgs(PETSc, M, pc_type="none")
     contexts = petsc.use_in_block_jacobi(ksp, petsc.AlgebraicTridiagonalPC)
     ksp.solve(b, x)
     assert len(contexts) in (0, 1) and all(c.M is not None for c in contexts)
     assert ksp.getConvergedReason() > 0 and np.allclose(x.getArray(), 1, atol=1e-7)
     # one process, one block: the same iterations as AlgTriScal as the whole preconditioner
-    direct = PETSc.KSP().create(comm=PETSc.COMM_SELF)
-    direct.setOperators(M)
-    direct.setType("bcgs")
-    direct.setTolerances(rtol=1e-10, max_it=2000)
-    direct.getPC().setType("python")
-    direct.getPC().setPythonContext(petsc.AlgebraicTridiagonalPC())
+    direct = _bcgs(PETSc, M, petsc.AlgebraicTridiagonalPC())
     direct.solve(b, M.createVecRight())
     assert ksp.getIterationNumber() == direct.getIterationNumber()
-    plain = PETSc.KSP().create(comm=PETSc.COMM_SELF)
-    plain.setOperators(M)
-    plain.setType("bcgs")
-    plain.setTolerances(rtol=1e-10, max_it=2000)
-    plain.getPC().setType("none")
+    plain = _bcgs(PETSc, M, pc_type="none")
     plain.solve(b, M.createVecRight())
     assert direct.getIterationNumber() < plain.getIterationNumber()

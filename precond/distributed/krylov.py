@@ -25,17 +25,9 @@ import numpy as np
 
 from kernels.mpi import mpi
 
+from ..krylov import as_operator
+
 __all__ = ["bicgstab", "cg"]
-
-
-def _operator(M):
-    if M is None:
-        return None
-    if hasattr(M, "matvec"):
-        return M.matvec
-    if callable(M):
-        return M
-    raise TypeError(f"M must be a preconditioner with matvec(), a callable or None, got {type(M).__name__}")
 
 
 class _Ops:
@@ -133,7 +125,7 @@ def _prepare(A, b, x0, maxiter, M):
     xp = A.xp
     dtype = np.result_type(A.dtype, b.dtype)
     x = xp.zeros(A.n_local, dtype) if x0 is None else xp.array(x0, dtype=dtype, copy=True)
-    apply_m = _operator(M)
+    apply_m = as_operator(M)
     precondition = (lambda v: v) if apply_m is None else apply_m
     return xp, dtype, x, maxiter, precondition
 

@@ -253,7 +253,6 @@ class DistributedCSR:
         self.dtype = np.dtype(diag.dtype)
         self.nnz_local = int(diag.nnz + offd.nnz)
         self.nnz = int(comm.allreduce(self.nnz_local))
-        self._y = None
 
     # -- construction -------------------------------------------------------------------
     @classmethod
