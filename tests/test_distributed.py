@@ -231,6 +231,20 @@ def case_main(tmp):
         assert D.nnz == M.nnz, (name, D.nnz, M.nnz)
         _check_product(M, D, rng)
     _check_solves(R, dist.read_matrix_market(path / "r.mtx", device="cpu"), ["jacobi"], symmetric=False)
+    # complex values (file and solve) and a pattern file
+    C = (matrices.poisson2d(12) + 1j * sp.random(144, 144, density=0.02, random_state=1)).tocsr()
+    if comm.rank == 0:
+        scipy.io.mmwrite(path / "c.mtx", C)
+        scipy.io.mmwrite(path / "p.mtx", (abs(R) > 0).astype(float).tocsr(), field="pattern")
+    comm.Barrier()
+    DC = dist.read_matrix_market(path / "c.mtx", device="cpu")
+    assert DC.dtype == np.complex128
+    _check_product(C, DC, rng)
+    xt = np.exp(1j * np.arange(144) / 9)
+    x, info = dist.bicgstab(DC, DC.local_vector(C @ xt), rtol=1e-10, M=dist.block_jacobi(DC, "jacobi"))
+    full = DC.gather(x)
+    assert info == 0 and (comm.rank or np.abs(full - xt).max() < 1e-7)
+    _check_product((abs(R) > 0).astype(float), dist.read_matrix_market(path / "p.mtx", device="cpu"), rng)
     _check_cliques(comm, gen.rmat(10, 4, 0.45, 0.15, 0.15, seed=1))
 
 
