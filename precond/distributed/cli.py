@@ -109,6 +109,7 @@ def run(args, comm=None):
             del M
         M = phases.run(f"setup {name}", lambda: block_jacobi(A, name), A)
         history, stats = [], {}
+        waited = A.exchange.seconds
         x, info = phases.run(f"solve {name}", lambda: solver(A, b, M=M, rtol=args.rtol, maxiter=args.maxiter,
                                                             residuals=history, stats=stats), A)
         rel = norm(b - A.matvec(x)) / bnorm
@@ -116,6 +117,7 @@ def run(args, comm=None):
         setup, solve = phases.times[f"setup {name}"], phases.times[f"solve {name}"]
         its = stats["iterations"]
         allreduce = comm.allreduce(stats["allreduce_time"], op=mpi().MAX)
+        exchange = comm.allreduce(A.exchange.seconds - waited, op=mpi().MAX)
         local_setup = comm.allreduce(M.setup_time, op=mpi().MAX)
         row = {
             "preconditioner": name,
@@ -127,7 +129,7 @@ def run(args, comm=None):
             "relative_residual": rel,
             "forward_error": fre,
             "times": {"setup": setup, "local_setup_max": local_setup, "solve": solve,
-                      "per_iteration": solve / max(its, 1), "allreduce_max": allreduce,
+                      "per_iteration": solve / max(its, 1), "allreduce_max": allreduce, "exchange_max": exchange,
                       "time_to_solution": setup + solve},
             "allreduces_per_iteration": stats["allreduces"] / max(its, 1),
             "residual_history": [h / bnorm for h in history],

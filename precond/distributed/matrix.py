@@ -17,6 +17,8 @@ local product runs.
 """
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -114,6 +116,8 @@ class GhostExchange:
             offset += int(count)
         self._started = False
         self._mpi = MPI
+        #: host seconds spent in :meth:`end` (waiting for the copy and the messages)
+        self.seconds = 0.0
 
     def begin(self, x):
         """Pack this rank's values for its neighbours and start the messages (on the GPU
@@ -150,24 +154,25 @@ class GhostExchange:
         if not self.requests:
             self._started = False
             return self.recv_dev if self.gpu else self.recv_host
+        t0 = time.perf_counter()
         if self.gpu and not self.device_buffers:
             import cupy
 
             self.copied.synchronize()  # the last ghost values have left recv_host
             self.stream.synchronize()  # this call's send values are in send_host
             self._start()
-            if self.requests:
-                self._mpi.Request.Waitall(self.requests)
+            self._mpi.Request.Waitall(self.requests)
             self._started = False
             if self.n_recv:
                 self.recv_dev.set(self.recv_host, stream=cupy.cuda.get_current_stream())
             self.copied.record()
+            self.seconds += time.perf_counter() - t0
             return self.recv_dev
         if not self._started:
             raise RuntimeError("GhostExchange.end() without begin()")
-        if self.requests:
-            self._mpi.Request.Waitall(self.requests)
+        self._mpi.Request.Waitall(self.requests)
         self._started = False
+        self.seconds += time.perf_counter() - t0
         return self.recv_dev if self.gpu else self.recv_host
 
     def free(self):
