@@ -1,0 +1,216 @@
+"""Pairwise aggregation by repeated matching (the ``"pairwise"`` hierarchy of
+:func:`precond.amg`), on the backend of the matrix: SciPy in, the CPU; cupyx in, every
+step on the GPU.
+
+One round: the strong couplings of ``A`` (:func:`strength_graph`) -> a [0,1]-factor of
+that graph (a matching, :func:`kernels.factor.factor_rounds` with ``n=1``, the project's
+own parallel factor) -> matched pairs and unmatched vertices contracted to one coarse
+vertex each, with the Galerkin operator ``P^T A P`` of the piecewise constant ``P``
+(:func:`pair_galerkin`). Two rounds give aggregates of up to four vertices, as in
+Notay's AGMG and in AmgX's size-4 aggregation. Every step is deterministic and the CPU
+and GPU twins sum in the same order, so both give the same aggregates and the same coarse
+matrices.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..backend import get_array_module, sparse_module
+from ..factor import factor_rounds
+from ..graph import abs_graph, contract_pairs
+
+__all__ = ["strength_graph", "pair_matching", "pair_galerkin", "PairwiseLevel", "pairwise_level", "prolongator"]
+
+
+def _canonical(A):
+    """``A`` as a canonical CSR matrix (sorted, no duplicates) whose index arrays share one
+    dtype (the kernels' precondition)."""
+    A = A.tocsr()
+    if not A.has_canonical_format:
+        A = A.copy()
+        A.sum_duplicates()
+    if A.indptr.dtype != A.indices.dtype:
+        A = sparse_module(get_array_module(A)).csr_matrix((A.data, A.indices, A.indptr.astype(A.indices.dtype)),
+                                                          shape=A.shape)
+        A.has_canonical_format = True
+    return A
+
+
+def strength_graph(A, theta=0.25):
+    """The symmetric weight graph of the strong couplings of ``A``.
+
+    Entry ``(i, j)`` is strong when its scaled coupling ``s_ij = |a_ij| / sqrt(|a_ii
+    a_jj|)`` is at least ``theta`` times the largest of row ``i``. The strong entries ``W``
+    are made symmetric as the factor's weight graph is (:func:`kernels.graph.abs_graph`):
+    ``W`` itself when it is symmetric, else ``W + W^T`` (an entry strong in both
+    directions weighs twice). CSR, no diagonal, canonical, on the backend of ``A``.
+
+    Parameters
+    ----------
+    A : scipy.sparse or cupyx.scipy.sparse matrix, square, float32 or float64
+    theta : float in [0, 1]
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> A = sp.csr_matrix(np.array([[4., -2., -0.1], [-2., 4., -1.], [-0.1, -1., 4.]]))
+    >>> strength_graph(A, theta=0.25).toarray()
+    array([[0.  , 0.5 , 0.  ],
+           [0.5 , 0.  , 0.25],
+           [0.  , 0.25, 0.  ]])
+    """
+    if not 0.0 <= theta <= 1.0:
+        raise ValueError(f"theta must be in [0, 1], got {theta}")
+    A = _canonical(A)
+    xp = get_array_module(A)
+    vt = np.dtype(A.dtype)
+    diag = A.diagonal().astype(vt, copy=False)
+    if xp is np:
+        from ._cpu import strength_weights
+
+        w = strength_weights(A.indptr, A.indices, A.data, diag, theta)
+    else:
+        from ..cuda import get_kernel
+
+        n = A.shape[0]
+        w = xp.empty_like(A.data)
+        threads = 256
+        get_kernel("amg", "strength_weights", vt, A.indices.dtype)(
+            ((n + threads - 1) // threads,), (threads,),
+            (A.indices.dtype.type(n), A.indptr, A.indices, A.data, xp.ascontiguousarray(diag), vt.type(theta), w))
+    # the weights keep 20 bits of mantissa (truncated): coarse operators computed in a
+    # different order (cuSPARSE's and SciPy's sparse products) differ in their last bits,
+    # which would break ties between equal weights differently on the CPU and the GPU
+    dropped = 32 if vt == np.float64 else 3
+    bits = w.view(np.uint64 if vt == np.float64 else np.uint32)
+    bits &= bits.dtype.type(~((1 << dropped) - 1) & (2 ** (8 * vt.itemsize) - 1))
+    W = sparse_module(xp).csr_matrix((w, A.indices, A.indptr), shape=A.shape)
+    W.has_canonical_format = True
+    return abs_graph(W)
+
+
+def pair_matching(S, *, iterations=8, m=5, k_m=0, p=0.5, seed=0):
+    """The partner of each vertex in a [0,1]-factor (a matching) of the weight graph
+    ``S`` (-1: unmatched), by the parallel factor of paper 001 (Algorithm 2 with ``n=1``:
+    heavy edges first; see :func:`kernels.factor.factor_rounds` for the parameters). On the
+    GPU nothing is read back."""
+    partners, _, _ = factor_rounds(S, n=1, iterations=iterations, m=m, k_m=k_m, p=p, seed=seed)
+    return partners[:, 0]
+
+
+def pair_galerkin(A, mate):
+    """The Galerkin operator ``P^T A P`` of the matching ``mate``, whose piecewise constant
+    ``P`` maps each coarse vertex (a pair, or an unmatched vertex) to its members.
+
+    The off-diagonal entries are :func:`kernels.graph.contract_pairs` of ``A``'s signed
+    entries; the diagonal entry of a pair is the sum, over its members in order, of each
+    member's entries inside the pair (its diagonal and the entry to its partner: two
+    terms, so their order does not matter). Returns ``(Ac, coarse, members)``: ``Ac``
+    canonical CSR with its explicit zeros kept, ``coarse[i]`` the coarse vertex of ``i``,
+    ``members`` (Nc x 2, -1 for none); the same on the CPU and the GPU.
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> A = sp.csr_matrix(np.array([[2., -1., 0.], [-1., 2., -1.], [0., -1., 2.]]))
+    >>> Ac, coarse, members = pair_galerkin(A, np.array([1, 0, -1]))
+    >>> Ac.toarray(), coarse.tolist()
+    (array([[ 2., -1.],
+           [-1.,  2.]]), [0, 0, 1])
+    """
+    A = _canonical(A)
+    xp = get_array_module(A)
+    sps = sparse_module(xp)
+    n = A.shape[0]
+    off, coarse, members = contract_pairs(A, mate, check=False)
+    itype = A.indices.dtype
+    coarse = coarse.astype(itype, copy=False)
+    members = members.astype(itype, copy=False)
+    rows = xp.repeat(xp.arange(n, dtype=itype), xp.diff(A.indptr).astype(np.int64))
+    inside = coarse[A.indices] == coarse[rows]
+    own = xp.bincount(rows[inside], weights=A.data[inside], minlength=n)  # at most two terms a row
+    second = members[:, 1]
+    diag = own[members[:, 0]] + xp.where(second >= 0, own[xp.maximum(second, 0)], 0)
+    nc = members.shape[0]
+    off_rows = xp.repeat(xp.arange(nc, dtype=itype), xp.diff(off.indptr).astype(np.int64))
+    coo = sps.coo_matrix((xp.concatenate([off.data, diag.astype(A.dtype)]),
+                          (xp.concatenate([off_rows, xp.arange(nc, dtype=itype)]),
+                           xp.concatenate([off.indices.astype(itype, copy=False), xp.arange(nc, dtype=itype)]))),
+                         shape=(nc, nc))
+    Ac = _canonical(coo.tocsr())
+    return Ac, coarse, members
+
+
+@dataclass
+class PairwiseLevel:
+    """One level of a pairwise hierarchy: ``aggregates[i]`` is the coarse vertex of fine
+    vertex ``i``, ``members`` (Nc x 2**rounds, -1 padded) the fine vertices of each coarse
+    one, ``coarse`` the Galerkin operator of the next level."""
+
+    aggregates: object
+    members: object
+    coarse: object
+
+    @property
+    def n_coarse(self) -> int:
+        return int(self.members.shape[0])
+
+
+def pairwise_level(A, *, rounds=2, theta=0.25, matching=None):
+    """Aggregates of up to ``2**rounds`` vertices by ``rounds`` rounds of pairwise matching
+    of the strong couplings, and the coarse operator.
+
+    Parameters
+    ----------
+    A : sparse matrix (SciPy or cupyx), square, float32 or float64
+    rounds : int, 1..3
+    theta : float
+        Strength threshold of :func:`strength_graph`.
+    matching : dict, optional
+        Parameters of :func:`pair_matching` (iterations, m, k_m, p, seed).
+
+    Returns
+    -------
+    PairwiseLevel
+
+    Examples
+    --------
+    >>> import matrices
+    >>> lvl = pairwise_level(matrices.aniso1(16))
+    >>> lvl.n_coarse <= 256 // 3, int(lvl.members.max()) < 256
+    (True, True)
+    """
+    if rounds not in (1, 2, 3):
+        raise ValueError(f"rounds must be 1, 2 or 3, got {rounds!r}")
+    matching = dict(matching or {})
+    A = _canonical(A)
+    xp = get_array_module(A)
+    itype = A.indices.dtype
+    n = A.shape[0]
+    aggregates = xp.arange(n, dtype=itype)
+    members = aggregates[:, None]
+    current = A
+    for _ in range(rounds):
+        mate = pair_matching(strength_graph(current, theta), **matching)
+        Ac, coarse, pairs = pair_galerkin(current, mate)
+        if Ac.shape[0] == current.shape[0]:  # nothing matched: this round changes nothing
+            break
+        aggregates = coarse[aggregates]
+        # the fine members of each new coarse vertex: those of its first member, then of its second
+        grouped = members[xp.maximum(pairs, 0)]  # (Nc, 2, width)
+        grouped = xp.where((pairs >= 0)[:, :, None], grouped, -1)
+        members = grouped.reshape(pairs.shape[0], -1)
+        current = Ac
+    return PairwiseLevel(aggregates, xp.ascontiguousarray(members), current)
+
+
+def prolongator(aggregates, n_coarse, dtype):
+    """The piecewise constant prolongator (N x Nc CSR, ones) of ``aggregates``."""
+    xp = get_array_module(aggregates)
+    n = aggregates.shape[0]
+    itype = aggregates.dtype
+    return sparse_module(xp).csr_matrix((xp.ones(n, dtype=dtype), aggregates, xp.arange(n + 1, dtype=itype)),
+                                        shape=(n, n_coarse))
+

@@ -1,0 +1,420 @@
+"""The multigrid cycle: level operators (residual, restriction, prolongation), smoothers,
+the dense coarse solve, and the cycle itself, on the CPU (NumPy, SciPy, Numba) and on the
+GPU (CUDA kernels of ``kernels/cuda/amg.cu`` and CuPy elementwise kernels).
+
+On the GPU nothing in a cycle reads from the device: every scalar (the smoothers' damping
+factors among them) stays in device memory, so that the cycle can be captured once into a
+CUDA graph (:class:`CycleGraph`) and replayed as one launch, and so that it can run inside
+the graph that :func:`precond.bicgstab` captures around its iterations.
+"""
+from __future__ import annotations
+
+import functools
+import warnings
+
+import numpy as np
+
+from ..backend import get_array_module, is_device_array, sparse_module
+from ..spmv import spmv, spmv_lanes
+
+__all__ = ["LevelOperator", "Smoother", "RichardsonSmoother", "JacobiSmoother", "DenseCoarseSolver",
+           "RelaxationCoarseSolver", "Cycle", "stream_is_capturing",
+           "CycleGraph", "spectral_radius", "damping", "CYCLES"]
+
+CYCLES = ("V", "W", "F")
+_THREADS = 256
+
+
+@functools.lru_cache(maxsize=None)
+def _elementwise():
+    """The CuPy elementwise kernels of the cycle (compiled at their first use)."""
+    import cupy
+
+    ek = cupy.ElementwiseKernel
+    return {
+        "axpy": ek("T z, raw T w", "T x", "x += w[0] * z", "amg_axpy"),
+        "scale": ek("T z, raw T w", "T x", "x = w[0] * z", "amg_scale"),
+        "jacobi_zero": ek("T b, T dinv, raw T w", "T x", "x = w[0] * dinv * b", "amg_jacobi_zero"),
+        "prolong_add": ek("raw T e, I agg", "T x", "x += e[agg]", "amg_prolong_add"),
+        "prolong": ek("raw T e, I agg", "T x", "x = e[agg]", "amg_prolong"),
+    }
+
+
+def _kernel(name, vt, it=None):
+    from ..cuda import get_kernel
+
+    return get_kernel("amg", name, vt) if it is None else get_kernel("amg", name, vt, it)
+
+
+def _grid(rows, lanes=1):
+    return (max(1, (rows * lanes + _THREADS - 1) // _THREADS),)
+
+
+def _canonical_csr(A):
+    """``A`` as CSR with sorted indices and index arrays of one dtype."""
+    A = A.tocsr()
+    if not A.has_canonical_format:
+        A = A.copy()
+        A.sum_duplicates()
+    if A.indptr.dtype != A.indices.dtype:
+        A = sparse_module(get_array_module(A)).csr_matrix((A.data, A.indices, A.indptr.astype(A.indices.dtype)),
+                                                          shape=A.shape)
+        A.has_canonical_format = True
+    return A
+
+
+class LevelOperator:
+    """The operators of one level: ``A`` and the transfer to the next coarser level,
+    either by ``aggregates`` (``aggregates[i]``: the coarse vertex of ``i``; ``members``:
+    the fine vertices of each coarse one, -1 padded) or by CSR matrices ``P`` and ``R``.
+    All on the backend of ``A``."""
+
+    def __init__(self, A, *, P=None, R=None, aggregates=None, members=None, coarsest=False):
+        self.A = _canonical_csr(A)
+        self.xp = get_array_module(self.A)
+        self.gpu = is_device_array(self.A)
+        self.dtype = np.dtype(self.A.dtype)
+        self.n = self.A.shape[0]
+        if not coarsest and (aggregates is None) == (P is None):
+            raise ValueError("a level needs either aggregates and members, or P (and R)")
+        self.aggregates, self.members = aggregates, members
+        if P is not None:
+            P = _canonical_csr(P).astype(self.dtype)
+            R = _canonical_csr(P.T if R is None else R).astype(self.dtype)
+            if P.shape[0] != self.n or R.shape != (P.shape[1], self.n):
+                raise ValueError(f"P of shape {P.shape} and R of shape {R.shape} do not fit A of size {self.n}")
+        self.P, self.R = P, R
+        self.n_coarse = int(P.shape[1]) if P is not None else int(members.shape[0]) if members is not None else 0
+        if self.gpu:
+            self._itype = self.A.indices.dtype.type
+            self._lanes = spmv_lanes(self.A.nnz, self.n, self.dtype.itemsize)
+            if P is not None:
+                self._p_lanes = spmv_lanes(P.nnz, self.n, self.dtype.itemsize)
+
+    # ---------------------------------------------------------------- residual
+    def residual(self, x, b):
+        """``b - A x`` as a new vector (``x`` None: zero)."""
+        if x is None:
+            return b.copy()
+        if not self.gpu:
+            return b - self.A @ x
+        r = self.xp.empty_like(b)
+        A = self.A
+        _kernel("residual", self.dtype, A.indices.dtype)(
+            _grid(self.n, self._lanes), (_THREADS,),
+            (self._itype(self.n), np.int32(self._lanes), A.indptr, A.indices, A.data, x, b, r))
+        return r
+
+    def restrict_residual(self, x, b):
+        """The coarse right-hand side ``R (b - A x)`` (``x`` None: zero)."""
+        if self.members is None:
+            r = self.residual(x, b)
+            return self.R @ r if not self.gpu else spmv(self.R, r)
+        if not self.gpu:
+            from ._cpu import residual_restrict
+
+            return residual_restrict(self.members, self.A, x, b)
+        A, members = self.A, self.members
+        bc = self.xp.empty(self.n_coarse, dtype=self.dtype)
+        _kernel("residual_restrict", self.dtype, A.indices.dtype)(
+            _grid(self.n_coarse, self._lanes), (_THREADS,),
+            (self._itype(self.n_coarse), np.int32(members.shape[1]), np.int32(self._lanes), members, A.indptr,
+             A.indices, A.data, x, b, bc))
+        return bc
+
+    def prolong(self, x, e):
+        """``x + P e`` (``x`` None: ``P e``); ``x`` is updated in place."""
+        if self.aggregates is not None:
+            if not self.gpu:
+                y = e[self.aggregates]
+                if x is None:
+                    return y
+                x += y
+                return x
+            k = _elementwise()
+            if x is None:
+                return k["prolong"](e, self.aggregates)
+            k["prolong_add"](e, self.aggregates, x)
+            return x
+        if not self.gpu:
+            y = self.P @ e
+            if x is None:
+                return y
+            x += y
+            return x
+        if x is None:
+            return spmv(self.P, e)
+        P = self.P
+        _kernel("csr_spmv_add", self.dtype, P.indices.dtype)(
+            _grid(self.n, self._p_lanes), (_THREADS,),
+            (P.indices.dtype.type(self.n), np.int32(self._p_lanes), P.indptr, P.indices, P.data, e, x))
+        return x
+
+    def prolongator(self):
+        """``P`` as a CSR matrix (built from the aggregates where the level has them)."""
+        if self.P is not None:
+            return self.P
+        from .aggregation import prolongator
+
+        return prolongator(self.aggregates, self.n_coarse, self.dtype)
+
+
+def spectral_radius(A, solve, iterations=10):
+    """An estimate of the spectral radius of ``S^{-1} A`` (``solve(r)`` = ``S^{-1} r``) by
+    ``iterations`` steps of the power method from a fixed vector, as a 0-d array on the
+    backend of ``A`` (on the GPU it is never read: no host synchronization)."""
+    xp = get_array_module(A)
+    n = A.shape[0]
+    dtype = np.dtype(A.dtype)
+    # a fixed start with components along every eigenvector in practice: the fractional
+    # parts of i times the golden ratio, centred
+    x = (xp.arange(n, dtype=np.float64) * 0.6180339887498949) % 1.0 - 0.5
+    x = (x / xp.linalg.norm(x)).astype(dtype)
+    rho = xp.zeros((), dtype=dtype)
+    for _ in range(max(int(iterations), 1)):
+        y = solve(A @ x)
+        rho = xp.linalg.norm(y)
+        x = y / xp.where(rho > 0, rho, 1)
+    return rho
+
+
+def damping(rho, factor, dtype):
+    """``factor / rho`` as a 1-element array of ``dtype`` (``factor`` where ``rho`` is not a
+    positive finite number), on the backend of ``rho``: the damping factor of a smoother
+    whose ``S^{-1} A`` has spectral radius about ``rho``."""
+    xp = get_array_module(rho)
+    rho = xp.asarray(rho, dtype=np.float64)
+    good = xp.isfinite(rho) & (rho > 0)
+    return xp.where(good, factor / xp.where(good, rho, 1.0), factor).astype(dtype).reshape(1)
+
+
+class Smoother:
+    """A smoother of one level: :meth:`relax` runs ``steps`` smoothing steps on ``x``
+    (None: a zero initial guess) for the right-hand side ``b``; ``post=True`` runs the
+    adjoint steps (the post-smoother of a symmetric cycle)."""
+
+    name = "smoother"
+
+    def relax(self, level, x, b, steps, post=False):
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        return self.name
+
+
+class RichardsonSmoother(Smoother):
+    """Damped Richardson with a preconditioner ``S``: ``x += omega S^{-1} (b - A x)``.
+
+    ``solve(r)`` returns ``S^{-1} r`` as a new array (AlgTriScal's or AlgTriBlock's apply:
+    algebraic line relaxation), ``adjoint(r)`` returns ``S^{-T} r`` (None: ``S`` is
+    symmetric, or no adjoint is known). ``omega``: a 1-element array on the backend (see
+    :func:`damping`). ``sweep="forward"``: a step is one update, with ``S`` before the
+    coarse correction and ``S^T`` after it; ``"symmetric"``: a step is an update with
+    ``S`` followed by one with ``S^T`` (the forward-backward sweep of symmetric
+    Gauss-Seidel), before and after. Either way the cycle is symmetric for symmetric ``A``
+    when it has as many pre- as post-smoothing steps."""
+
+    def __init__(self, solve, omega, *, adjoint=None, sweep="forward", name="richardson"):
+        if sweep not in ("forward", "symmetric"):
+            raise ValueError(f"sweep must be 'forward' or 'symmetric', got {sweep!r}")
+        self.solve, self.omega, self.adjoint, self.sweep, self.name = solve, omega, adjoint, sweep, name
+
+    def _halves(self, post):
+        backward = self.adjoint or self.solve
+        if self.sweep == "symmetric":
+            return (self.solve, backward)
+        return (backward,) if post else (self.solve,)
+
+    def relax(self, level, x, b, steps, post=False):
+        gpu = level.gpu
+        omega = self.omega if gpu else self.omega[0]
+        for _ in range(steps):
+            for solve in self._halves(post):
+                if x is None:
+                    z = solve(b)
+                    if gpu:
+                        x = _elementwise()["scale"](z, omega)
+                    else:
+                        z *= omega
+                        x = z
+                    continue
+                z = solve(level.residual(x, b))
+                if gpu:
+                    _elementwise()["axpy"](z, omega, x)
+                else:
+                    z *= omega
+                    x += z
+        return x
+
+    def describe(self):
+        return f"{self.name}{' (symmetric sweep)' if self.sweep == 'symmetric' else ''}"
+
+
+class JacobiSmoother(Smoother):
+    """Damped Jacobi, ``x += omega D^{-1} (b - A x)``: one fused kernel per sweep on the GPU
+    (``jacobi_sweep``). ``sweep="symmetric"`` makes a step two sweeps."""
+
+    name = "jacobi"
+
+    def __init__(self, inverse_diagonal, omega, *, sweep="forward"):
+        if sweep not in ("forward", "symmetric"):
+            raise ValueError(f"sweep must be 'forward' or 'symmetric', got {sweep!r}")
+        self.dinv, self.omega, self.sweep = inverse_diagonal, omega, sweep
+
+    def relax(self, level, x, b, steps, post=False):
+        sweeps = steps * (2 if self.sweep == "symmetric" else 1)
+        A = level.A
+        for _ in range(sweeps):
+            if level.gpu:
+                if x is None:
+                    x = _elementwise()["jacobi_zero"](b, self.dinv, self.omega)
+                    continue
+                out = level.xp.empty_like(b)
+                _kernel("jacobi_sweep", level.dtype, A.indices.dtype)(
+                    _grid(level.n, level._lanes), (_THREADS,),
+                    (level._itype(level.n), np.int32(level._lanes), A.indptr, A.indices, A.data, self.dinv,
+                     self.omega, x, b, out))
+                x = out
+            elif x is None:
+                x = self.omega[0] * self.dinv * b
+            else:
+                r = b - A @ x
+                r *= self.dinv
+                r *= self.omega[0]
+                x = x + r
+        return x
+
+    def describe(self):
+        return f"jacobi{' (symmetric sweep)' if self.sweep == 'symmetric' else ''}"
+
+
+class DenseCoarseSolver:
+    """The coarsest level solved exactly by a dense inverse, computed once on the backend
+    of ``A`` (in float64, from an LU factorization; the pseudo-inverse when ``A`` is
+    singular, as pyamg's default coarse solver) and applied as one matrix-vector product
+    (on the GPU the ``dense_gemv`` kernel, which a CUDA graph can capture)."""
+
+    def __init__(self, A):
+        xp = get_array_module(A)
+        self.xp, self.gpu = xp, is_device_array(A)
+        self.A = A
+        self.n = A.shape[0]
+        self.dtype = np.dtype(A.dtype)
+        dense = A.toarray().astype(np.float64)
+        self.pseudo = False
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                inverse = xp.linalg.inv(dense)
+                check = xp.abs(dense @ inverse - xp.eye(self.n)).max()
+                ok = bool(xp.isfinite(check)) and float(check) < 1e-8 * max(1.0, float(xp.abs(dense).max()) * self.n)
+            except np.linalg.LinAlgError:
+                ok = False
+            if not ok:
+                inverse = xp.linalg.pinv(dense)
+                self.pseudo = True
+        self.inverse = xp.ascontiguousarray(inverse.astype(self.dtype))
+
+    def solve(self, b):
+        """``A^{-1} b`` (or ``A^+ b``) as a new vector."""
+        if not self.gpu:
+            return self.inverse @ b
+        x = self.xp.empty(self.n, dtype=self.dtype)
+        _kernel("dense_gemv", self.dtype)(_grid(self.n, 32), (_THREADS,), (np.int32(self.n), self.inverse, b, x))
+        return x
+
+
+class RelaxationCoarseSolver:
+    """A coarsest level too large for a dense inverse, solved approximately by ``steps``
+    smoothing steps of its ``smoother`` from zero (``level``: its
+    :class:`LevelOperator`, built with ``coarsest=True``)."""
+
+    def __init__(self, level, smoother, steps):
+        self.level, self.smoother, self.steps = level, smoother, int(steps)
+        self.A, self.n, self.pseudo = level.A, level.n, False
+
+    def solve(self, b):
+        return self.smoother.relax(self.level, None, b, self.steps)
+
+
+class Cycle:
+    """A multigrid cycle over ``levels`` (:class:`LevelOperator`, finest first) with their
+    ``smoothers`` and the ``coarse`` solver of the level below the last; ``kind`` "V",
+    "W" or "F" (pyamg's definitions). :meth:`__call__` runs one cycle for ``b`` from ``x``
+    (None: zero) and returns the new iterate; the input ``x`` may be overwritten."""
+
+    def __init__(self, levels, smoothers, coarse, *, presmooth=1, postsmooth=1, kind="V"):
+        if kind not in CYCLES:
+            raise ValueError(f"cycle must be one of {CYCLES}, got {kind!r}")
+        if len(smoothers) != len(levels):
+            raise ValueError("one smoother per level is needed")
+        self.levels, self.smoothers, self.coarse = list(levels), list(smoothers), coarse
+        self.presmooth, self.postsmooth, self.kind = int(presmooth), int(postsmooth), kind
+
+    def __call__(self, b, x=None):
+        if not self.levels:  # a matrix no larger than the coarse level: solved directly
+            return self.coarse.solve(b) if x is None else x + self.coarse.solve(b - self.coarse.A @ x)
+        return self._cycle(0, b, x, self.kind)
+
+    def _cycle(self, k, b, x, kind):
+        level, smoother = self.levels[k], self.smoothers[k]
+        x = smoother.relax(level, x, b, self.presmooth)
+        bc = level.restrict_residual(x, b)
+        if k + 1 == len(self.levels):
+            e = self.coarse.solve(bc)
+        elif kind == "V":
+            e = self._cycle(k + 1, bc, None, "V")
+        elif kind == "W":
+            e = self._cycle(k + 1, bc, None, "W")
+            e = self._cycle(k + 1, bc, e, "W")
+        else:  # F: an F-cycle below, then a V-cycle from its result
+            e = self._cycle(k + 1, bc, None, "F")
+            e = self._cycle(k + 1, bc, e, "V")
+        x = level.prolong(x, e)
+        return smoother.relax(level, x, b, self.postsmooth, post=True)
+
+
+class CycleGraph:
+    """One cycle ``run(b) -> x`` captured into a CUDA graph for vectors of length ``n``:
+    :meth:`__call__` copies its argument into the graph's input, launches the graph on the
+    current stream and returns a copy of its output (no host synchronization). The
+    temporaries of the captured cycle come from a private memory pool that lives as long
+    as the graph, so that nothing else takes their memory while a replay may write it.
+    (The cycle must have run once before capture, so that every kernel is compiled and
+    every lazily made launch argument exists.)"""
+
+    def __init__(self, run, n, dtype):
+        import cupy
+
+        self.pool = cupy.cuda.MemoryPool()
+        stream = cupy.cuda.Stream(non_blocking=True)
+        self.b = cupy.zeros(n, dtype=dtype)
+        cupy.cuda.get_current_stream().synchronize()  # the input exists before the side stream reads it
+        with cupy.cuda.using_allocator(self.pool.malloc), stream:
+            stream.begin_capture()
+            try:
+                self.x = run(self.b)
+            finally:
+                self.graph = stream.end_capture()
+
+    def launch(self):
+        """Replays the captured cycle on the current stream (input :attr:`b`, output :attr:`x`)."""
+        import cupy
+
+        self.graph.launch(cupy.cuda.get_current_stream())
+
+    def __call__(self, b):
+        self.b[...] = b
+        self.launch()
+        return self.x.copy()
+
+
+def stream_is_capturing() -> bool:
+    """Whether the current CUDA stream is being captured (by a caller's graph, such as
+    :func:`precond.bicgstab`'s): kernels launched now become part of that graph."""
+    import cupy
+
+    try:
+        return bool(cupy.cuda.get_current_stream().is_capturing())
+    except Exception:  # noqa: BLE001 - a query the driver refuses: treat as not capturing
+        return False

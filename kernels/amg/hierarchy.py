@@ -1,0 +1,152 @@
+"""Multigrid hierarchies: built by pyamg on the host and moved to the backend of the
+matrix (smoothed aggregation, Ruge-Stuben, or a pyamg solver the caller built), or built
+by pairwise aggregation on the backend itself (:mod:`kernels.amg.aggregation`)."""
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+
+from ..backend import get_array_module, is_device_array, sparse_module, to_device, to_host
+from .aggregation import pairwise_level
+from .cycle import LevelOperator
+
+__all__ = ["Hierarchy", "pyamg_hierarchy", "pairwise_hierarchy", "smoothed_prolongator", "from_pyamg",
+           "PYAMG_SMOOTHER_OPTIONS"]
+
+#: pyamg options that configure pyamg's own cycle, not the hierarchy: refused, since the
+#: cycle and its smoothers are ours (``smoother=`` chooses them).
+PYAMG_SMOOTHER_OPTIONS = ("presmoother", "postsmoother", "coarse_solver", "keep")
+
+
+class Hierarchy:
+    """The levels of a multigrid hierarchy, finest first: ``levels`` (a
+    :class:`kernels.amg.cycle.LevelOperator` each, with the transfer to the next level)
+    and ``coarse``, the operator of the coarsest level (CSR), all on one backend."""
+
+    def __init__(self, levels, coarse):
+        self.levels = list(levels)
+        self.coarse = coarse
+
+    @property
+    def operators(self):
+        """The operator of every level, finest first, the coarsest last."""
+        return [lvl.A for lvl in self.levels] + [self.coarse]
+
+    @property
+    def sizes(self) -> list[int]:
+        return [int(A.shape[0]) for A in self.operators]
+
+    @property
+    def nonzeros(self) -> list[int]:
+        return [int(A.nnz) for A in self.operators]
+
+    @property
+    def operator_complexity(self) -> float:
+        """Nonzeros of all levels' operators over those of the finest."""
+        nnz = self.nonzeros
+        return sum(nnz) / max(nnz[0], 1)
+
+    @property
+    def grid_complexity(self) -> float:
+        """Rows of all levels over those of the finest."""
+        sizes = self.sizes
+        return sum(sizes) / sizes[0]
+
+
+def _csr(M, dtype):
+    """A host matrix of pyamg's (CSR, BSR, or the sparse array classes) as canonical
+    CSR of ``dtype`` with int32 indices where they fit."""
+    import scipy.sparse as sp
+
+    M = sp.csr_matrix(M, dtype=dtype)
+    M.sum_duplicates()
+    if M.shape[0] < np.iinfo(np.int32).max and M.nnz < np.iinfo(np.int32).max:
+        M = sp.csr_matrix((M.data, M.indices.astype(np.int32), M.indptr.astype(np.int32)), shape=M.shape)
+        M.has_canonical_format = True
+    return M
+
+
+def from_pyamg(ml, like):
+    """The :class:`Hierarchy` of a pyamg ``MultilevelSolver`` ``ml`` on the backend and in
+    the dtype of the matrix ``like``: each level's ``A``, ``P`` and ``R`` as CSR."""
+    dtype = np.dtype(like.dtype)
+    move = to_device if is_device_array(like) else (lambda M: M)
+    levels = [LevelOperator(move(_csr(lvl.A, dtype)), P=move(_csr(lvl.P, dtype)), R=move(_csr(lvl.R, dtype)))
+              for lvl in ml.levels[:-1]]
+    return Hierarchy(levels, move(_csr(ml.levels[-1].A, dtype)))
+
+
+def pyamg_hierarchy(A, coarsening, options):
+    """A hierarchy built by pyamg on the host (``coarsening`` "smoothed_aggregation" or
+    "ruge_stuben", ``options`` passed through to pyamg's solver), then moved to the
+    backend of ``A``. Returns ``(hierarchy, ml)``."""
+    import pyamg
+
+    build = {"smoothed_aggregation": pyamg.smoothed_aggregation_solver,
+             "ruge_stuben": pyamg.ruge_stuben_solver}[coarsening]
+    refused = [k for k in PYAMG_SMOOTHER_OPTIONS if k in options]
+    if refused:
+        raise TypeError(f"{', '.join(refused)}: pyamg's cycle options do not apply (the cycle is precond.amg's; "
+                        "choose its smoother with smoother=, presmooth=, postsmooth=)")
+    accepted = inspect.signature(build).parameters
+    if not any(p.kind == p.VAR_KEYWORD for p in accepted.values()):
+        unknown = [k for k in options if k not in accepted]
+        if unknown:
+            raise TypeError(f"unknown {coarsening} option(s) {unknown}")
+    host = to_host(A).tocsr().astype(np.float64)  # pyamg builds in float64; the levels take A's dtype
+    ml = build(host, **options)
+    return from_pyamg(ml, A), ml
+
+
+def smoothed_prolongator(A, aggregates, n_coarse, omega_factor=4.0 / 3.0, iterations=15):
+    """The smoothed aggregation prolongator ``(I - omega D^{-1} A) P`` of the piecewise
+    constant ``P`` of ``aggregates``, ``omega = omega_factor / rho(D^{-1} A)`` (power method,
+    one read of the estimate), as canonical CSR on the backend of ``A`` (cuSPARSE's sparse
+    products on the GPU)."""
+    from .aggregation import prolongator
+    from .cycle import damping, spectral_radius
+
+    xp = get_array_module(A)
+    sps = sparse_module(xp)
+    P = prolongator(aggregates, n_coarse, A.dtype)
+    diag = A.diagonal()
+    dinv = xp.where(diag != 0, 1 / xp.where(diag != 0, diag, 1), 1).astype(A.dtype)
+    scaled = sps.diags(dinv) @ A
+    omega = float(damping(spectral_radius(A, lambda r: dinv * r, iterations), omega_factor, np.float64)[0])
+    S = (P - (scaled @ P) * omega).tocsr()
+    S.sum_duplicates()
+    return S
+
+
+def pairwise_hierarchy(A, *, max_levels=20, coarse_size=500, rounds=3, theta=0.25, matching=None, smooth="jacobi",
+                       min_coarsening=1.2):
+    """The pairwise aggregation hierarchy of ``A`` on its own backend: levels of
+    :func:`kernels.amg.aggregation.pairwise_level` until the coarsest has at most
+    ``coarse_size`` rows, ``max_levels`` levels exist, or a level's rows shrink by less
+    than ``min_coarsening`` (its couplings too weak to aggregate; that level is then the
+    coarsest). ``smooth="jacobi"``: the prolongator is smoothed by one damped Jacobi step
+    (:func:`smoothed_prolongator`) and the coarse operator is ``P^T A P`` of it (sparse
+    products); None: the piecewise constant prolongator and its Galerkin operator from the
+    matching rounds (plain aggregation, as Notay's AGMG)."""
+    if max_levels < 1:
+        raise ValueError(f"max_levels must be >= 1, got {max_levels}")
+    if smooth not in (None, "jacobi"):
+        raise ValueError(f"smooth must be None or 'jacobi', got {smooth!r}")
+    levels = []
+    current = A
+    while len(levels) + 1 < max_levels and current.shape[0] > coarse_size:
+        lvl = pairwise_level(current, rounds=rounds, theta=theta, matching=matching)
+        if lvl.n_coarse * min_coarsening > current.shape[0]:
+            break
+        if smooth is None:
+            levels.append(LevelOperator(current, aggregates=lvl.aggregates, members=lvl.members))
+            current = lvl.coarse
+            continue
+        P = smoothed_prolongator(current, lvl.aggregates, lvl.n_coarse)
+        level = LevelOperator(current, P=P)
+        levels.append(level)
+        Ac = (level.R @ (level.A @ level.P)).tocsr()
+        Ac.sum_duplicates()
+        current = Ac
+    return Hierarchy(levels, current)

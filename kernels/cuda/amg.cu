@@ -1,0 +1,148 @@
+// Algebraic multigrid: the kernels of the cycle (residuals, a fused Jacobi sweep, the
+// aggregation's fused residual and restriction, prolongation, the dense coarse solve) and
+// of the pairwise set-up (strength of connection). Every kernel reads its scalars from
+// device memory or from its arguments and never waits for the host, so that a whole cycle
+// can be captured into a CUDA graph. The CPU twins are in kernels/amg/_cpu.py.
+//
+// `lanes` threads (a power of two up to 32) share a row: they read its entries together
+// and add their partial sums by shuffles, as kernels/cuda/spmv.cu does. No thread leaves
+// before the shuffles, so that every lane of a warp takes part.
+// templates: residual<V,I>, jacobi_sweep<V,I>, residual_restrict<V,I>, csr_spmv_add<V,I>, strength_weights<V,I>
+// templates: dense_gemv<V>
+
+template <typename V>
+__device__ __forceinline__ V lane_sum(V sum, const int lanes) {
+    for (int offset = lanes / 2; offset > 0; offset /= 2) sum += __shfl_down_sync(0xffffffffu, sum, offset, lanes);
+    return sum;
+}
+
+// The partial sum of (A x)[row] of this lane (x == nullptr: x = 0, the sum is 0).
+template <typename V, typename I>
+__device__ __forceinline__ V row_product(const I row, const int lane, const int lanes, const I* __restrict__ indptr,
+                                         const I* __restrict__ indices, const V* __restrict__ data,
+                                         const V* __restrict__ x) {
+    V sum = 0;
+    if (x == nullptr) return sum;
+    const I end = indptr[row + 1];
+    for (I e = indptr[row] + lane; e < end; e += lanes) sum += data[e] * x[indices[e]];
+    return sum;
+}
+
+// r = b - A x.
+template <typename V, typename I>
+__global__ void residual(const I n_rows, const int lanes, const I* __restrict__ indptr, const I* __restrict__ indices,
+                         const V* __restrict__ data, const V* __restrict__ x, const V* __restrict__ b,
+                         V* __restrict__ r) {
+    const size_t tid = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    const int lane = (int)(threadIdx.x & (unsigned)(lanes - 1));
+    const size_t row = tid / (size_t)lanes;
+    const bool inside = row < (size_t)n_rows;
+    V sum = inside ? row_product(I(row), lane, lanes, indptr, indices, data, x) : V(0);
+    sum = lane_sum(sum, lanes);
+    if (lane == 0 && inside) r[row] = b[row] - sum;
+}
+
+// One damped Jacobi sweep into a new vector: out = x + omega[0] * dinv * (b - A x).
+template <typename V, typename I>
+__global__ void jacobi_sweep(const I n_rows, const int lanes, const I* __restrict__ indptr,
+                             const I* __restrict__ indices, const V* __restrict__ data, const V* __restrict__ dinv,
+                             const V* __restrict__ omega, const V* __restrict__ x, const V* __restrict__ b,
+                             V* __restrict__ out) {
+    const size_t tid = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    const int lane = (int)(threadIdx.x & (unsigned)(lanes - 1));
+    const size_t row = tid / (size_t)lanes;
+    const bool inside = row < (size_t)n_rows;
+    V sum = inside ? row_product(I(row), lane, lanes, indptr, indices, data, x) : V(0);
+    sum = lane_sum(sum, lanes);
+    if (lane == 0 && inside) out[row] = x[row] + omega[0] * dinv[row] * (b[row] - sum);
+}
+
+// The restriction of the residual by aggregates, fused: bc[c] = sum over the members m of
+// aggregate c of (b - A x)[m]. `members` holds `width` entries per aggregate (-1: none),
+// summed in that order (the CPU twin's). x == nullptr: x = 0.
+template <typename V, typename I>
+__global__ void residual_restrict(const I n_coarse, const int width, const int lanes, const I* __restrict__ members,
+                                  const I* __restrict__ indptr, const I* __restrict__ indices,
+                                  const V* __restrict__ data, const V* __restrict__ x, const V* __restrict__ b,
+                                  V* __restrict__ bc) {
+    const size_t tid = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    const int lane = (int)(threadIdx.x & (unsigned)(lanes - 1));
+    const size_t c = tid / (size_t)lanes;
+    const bool inside = c < (size_t)n_coarse;
+    V total = 0;
+    for (int k = 0; k < width; ++k) {
+        const I m = inside ? members[c * width + k] : I(-1);
+        V sum = m >= 0 ? row_product(m, lane, lanes, indptr, indices, data, x) : V(0);
+        sum = lane_sum(sum, lanes);
+        if (m >= 0) total += b[m] - sum;  // lane 0's sum is the row's
+    }
+    if (lane == 0 && inside) bc[c] = total;
+}
+
+// The prolongation of a correction: x += P e (P in CSR).
+template <typename V, typename I>
+__global__ void csr_spmv_add(const I n_rows, const int lanes, const I* __restrict__ indptr,
+                             const I* __restrict__ indices, const V* __restrict__ data, const V* __restrict__ e,
+                             V* __restrict__ x) {
+    const size_t tid = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    const int lane = (int)(threadIdx.x & (unsigned)(lanes - 1));
+    const size_t row = tid / (size_t)lanes;
+    const bool inside = row < (size_t)n_rows;
+    V sum = inside ? row_product(I(row), lane, lanes, indptr, indices, data, e) : V(0);
+    sum = lane_sum(sum, lanes);
+    if (lane == 0 && inside) x[row] += sum;
+}
+
+// x = M b for a dense row-major n x n matrix M (the coarse level's inverse): a warp per row.
+template <typename V>
+__global__ void dense_gemv(const int n, const V* __restrict__ M, const V* __restrict__ b, V* __restrict__ x) {
+    const size_t tid = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    const int lane = (int)(threadIdx.x & 31u);
+    const size_t row = tid / 32;
+    V sum = 0;
+    if (row < (size_t)n) {
+        const V* m = M + row * (size_t)n;
+        for (int k = lane; k < n; k += 32) sum += m[k] * b[k];
+    }
+    sum = lane_sum(sum, 32);
+    if (lane == 0 && row < (size_t)n) x[row] = sum;
+}
+
+// Strength of connection of the pairwise aggregation, thread per row: the scaled coupling
+// s_ij = |a_ij| / sqrt(|a_ii a_jj|) (|a_ij| where a_ii a_jj = 0) of each off-diagonal
+// entry, kept in w where s_ij >= theta * max_k s_ik and s_ij > 0, else 0 (the diagonal
+// too). The twin of kernels.amg._cpu.strength_weights, with the same operations in the
+// same order (no fused multiply-add is possible in them), so both give the same weights.
+template <typename V>
+__device__ __forceinline__ V scaled_coupling(const V a, const V di, const V dj) {
+    const V dd = di * dj;
+    const V mag = a < V(0) ? -a : a;
+    return dd == V(0) ? mag : mag / sqrt(dd < V(0) ? -dd : dd);
+}
+
+template <typename V, typename I>
+__global__ void strength_weights(const I n_rows, const I* __restrict__ indptr, const I* __restrict__ indices,
+                                 const V* __restrict__ data, const V* __restrict__ diag, const V theta,
+                                 V* __restrict__ w) {
+    const size_t row = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (row >= (size_t)n_rows) return;
+    const I begin = indptr[row], end = indptr[row + 1];
+    const V di = diag[row];
+    V largest = 0;
+    for (I e = begin; e < end; ++e) {
+        const I j = indices[e];
+        if ((size_t)j == row) continue;
+        const V s = scaled_coupling<V>(data[e], di, diag[j]);
+        largest = s > largest ? s : largest;
+    }
+    const V bound = theta * largest;
+    for (I e = begin; e < end; ++e) {
+        const I j = indices[e];
+        V s = 0;
+        if ((size_t)j != row) {
+            s = scaled_coupling<V>(data[e], di, diag[j]);
+            s = (s >= bound && s > V(0)) ? s : V(0);
+        }
+        w[e] = s;
+    }
+}

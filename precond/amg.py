@@ -1,0 +1,426 @@
+"""Algebraic multigrid with algebraic line smoothing: :func:`amg`, and the same smoothers
+for pyamg's own solvers (:func:`change_smoothers`).
+
+Point smoothers (Jacobi, Gauss-Seidel) are what makes AMG weak on anisotropic and
+high-contrast problems: the smoother must relax whole strong lines at once. The linear
+forest of a matrix finds such lines algebraically, so the AlgTriScal preconditioner of
+each level's operator, used in damped Richardson iteration, is an algebraic line
+smoother on any matrix, on the CPU and the GPU alike.
+"""
+from __future__ import annotations
+
+import numbers
+import warnings
+from typing import NamedTuple
+
+import numpy as np
+
+from kernels.amg.cycle import (CYCLES, Cycle, CycleGraph, DenseCoarseSolver, JacobiSmoother, LevelOperator,
+                               RelaxationCoarseSolver, RichardsonSmoother, damping, spectral_radius,
+                               stream_is_capturing)
+from kernels.amg.hierarchy import from_pyamg, pairwise_hierarchy, pyamg_hierarchy
+from kernels.backend import get_array_module, sparse_module, zero_pool
+from kernels.graph import is_symmetric
+from kernels.timing import PhaseClock
+from kernels.tridiag import TridiagonalSolver, extract_tridiagonal, partner_entries
+
+from .preconditioners import Preconditioner, algebraic_block_tridiagonal, algebraic_tridiagonal, check_matrix, jacobi
+
+__all__ = ["AMGPrecond", "AMGLevel", "amg", "change_smoothers", "SMOOTHERS", "COARSENINGS"]
+
+#: Smoothers of :func:`amg` and :func:`change_smoothers`.
+SMOOTHERS = ("algebraic_tridiagonal", "algebraic_block_tridiagonal", "jacobi")
+#: Hierarchies of :func:`amg` (or a pyamg ``MultilevelSolver`` to reuse).
+COARSENINGS = ("smoothed_aggregation", "ruge_stuben", "pairwise")
+
+#: Defaults of the smoother options (see :func:`amg`).
+SMOOTHER_DEFAULTS = {"sweep": "symmetric", "omega": None, "omega_factor": 1.5, "eig_iterations": 20, "l1": None}
+_FOREST_OPTIONS = ("iterations", "m", "k_m", "p", "seed")
+#: Defaults of the pairwise hierarchy's options.
+PAIRWISE_DEFAULTS = {"max_levels": 20, "max_coarse": 500, "rounds": 3, "theta": 0.25, "smooth": "jacobi",
+                     "matching": None}
+#: The largest coarsest level solved by a dense inverse; a larger one (pairwise coarsening
+#: that stalls, or ``max_levels`` reached) is smoothed ``COARSE_SWEEPS`` times instead.
+MAX_DENSE = 8192
+COARSE_SWEEPS = 8
+
+
+class AMGLevel(NamedTuple):
+    """One level of an :class:`AMGPrecond`: its rows, nonzeros and smoother."""
+
+    rows: int
+    nnz: int
+    smoother: str
+
+
+def _smoother_spec(smoother):
+    """``(name, options)`` from a name or a ``(name, {options})`` pair, options checked."""
+    if isinstance(smoother, str):
+        name, given = smoother, {}
+    elif isinstance(smoother, tuple) and len(smoother) == 2 and isinstance(smoother[0], str) \
+            and isinstance(smoother[1], dict):
+        name, given = smoother
+    else:
+        raise TypeError(f"smoother must be a name or a (name, options) pair, got {smoother!r}")
+    if name not in SMOOTHERS:
+        raise ValueError(f"unknown smoother {name!r}; choose from {SMOOTHERS}")
+    allowed = set(SMOOTHER_DEFAULTS) | (set(_FOREST_OPTIONS) if name != "jacobi" else set())
+    unknown = sorted(set(given) - allowed)
+    if unknown:
+        raise TypeError(f"unknown option(s) {unknown} of smoother {name!r}; allowed: {sorted(allowed)}")
+    options = {**SMOOTHER_DEFAULTS, **given}
+    if options["sweep"] not in ("forward", "symmetric"):
+        raise ValueError(f"sweep must be 'forward' or 'symmetric', got {options['sweep']!r}")
+    omega = options["omega"]
+    if omega is not None and (not isinstance(omega, numbers.Real) or not 0 < omega < 2):
+        raise ValueError(f"omega must be None or a number in (0, 2), got {omega!r}")
+    factor = options["omega_factor"]
+    if not isinstance(factor, numbers.Real) or not 0 < factor < 2:
+        raise ValueError(f"omega_factor must be in (0, 2), got {factor!r}")
+    if not isinstance(options["eig_iterations"], numbers.Integral) or options["eig_iterations"] < 1:
+        raise ValueError(f"eig_iterations must be a positive integer, got {options['eig_iterations']!r}")
+    if options["l1"] not in (None, True, False):
+        raise ValueError(f"l1 must be None, True or False, got {options['l1']!r}")
+    return name, options
+
+
+def _omega(A, solve, options):
+    """The damping factor (a 1-element array on A's backend): ``omega`` as given, else
+    ``omega_factor`` over the spectral radius of ``S^{-1} A`` (power method, no host read)."""
+    xp = get_array_module(A)
+    if options["omega"] is not None:
+        return xp.full(1, options["omega"], dtype=A.dtype)
+    return damping(spectral_radius(A, solve, options["eig_iterations"]), options["omega_factor"], A.dtype)
+
+
+def _transpose_tridiagonal(dl, d, du):
+    """The coefficients of ``T^T`` for a tridiagonal ``T`` given by ``(dl, d, du)``: row k of
+    ``T^T`` couples k - 1 by ``du[k - 1]`` and k + 1 by ``dl[k + 1]``."""
+    xp = get_array_module(d)
+    zero = xp.zeros(1, dtype=d.dtype)
+    return xp.concatenate([zero, du[:-1]]), d, xp.concatenate([dl[1:], zero])
+
+
+def _line_solvers(A, M, l1, adjoint):
+    """The solve (and the adjoint solve, or None) of the algebraic line smoother of ``A``
+    from its AlgTriScal ``M``. With ``l1`` the tridiagonal system's diagonal gains, row by
+    row, the absolute off-diagonal entries of ``A`` that the linear forest leaves out (the
+    l1 smoother of Baker, Falgout, Kolev and Yang): for a symmetric positive definite ``A``
+    the system is then definite and dominates ``A``, so that Richardson converges. Without
+    changes, AlgTriScal's own solver is used."""
+    if not l1 and not adjoint:
+        return M.matvec, None
+    xp = get_array_module(A)
+    perm, partners = M.forest.permutation, M.forest.neighbors
+    dl, d, du = extract_tridiagonal(A, perm, partners)
+    if l1:
+        entries = partner_entries(A, partners)
+        absolute = sparse_module(xp).csr_matrix((xp.abs(A.data), A.indices, A.indptr), shape=A.shape)
+        outside = absolute @ xp.ones(A.shape[0], dtype=A.dtype) - xp.abs(entries[:, 0]) - xp.abs(entries[:, 1]) \
+            - xp.abs(entries[:, 2])
+        d = d + xp.maximum(outside, 0)[perm]
+    solver = TridiagonalSolver(dl, d, du, perm) if l1 else M.solver
+    transposed = TridiagonalSolver(*_transpose_tridiagonal(dl, d, du), perm).solve if adjoint else None
+    return solver.solve, transposed
+
+
+def _build_smoother(A, name, options, symmetric_matrix):
+    """The :class:`kernels.amg.cycle.Smoother` ``name`` of the level operator ``A``."""
+    if name == "jacobi":
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a zero diagonal entry: 1 is used there (jacobi's rule)
+            dinv = jacobi(A).inv_diag.astype(A.dtype, copy=False)
+        omega = _omega(A, lambda r: dinv * r, options)
+        return JacobiSmoother(dinv, omega, sweep=options["sweep"])
+    forest = {k: options[k] for k in _FOREST_OPTIONS if k in options}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # an indefinite tridiagonal part is handled below (l1)
+        if name == "algebraic_block_tridiagonal":
+            M = algebraic_block_tridiagonal(A, **forest)
+            solve, adjoint, label = M.matvec, None, "AlgTriBlock"
+        else:
+            M = algebraic_tridiagonal(A, **forest)
+            l1 = M.indefinite if options["l1"] is None else options["l1"]
+            solve, adjoint = _line_solvers(A, M, l1, adjoint=not symmetric_matrix)
+            label = "AlgTriScal" + (" l1" if l1 else "")
+    omega = _omega(A, solve, options)
+    return RichardsonSmoother(solve, omega, adjoint=adjoint, sweep=options["sweep"], name=label)
+
+
+def _check_count(name, value):
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 0:
+        raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+    return int(value)
+
+
+def _hierarchy(A, coarsening, options):
+    """``(Hierarchy, pyamg solver or None)`` of ``A`` on its backend."""
+    if hasattr(coarsening, "levels") and not isinstance(coarsening, str):  # a pyamg MultilevelSolver
+        if options:
+            raise TypeError(f"hierarchy options {sorted(options)} do not apply to a given pyamg solver")
+        if coarsening.levels[0].A.shape != A.shape:
+            raise ValueError(f"the pyamg solver's finest level has shape {coarsening.levels[0].A.shape}, "
+                             f"the matrix {A.shape}")
+        return from_pyamg(coarsening, A), coarsening
+    if coarsening not in COARSENINGS:
+        raise ValueError(f"unknown coarsening {coarsening!r}; choose from {COARSENINGS} or pass a pyamg solver")
+    if coarsening == "pairwise":
+        unknown = sorted(set(options) - set(PAIRWISE_DEFAULTS))
+        if unknown:
+            raise TypeError(f"unknown pairwise option(s) {unknown}; allowed: {sorted(PAIRWISE_DEFAULTS)}")
+        opts = {**PAIRWISE_DEFAULTS, **options}
+        return pairwise_hierarchy(A, max_levels=opts["max_levels"], coarse_size=opts["max_coarse"],
+                                  rounds=opts["rounds"], theta=opts["theta"], matching=opts["matching"],
+                                  smooth=opts["smooth"]), None
+    return pyamg_hierarchy(A, coarsening, {"max_coarse": PAIRWISE_DEFAULTS["max_coarse"], **options})
+
+
+class AMGPrecond(Preconditioner):
+    """Algebraic multigrid preconditioner: one cycle from a zero initial guess per apply.
+
+    See :func:`amg` for the parameters. Attributes: ``hierarchy``
+    (:class:`kernels.amg.hierarchy.Hierarchy`), ``levels`` (an :class:`AMGLevel` per level,
+    finest first, the coarsest last), ``operator_complexity``, ``grid_complexity``,
+    ``symmetric`` (whether the cycle is a symmetric operator for a symmetric matrix),
+    ``ml`` (the pyamg solver the hierarchy came from, or None), ``setup_time`` by phase
+    ("hierarchy", "smoothers", "coarse solver").
+    """
+
+    def __init__(self, A, *, smoother="algebraic_tridiagonal", coarsening="smoothed_aggregation", presmooth=1,
+                 postsmooth=1, cycle="V", symmetric=None, cuda_graph=None, **hierarchy_options):
+        A = check_matrix(A)
+        if np.dtype(A.dtype) not in (np.float32, np.float64):
+            raise TypeError(f"amg supports float32 and float64 matrices, got {A.dtype}")
+        name, options = _smoother_spec(smoother)
+        self.presmooth = _check_count("presmooth", presmooth)
+        self.postsmooth = _check_count("postsmooth", postsmooth)
+        if cycle not in CYCLES:
+            raise ValueError(f"cycle must be one of {CYCLES}, got {cycle!r}")
+        if symmetric not in (None, True, False):
+            raise ValueError(f"symmetric must be None, True or False, got {symmetric!r}")
+        if symmetric and self.presmooth != self.postsmooth:
+            raise ValueError(f"a symmetric cycle needs presmooth == postsmooth, got {presmooth} and {postsmooth}")
+        if cuda_graph not in (None, True, False):
+            raise ValueError(f"cuda_graph must be None, True or False, got {cuda_graph!r}")
+        super().__init__(A)
+        if cuda_graph and not self.on_gpu:
+            raise ValueError("cuda_graph needs a GPU matrix")
+        clock = self._clock
+        self.smoother_name, self.coarsening = name, coarsening if isinstance(coarsening, str) else "pyamg solver"
+        self.cycle_kind = cycle
+        with zero_pool(self.on_gpu):
+            self.hierarchy, self.ml = _hierarchy(A, coarsening, hierarchy_options)
+            clock.mark("hierarchy")
+            smoothers = []
+            for level in self.hierarchy.levels:
+                symmetric_level = is_symmetric(level.A)
+                smoothers.append(_build_smoother(level.A, name, options, symmetric_level or symmetric is not True))
+            clock.mark("smoothers")
+            coarse = self.hierarchy.coarse
+            if coarse.shape[0] <= MAX_DENSE:
+                self.coarse_solver = DenseCoarseSolver(coarse)
+            else:
+                warnings.warn(f"amg: the coarsest level has {coarse.shape[0]} rows (more than {MAX_DENSE}): it is "
+                              f"smoothed {COARSE_SWEEPS} times instead of solved; coarsen further (max_levels, "
+                              "max_coarse) for a better cycle", RuntimeWarning, stacklevel=3)
+                level = LevelOperator(coarse, coarsest=True)
+                self.coarse_solver = RelaxationCoarseSolver(
+                    level, _build_smoother(level.A, name, options, True), COARSE_SWEEPS)
+            clock.mark("coarse solver")
+        self.smoothers = smoothers
+        self.symmetric = self.presmooth == self.postsmooth if symmetric is None else symmetric
+        self._cycle = Cycle(self.hierarchy.levels, smoothers, self.coarse_solver, presmooth=self.presmooth,
+                            postsmooth=self.postsmooth, kind=cycle)
+        self._graph_wanted = self.on_gpu and cuda_graph is not False
+        self._graph_requested = bool(cuda_graph)
+        self._graph, self._warm = None, False
+
+    # ------------------------------------------------------------------ apply
+    def cycle(self, b, x=None):
+        """One cycle for ``A x = b`` from ``x`` (None: zero); returns the new iterate as a
+        new array (``x`` is left as it was)."""
+        self._check_vector(b)
+        b = self.xp.ascontiguousarray(b, dtype=self.dtype)
+        if x is not None:
+            self._check_vector(x)
+            x = self.xp.array(x, dtype=self.dtype, copy=True)
+        return self._cycle(b, x)
+
+    def matvec(self, x):
+        """One cycle from a zero initial guess for the right-hand side ``x``: the
+        preconditioner's apply (a new array; on the GPU no host synchronization, and,
+        after a first eager cycle, one CUDA graph launch)."""
+        self._check_vector(x)
+        if x.ndim == 2:
+            return self.xp.stack([self.matvec(x[:, k]) for k in range(x.shape[1])], axis=1)
+        x = self.xp.ascontiguousarray(x, dtype=self.dtype)
+        if not self._graph_wanted or stream_is_capturing():
+            return self._cycle(x)  # inside a caller's capture, its graph takes the kernels
+        if self._graph is None:
+            if not self._warm:  # compiles the kernels and makes the launch arguments
+                self._warm = True
+                return self._cycle(x)
+            try:
+                self._graph = CycleGraph(self._cycle, self.shape[0], self.dtype)
+            except Exception as exc:  # noqa: BLE001 - something in the cycle cannot be captured
+                self._graph_wanted = False
+                if self._graph_requested:
+                    warnings.warn(f"amg: CUDA graph capture failed ({type(exc).__name__}: {exc}); launching the "
+                                  "kernels one by one", RuntimeWarning, stacklevel=2)
+                return self._cycle(x)
+        return self._graph(x)
+
+    # -------------------------------------------------------------- describe
+    @property
+    def levels(self) -> list[AMGLevel]:
+        names = [s.describe() for s in self.smoothers]
+        coarse = "dense inverse" if isinstance(self.coarse_solver, DenseCoarseSolver) else \
+            f"{COARSE_SWEEPS} smoothing steps"
+        if isinstance(self.coarse_solver, DenseCoarseSolver) and self.coarse_solver.pseudo:
+            coarse = "dense pseudo-inverse"
+        return [AMGLevel(rows, nnz, label) for rows, nnz, label in
+                zip(self.hierarchy.sizes, self.hierarchy.nonzeros, names + [coarse])]
+
+    @property
+    def operator_complexity(self) -> float:
+        return self.hierarchy.operator_complexity
+
+    @property
+    def grid_complexity(self) -> float:
+        return self.hierarchy.grid_complexity
+
+    def _describe(self):
+        sizes = " -> ".join(str(s) for s in self.hierarchy.sizes)
+        return (f"{self.coarsening}, {len(self.hierarchy.sizes)} levels ({sizes}), operator complexity "
+                f"{self.operator_complexity:.2f}, {self.cycle_kind}({self.presmooth},{self.postsmooth}) "
+                f"{self.smoother_name}")
+
+
+def amg(A, *, smoother="algebraic_tridiagonal", coarsening="smoothed_aggregation", presmooth=1, postsmooth=1,
+        cycle="V", symmetric=None, cuda_graph=None, **hierarchy_options) -> AMGPrecond:
+    """Algebraic multigrid preconditioner with algebraic line smoothing (SciPy in: the CPU;
+    cupyx in: the GPU).
+
+    Each apply runs one multigrid cycle from a zero initial guess: on every level but the
+    coarsest, ``presmooth`` smoothing steps, the restricted residual, the cycle of the
+    next level, its prolongation, ``postsmooth`` smoothing steps; the coarsest level is
+    solved by a dense inverse. Usable as ``M=`` in SciPy's and cupyx's Krylov solvers
+    (``M.aslinearoperator()``) and in :func:`precond.bicgstab`; with as many pre- as
+    post-smoothing steps and a symmetric ``A`` the cycle is a symmetric operator (for CG).
+
+    Parameters
+    ----------
+    A : sparse matrix (SciPy or cupyx), square, float32 or float64
+    smoother : str or (str, dict)
+        ``"algebraic_tridiagonal"``: damped Richardson with the AlgTriScal preconditioner
+        of each level's operator (algebraic line relaxation along the paths of its linear
+        forest); ``"algebraic_block_tridiagonal"``: the same with AlgTriBlock;
+        ``"jacobi"``: damped Jacobi. Options, as ``(name, {option: value})``:
+
+        - ``sweep``: ``"symmetric"`` (default: a smoothing step is an update with the
+          smoother followed by one with its adjoint, the forward-backward sweep of
+          symmetric Gauss-Seidel) or ``"forward"`` (one update per step; the
+          post-smoother uses the adjoint);
+        - ``omega``: a fixed damping factor in (0, 2); default None: ``omega_factor``
+          (default 1.5) over the spectral radius of ``S^{-1} A``, estimated by
+          ``eig_iterations`` (default 20) power steps on the device;
+        - ``l1`` (line smoothers): add to the tridiagonal system's diagonal the absolute
+          entries the forest leaves out; None (default) where the tridiagonal part is
+          indefinite (coarse operators of smoothed aggregation often are), which makes
+          Richardson convergent for symmetric positive definite levels;
+        - ``iterations``, ``m``, ``k_m``, ``p``, ``seed``: of the [0,2]-factor
+          (:func:`precond.algebraic_tridiagonal`).
+    coarsening : str or pyamg.multilevel.MultilevelSolver
+        ``"smoothed_aggregation"`` or ``"ruge_stuben"``: built by pyamg on the host
+        (``hierarchy_options`` go to ``pyamg.smoothed_aggregation_solver`` /
+        ``ruge_stuben_solver``: strength measures, ``smooth=("energy", ...)``,
+        ``max_levels``, ... ; ``max_coarse`` defaults to 500 here) and moved to the
+        device of ``A``. ``"pairwise"``: aggregation by two rounds of matching of the
+        strong-connection graph (the project's [0,1]-factor), aggregates of up to four
+        rows, every step on the backend of ``A`` (options ``theta`` 0.25, ``rounds`` 2,
+        ``max_levels`` 20, ``max_coarse`` 500, ``matching``: a dict of the factor's
+        parameters). A pyamg solver: its hierarchy, reused.
+    presmooth, postsmooth : int
+        Smoothing steps before and after the coarse-grid correction.
+    cycle : {"V", "W", "F"}
+    symmetric : bool, optional
+        True: make the cycle symmetric also for an unsymmetric ``A`` (the post-smoother
+        the adjoint of the pre-smoother, with ``T^T`` solves; needs presmooth ==
+        postsmooth); False: the same smoother after as before. None: symmetric where
+        ``A`` is.
+    cuda_graph : bool, optional
+        GPU only: capture the cycle into a CUDA graph after its first apply and replay it
+        (default yes). Inside a caller's capture (:func:`precond.bicgstab`'s) the cycle's
+        kernels join that graph instead.
+    **hierarchy_options
+        See ``coarsening``.
+
+    Returns
+    -------
+    AMGPrecond
+
+    References
+    ----------
+    .. [1] P. Vanek, J. Mandel and M. Brezina, "Algebraic multigrid by smoothed aggregation
+       for second and fourth order elliptic problems", Computing 56, 1996.
+    .. [2] Y. Notay, "An aggregation-based algebraic multigrid method", Electronic
+       Transactions on Numerical Analysis 37, 2010.
+    .. [3] A. H. Baker, R. D. Falgout, T. V. Kolev and U. M. Yang, "Multigrid smoothers for
+       ultraparallel computing", SIAM Journal on Scientific Computing 33(5), 2011.
+
+    Examples
+    --------
+    >>> import matrices, precond
+    >>> A = matrices.aniso2(64)
+    >>> M = precond.amg(A)
+    >>> res = precond.solve(A, A @ np.ones(A.shape[0]), M, rtol=1e-8)
+    >>> res.converged, res.iterations < 15
+    (True, True)
+    >>> P = precond.amg(A, coarsening="pairwise", smoother="jacobi")
+    >>> P.levels[0].rows, P.operator_complexity < 2
+    (4096, True)
+    """
+    return AMGPrecond(A, smoother=smoother, coarsening=coarsening, presmooth=presmooth, postsmooth=postsmooth,
+                      cycle=cycle, symmetric=symmetric, cuda_graph=cuda_graph, **hierarchy_options)
+
+
+def change_smoothers(ml, smoother="algebraic_tridiagonal", *, presmooth=1, postsmooth=1):
+    """Give every level of a pyamg solver our smoother (on the host), in place.
+
+    pyamg calls each level's ``presmoother(A, x, b)`` and ``postsmoother(A, x, b)``,
+    updating ``x`` in place; this sets them to ``presmooth`` (``postsmooth``) steps of the
+    smoother ``smoother`` (as in :func:`amg`) of that level's operator, the post-smoother
+    the adjoint one. Returns ``ml``.
+
+    Examples
+    --------
+    >>> import pyamg, matrices, precond
+    >>> A = matrices.rotated_anisotropic2d(64)
+    >>> ml = precond.change_smoothers(pyamg.smoothed_aggregation_solver(A))
+    >>> res = precond.solve(A, A @ np.ones(A.shape[0]), ml.aspreconditioner(), rtol=1e-8)
+    >>> res.converged
+    True
+    """
+    if not hasattr(ml, "levels"):
+        raise TypeError(f"expected a pyamg MultilevelSolver, got {type(ml).__name__}")
+    name, options = _smoother_spec(smoother)
+    presmooth, postsmooth = _check_count("presmooth", presmooth), _check_count("postsmooth", postsmooth)
+    for lvl in ml.levels[:-1]:
+        A = check_matrix(lvl.A)
+        if np.dtype(A.dtype) not in (np.float32, np.float64):
+            raise TypeError(f"our smoothers support float32 and float64 levels, got {A.dtype}")
+        op = LevelOperator(A, coarsest=True)
+        sm = _build_smoother(op.A, name, options, is_symmetric(op.A))
+        lvl.presmoother = _pyamg_smoother(op, sm, presmooth, post=False)
+        lvl.postsmoother = _pyamg_smoother(op, sm, postsmooth, post=True)
+    return ml
+
+
+def _pyamg_smoother(level, smoother, steps, post):
+    """pyamg's smoother signature ``f(A, x, b)``, updating ``x`` in place."""
+    def relax(A, x, b):
+        y = smoother.relax(level, x, np.ascontiguousarray(b, dtype=level.dtype), steps, post=post)
+        if y is not x:
+            x[...] = y
+    return relax
+

@@ -1,0 +1,347 @@
+"""precond.amg: convergence factors, the cycle as a fixed (symmetric) linear operator, the
+pairwise hierarchy, pyamg interplay, bad input; CPU == GPU (gpu-marked)."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+import matrices
+import precond
+from kernels.amg.aggregation import pair_galerkin, pairwise_level, prolongator, strength_graph
+from kernels.amg.cycle import LevelOperator
+from precond.amg import amg, change_smoothers
+
+SMOOTHERS = ["algebraic_tridiagonal", "jacobi", "algebraic_block_tridiagonal"]
+
+
+def convergence_factor(M, A, steps=12, skip=4, seed=0):
+    """Asymptotic convergence factor of the stationary iteration x <- x + M (b - A x) on
+    A x = 0 from a random start, in the A-norm."""
+    x = np.random.default_rng(seed).standard_normal(A.shape[0])
+    b = np.zeros_like(x)
+    norms = []
+    for _ in range(steps):
+        x = M.cycle(b, x)
+        norms.append(np.sqrt(x @ (A @ x)))
+    return (norms[-1] / norms[skip - 1]) ** (1 / (steps - skip))
+
+
+@pytest.fixture(scope="module")
+def poisson():
+    return matrices.poisson2d(32)
+
+
+@pytest.mark.parametrize("smoother", SMOOTHERS)
+@pytest.mark.parametrize("coarsening", ["smoothed_aggregation", "ruge_stuben", "pairwise"])
+def test_two_grid_factor_on_poisson(poisson, smoother, coarsening):
+    M = amg(poisson, smoother=smoother, coarsening=coarsening, max_levels=2, max_coarse=10)
+    assert len(M.levels) == 2
+    assert convergence_factor(M, poisson) < 0.3
+
+
+@pytest.mark.parametrize("smoother", SMOOTHERS)
+@pytest.mark.parametrize("coarsening", ["smoothed_aggregation", "pairwise"])
+def test_multilevel_factor_on_poisson(smoother, coarsening):
+    A = matrices.poisson2d(64)
+    M = amg(A, smoother=smoother, coarsening=coarsening, max_coarse=20)
+    assert len(M.levels) >= 3
+    assert convergence_factor(M, A) < 0.3
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(smoother="jacobi"), dict(coarsening="pairwise"),
+                                dict(smoother=("algebraic_tridiagonal", {"sweep": "forward"})),
+                                dict(cycle="W"), dict(cycle="F", coarsening="pairwise"),
+                                dict(coarsening="ruge_stuben", presmooth=2, postsmooth=2)])
+def test_cycle_is_fixed_symmetric_linear_operator(kw, rng):
+    A = matrices.random_diffusion2d(24, contrast=2.0)
+    M = amg(A, max_coarse=30, **kw)
+    assert M.symmetric
+    x, y = rng.standard_normal((2, A.shape[0]))
+    Mx, My = M.matvec(x), M.matvec(y)
+    np.testing.assert_allclose(M.matvec(x), Mx, rtol=0, atol=0)  # the same operator at every apply
+    np.testing.assert_allclose(M.matvec(2 * x - 3 * y), 2 * Mx - 3 * My, atol=1e-10 * np.abs(Mx).max())
+    assert abs(y @ Mx - x @ My) <= 1e-9 * abs(x @ Mx)
+    assert x @ Mx > 0  # positive definite: usable in CG
+
+
+def test_unequal_smoothing_is_not_symmetric():
+    M = amg(matrices.poisson2d(20), presmooth=1, postsmooth=2, max_coarse=30)
+    assert not M.symmetric
+    with pytest.raises(ValueError, match="presmooth == postsmooth"):
+        amg(matrices.poisson2d(20), presmooth=1, postsmooth=2, symmetric=True)
+
+
+def test_symmetric_cycle_of_unsymmetric_matrix_uses_adjoint_solves(rng):
+    A = matrices.convection_diffusion3d(10)
+    plain = amg(A, max_coarse=30)
+    adjoint = amg(A, max_coarse=30, symmetric=True)
+    assert plain.smoothers[0].adjoint is None and adjoint.smoothers[0].adjoint is not None
+    b = rng.standard_normal(A.shape[0])
+    for M in (plain, adjoint):
+        assert precond.solve(A, b, M, rtol=1e-8).converged
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_krylov_solvers_accept_it(dtype):
+    A = matrices.aniso2(40, dtype=dtype)
+    b = (A @ np.ones(A.shape[0], dtype=dtype)).astype(dtype)
+    M = amg(A, max_coarse=40)
+    assert M.dtype == dtype and M.matvec(b).dtype == dtype
+    tol = 1e-5 if dtype == np.float32 else 1e-8
+    x, info = spla.bicgstab(A, b, M=M.aslinearoperator(), rtol=tol)
+    assert info == 0
+    x, info = spla.cg(A, b, M=M.aslinearoperator(), rtol=tol)
+    assert info == 0
+    x, info = precond.bicgstab(A, b, M=M, rtol=tol)
+    assert info == 0 and np.linalg.norm(b - A @ x) <= 2 * tol * np.linalg.norm(b)
+
+
+def test_line_smoother_beats_jacobi_on_anisotropy():
+    A = matrices.rotated_anisotropic2d(48)
+    b = A @ np.ones(A.shape[0])
+    line = precond.solve(A, b, amg(A), rtol=1e-8)
+    point = precond.solve(A, b, amg(A, smoother="jacobi"), rtol=1e-8)
+    assert line.converged and point.converged
+    assert line.iterations < point.iterations
+
+
+def test_levels_repr_and_setup_phases():
+    A = matrices.aniso1(48)
+    M = amg(A, coarsening="pairwise", max_coarse=50)
+    sizes = [lvl.rows for lvl in M.levels]
+    assert sizes[0] == A.shape[0] and all(a > b for a, b in zip(sizes, sizes[1:])) and sizes[-1] <= 50
+    assert M.levels[0].nnz == A.nnz and M.levels[-1].smoother.startswith("dense")
+    assert 1.0 < M.operator_complexity < 2.0 and 1.0 < M.grid_complexity < 1.6
+    assert set(M.setup_time) == {"hierarchy", "smoothers", "coarse solver"}
+    text = repr(M)
+    assert "pairwise" in text and "operator complexity" in text and "V(1,1)" in text
+
+
+def test_small_matrix_is_solved_exactly(rng):
+    A = matrices.poisson2d(10)
+    M = amg(A)  # 100 rows: no level above the coarsest
+    assert len(M.levels) == 1
+    b = rng.standard_normal(100)
+    np.testing.assert_allclose(A @ M.matvec(b), b, atol=1e-10)
+
+
+def test_large_coarsest_level_is_smoothed_with_warning():
+    A = matrices.poisson2d(92)  # 8464 rows > MAX_DENSE
+    with pytest.warns(RuntimeWarning, match="coarsest level"):
+        M = amg(A, coarsening="pairwise", max_levels=1, smoother="jacobi")
+    b = A @ np.ones(A.shape[0])
+    assert precond.solve(A, b, M, rtol=1e-6, maxiter=400).converged
+
+
+def test_pyamg_solver_reused_and_options_passed_through():
+    import pyamg
+
+    A = matrices.aniso1(32)
+    ml = pyamg.smoothed_aggregation_solver(A, max_coarse=20)
+    M = amg(A, coarsening=ml)
+    assert M.ml is ml and [lvl.rows for lvl in M.levels] == [lvl.A.shape[0] for lvl in ml.levels]
+    E = amg(A, strength=("evolution", {"k": 2}), smooth=("energy", {"degree": 1}), max_coarse=20)
+    assert E.ml is not None and E.levels[-1].rows <= 20
+    with pytest.raises(TypeError, match="presmoother"):
+        amg(A, presmoother="jacobi")
+
+
+def test_change_smoothers_on_pyamg_solver():
+    import pyamg
+
+    A = matrices.random_diffusion2d(40)
+    b = A @ np.ones(A.shape[0])
+    ml = pyamg.smoothed_aggregation_solver(A)
+    default = precond.solve(A, b, ml.aspreconditioner(), rtol=1e-8)
+    assert change_smoothers(ml) is ml
+    ours = precond.solve(A, b, ml.aspreconditioner(), rtol=1e-8)
+    assert ours.converged and ours.iterations < default.iterations
+    x = np.zeros(A.shape[0])
+    ml.levels[0].presmoother(ml.levels[0].A, x, b)  # pyamg's calling convention: x in place
+    assert np.linalg.norm(b - A @ x) < np.linalg.norm(b)
+
+
+# --------------------------------------------------------------- pairwise
+@pytest.mark.parametrize("name", ["aniso2", "random_diffusion2d", "elasticity2d", "convection_diffusion3d"])
+def test_pairwise_level_is_a_valid_aggregation(name):
+    n = 8 if name == "convection_diffusion3d" else 20
+    A = matrices.get(name, n=n)
+    lvl = pairwise_level(A)
+    N, Nc = A.shape[0], lvl.n_coarse
+    members = lvl.members
+    assert members.shape == (Nc, 4)
+    listed = members[members >= 0]
+    assert np.array_equal(np.sort(listed), np.arange(N))  # every row in exactly one aggregate
+    for c in range(Nc):
+        assert (lvl.aggregates[members[c][members[c] >= 0]] == c).all()
+    assert Nc < 0.45 * N  # two rounds of matching: close to 4 rows an aggregate
+    P = prolongator(lvl.aggregates, Nc, A.dtype)
+    np.testing.assert_allclose((P.T @ A @ P).toarray(), lvl.coarse.toarray(), atol=1e-12 * abs(A).max())
+    again = pairwise_level(A)
+    assert np.array_equal(again.aggregates, lvl.aggregates) and (again.coarse != lvl.coarse).nnz == 0
+
+
+def test_pairwise_follows_strong_couplings():
+    A = matrices.aniso1(16)  # strong -1 coupling along x only
+    lvl = pairwise_level(A, rounds=1)
+    pairs = lvl.members[lvl.members[:, 1] >= 0]
+    assert len(pairs) > 100
+    assert (np.abs(pairs[:, 1] - pairs[:, 0]) == 1).all()  # x neighbours
+
+
+def test_strength_graph_and_galerkin():
+    A = matrices.random_diffusion2d(12)
+    S = strength_graph(A, theta=0.5)
+    assert (S != S.T).nnz == 0 and S.diagonal().max() == 0 and S.nnz < A.nnz - A.shape[0]
+    with pytest.raises(ValueError):
+        strength_graph(A, theta=1.5)
+    mate = np.full(A.shape[0], -1)
+    mate[0], mate[1] = 1, 0
+    Ac, coarse, members = pair_galerkin(A, mate)
+    assert Ac.shape == (A.shape[0] - 1,) * 2 and coarse[0] == coarse[1] == 0
+    P = prolongator(coarse, Ac.shape[0], A.dtype)
+    np.testing.assert_allclose((P.T @ A @ P).toarray(), Ac.toarray(), atol=1e-12)
+
+
+def test_restriction_twin_matches_matrices(rng):
+    A = matrices.aniso3(20)
+    lvl = pairwise_level(A)
+    op = LevelOperator(A, aggregates=lvl.aggregates, members=lvl.members)
+    x, b = rng.standard_normal((2, A.shape[0]))
+    R = op.prolongator().T.tocsr()
+    np.testing.assert_allclose(op.restrict_residual(x, b), R @ (b - A @ x), atol=1e-12)
+    np.testing.assert_allclose(op.restrict_residual(None, b), R @ b, atol=1e-12)
+    e = rng.standard_normal(lvl.n_coarse)
+    np.testing.assert_allclose(op.prolong(x.copy(), e), x + op.prolongator() @ e)
+
+
+# ----------------------------------------------------------------- bad input
+def test_bad_input_rejected():
+    A = matrices.poisson2d(8)
+    with pytest.raises(ValueError, match="square"):
+        amg(sp.random(5, 6, density=0.5, format="csr"))
+    with pytest.raises(TypeError, match="float32 and float64"):
+        amg(A.astype(np.complex128))
+    with pytest.raises(TypeError):
+        amg(A.astype(np.int64))
+    with pytest.raises(TypeError, match="sparse"):
+        amg(A.toarray())
+    bad = A.copy()
+    bad.data[3] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        amg(bad)
+    with pytest.raises(ValueError, match="unknown smoother"):
+        amg(A, smoother="gauss_seidel")
+    with pytest.raises(TypeError, match="unknown option"):
+        amg(A, smoother=("jacobi", {"m": 5}))
+    with pytest.raises(ValueError, match="omega"):
+        amg(A, smoother=("jacobi", {"omega": 2.5}))
+    with pytest.raises(ValueError, match="unknown coarsening"):
+        amg(A, coarsening="geometric")
+    with pytest.raises(TypeError, match="pairwise option"):
+        amg(A, coarsening="pairwise", strength="symmetric")
+    with pytest.raises(ValueError, match="rounds"):
+        amg(matrices.poisson2d(30), coarsening="pairwise", rounds=5)
+    with pytest.raises(ValueError, match="presmooth"):
+        amg(A, presmooth=-1)
+    with pytest.raises(ValueError, match="cycle"):
+        amg(A, cycle="K")
+    with pytest.raises(ValueError, match="cuda_graph"):
+        amg(A, cuda_graph=True)
+    M = amg(matrices.poisson2d(20))
+    with pytest.raises(ValueError, match="length"):
+        M.matvec(np.ones(3))
+    with pytest.raises(TypeError, match="MultilevelSolver"):
+        change_smoothers(A)
+
+
+# ------------------------------------------------------------------- GPU
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gpu_pairwise_hierarchy_equals_cpu(dtype):
+    from kernels.backend import to_device
+
+    A = matrices.random_diffusion2d(60, dtype=dtype)
+    cpu = amg(A, coarsening="pairwise", max_coarse=40)
+    gpu = amg(to_device(A), coarsening="pairwise", max_coarse=40)
+    assert gpu.hierarchy.sizes == cpu.hierarchy.sizes
+    for c, g in zip(cpu.hierarchy.levels, gpu.hierarchy.levels):
+        assert np.array_equal(c.aggregates, g.aggregates.get())
+        assert np.array_equal(c.members, g.members.get())
+    for c, g in zip(cpu.hierarchy.operators, gpu.hierarchy.operators):
+        assert (abs(c - g.get()) > 0).nnz == 0
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kw", [dict(), dict(smoother="jacobi"), dict(coarsening="pairwise"),
+                                dict(coarsening="pairwise", smoother="algebraic_block_tridiagonal", cycle="W"),
+                                dict(coarsening="ruge_stuben")])
+def test_gpu_cycle_matches_cpu_and_graph(kw):
+    import cupy
+
+    from kernels.backend import to_device
+
+    A = matrices.aniso2(64)
+    b = A @ np.sin(np.arange(A.shape[0]))
+    cpu = amg(A, max_coarse=40, **kw)
+    gpu = amg(to_device(A), max_coarse=40, **kw)
+    bd = cupy.asarray(b)
+    eager = gpu.matvec(bd)  # the first apply runs eagerly
+    graphed = gpu.matvec(bd)  # captured, then replayed
+    assert gpu._graph is not None
+    again = gpu.matvec(bd)
+    ref = cpu.matvec(b)
+    scale = np.abs(ref).max()
+    np.testing.assert_allclose(eager.get(), ref, atol=1e-6 * scale)
+    np.testing.assert_allclose(graphed.get(), eager.get(), atol=1e-12 * scale)
+    np.testing.assert_allclose(again.get(), graphed.get(), atol=0)
+    assert again.data.ptr != graphed.data.ptr  # a new array every apply
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("coarsening", ["smoothed_aggregation", "pairwise"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gpu_iterations_within_ten_percent_of_cpu(coarsening, dtype):
+    import cupy
+
+    from kernels.backend import to_device
+
+    A = matrices.rotated_anisotropic2d(96, dtype=dtype)
+    b = (A @ np.ones(A.shape[0], dtype=dtype)).astype(dtype)
+    rtol = 1e-5 if dtype == np.float32 else 1e-8
+    cpu = precond.solve(A, b, amg(A, coarsening=coarsening), rtol=rtol)
+    Ad = to_device(A)
+    M = amg(Ad, coarsening=coarsening)
+    gpu = precond.solve(Ad, cupy.asarray(b), M, rtol=rtol)  # bicgstab captures the cycle in its graph
+    assert cpu.converged and gpu.converged
+    assert abs(gpu.iterations - cpu.iterations) <= max(1, 0.1 * cpu.iterations)
+    x, info = cupy.asnumpy(gpu.x), gpu.info
+    assert info == 0 and np.linalg.norm(b - A @ x) <= 2 * rtol * np.linalg.norm(b)
+
+
+@pytest.mark.gpu
+def test_gpu_cupyx_solvers_accept_it():
+    import cupy
+    import cupyx.scipy.sparse.linalg as cspla
+
+    from kernels.backend import to_device
+
+    A = to_device(matrices.poisson2d(48))
+    b = A @ cupy.ones(A.shape[0])
+    M = amg(A, coarsening="pairwise")
+    x, info = cspla.cg(A, b, M=M.aslinearoperator(), tol=1e-8)
+    assert info == 0
+    x, info = cspla.gmres(A, b, M=M.aslinearoperator(), tol=1e-8)
+    assert info == 0
+
+
+def test_no_warnings_on_ordinary_use():
+    A = matrices.aniso1(40)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        M = amg(A)
+        precond.solve(A, A @ np.ones(A.shape[0]), M, rtol=1e-8)
