@@ -42,6 +42,10 @@ __all__ += [
     "SolveResult",
 ]
 
+from .amg import AMGPrecond, amg, change_smoothers
+
+__all__ += ["AMGPrecond", "amg", "change_smoothers"]
+
 from kernels.factor import Factor, factor, greedy_factor, identity_coverage, weight_coverage
 from kernels.forest import LinearForest, linear_forest
 
