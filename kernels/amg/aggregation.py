@@ -21,7 +21,7 @@ from ..backend import get_array_module, sparse_module
 from ..factor import factor_rounds
 from ..graph import abs_graph, contract_pairs
 
-__all__ = ["strength_graph", "pair_matching", "pair_galerkin", "PairwiseLevel", "pairwise_level", "prolongator"]
+__all__ = ["row_indices", "strength_graph", "pair_matching", "pair_galerkin", "PairwiseLevel", "pairwise_level", "prolongator"]
 
 
 def _canonical(A):
@@ -36,6 +36,17 @@ def _canonical(A):
                                                           shape=A.shape)
         A.has_canonical_format = True
     return A
+
+
+def row_indices(A):
+    """The row of every stored entry of the CSR matrix ``A``, in ``A.indices``' dtype (on
+    the GPU through cuSPARSE's CSR-to-COO conversion: CuPy's ``repeat`` takes no device
+    array of counts)."""
+    xp = get_array_module(A)
+    itype = A.indices.dtype
+    if xp is np:
+        return np.repeat(np.arange(A.shape[0], dtype=itype), np.diff(A.indptr))
+    return A.tocoo().row.astype(itype, copy=False)
 
 
 def strength_graph(A, theta=0.25):
@@ -128,13 +139,15 @@ def pair_galerkin(A, mate):
     itype = A.indices.dtype
     coarse = coarse.astype(itype, copy=False)
     members = members.astype(itype, copy=False)
-    rows = xp.repeat(xp.arange(n, dtype=itype), xp.diff(A.indptr).astype(np.int64))
+    rows = row_indices(A)
     inside = coarse[A.indices] == coarse[rows]
     own = xp.bincount(rows[inside], weights=A.data[inside], minlength=n)  # at most two terms a row
     second = members[:, 1]
     diag = own[members[:, 0]] + xp.where(second >= 0, own[xp.maximum(second, 0)], 0)
     nc = members.shape[0]
-    off_rows = xp.repeat(xp.arange(nc, dtype=itype), xp.diff(off.indptr).astype(np.int64))
+    off = sps.csr_matrix((off.data, off.indices.astype(itype, copy=False), off.indptr.astype(itype, copy=False)),
+                         shape=off.shape)
+    off_rows = row_indices(off)
     coo = sps.coo_matrix((xp.concatenate([off.data, diag.astype(A.dtype)]),
                           (xp.concatenate([off_rows, xp.arange(nc, dtype=itype)]),
                            xp.concatenate([off.indices.astype(itype, copy=False), xp.arange(nc, dtype=itype)]))),
@@ -200,7 +213,7 @@ def pairwise_level(A, *, rounds=2, theta=0.25, matching=None):
         aggregates = coarse[aggregates]
         # the fine members of each new coarse vertex: those of its first member, then of its second
         grouped = members[xp.maximum(pairs, 0)]  # (Nc, 2, width)
-        grouped = xp.where((pairs >= 0)[:, :, None], grouped, -1)
+        grouped = xp.where((pairs >= 0)[:, :, None], grouped, -1).astype(itype, copy=False)
         members = grouped.reshape(pairs.shape[0], -1)
         current = Ac
     return PairwiseLevel(aggregates, xp.ascontiguousarray(members), current)

@@ -104,7 +104,7 @@ def smoothed_prolongator(A, aggregates, n_coarse, omega_factor=4.0 / 3.0, iterat
     constant ``P`` of ``aggregates``, ``omega = omega_factor / rho(D^{-1} A)`` (power method,
     one read of the estimate), as canonical CSR on the backend of ``A`` (cuSPARSE's sparse
     products on the GPU)."""
-    from .aggregation import prolongator
+    from .aggregation import prolongator, row_indices
     from .cycle import damping, spectral_radius
 
     xp = get_array_module(A)
@@ -112,7 +112,7 @@ def smoothed_prolongator(A, aggregates, n_coarse, omega_factor=4.0 / 3.0, iterat
     P = prolongator(aggregates, n_coarse, A.dtype)
     diag = A.diagonal()
     dinv = xp.where(diag != 0, 1 / xp.where(diag != 0, diag, 1), 1).astype(A.dtype)
-    scaled = sps.diags(dinv) @ A
+    scaled = sps.csr_matrix((A.data * dinv[row_indices(A)], A.indices, A.indptr), shape=A.shape)
     omega = float(damping(spectral_radius(A, lambda r: dinv * r, iterations), omega_factor, np.float64)[0])
     S = (P - (scaled @ P) * omega).tocsr()
     S.sum_duplicates()
@@ -120,15 +120,17 @@ def smoothed_prolongator(A, aggregates, n_coarse, omega_factor=4.0 / 3.0, iterat
 
 
 def pairwise_hierarchy(A, *, max_levels=20, coarse_size=500, rounds=3, theta=0.25, matching=None, smooth="jacobi",
-                       min_coarsening=1.2):
+                       min_coarsening=1.2, max_density=0.5):
     """The pairwise aggregation hierarchy of ``A`` on its own backend: levels of
     :func:`kernels.amg.aggregation.pairwise_level` until the coarsest has at most
     ``coarse_size`` rows, ``max_levels`` levels exist, or a level's rows shrink by less
     than ``min_coarsening`` (its couplings too weak to aggregate; that level is then the
     coarsest). ``smooth="jacobi"``: the prolongator is smoothed by one damped Jacobi step
     (:func:`smoothed_prolongator`) and the coarse operator is ``P^T A P`` of it (sparse
-    products); None: the piecewise constant prolongator and its Galerkin operator from the
-    matching rounds (plain aggregation, as Notay's AGMG)."""
+    products), except on a level where that operator would have more than ``max_density``
+    times the nonzeros of the level's own (matrices of irregular graphs, such as circuits):
+    there, and everywhere with ``smooth=None``, the piecewise constant prolongator and its
+    Galerkin operator from the matching rounds (plain aggregation, as Notay's AGMG)."""
     if max_levels < 1:
         raise ValueError(f"max_levels must be >= 1, got {max_levels}")
     if smooth not in (None, "jacobi"):
@@ -145,8 +147,12 @@ def pairwise_hierarchy(A, *, max_levels=20, coarse_size=500, rounds=3, theta=0.2
             continue
         P = smoothed_prolongator(current, lvl.aggregates, lvl.n_coarse)
         level = LevelOperator(current, P=P)
-        levels.append(level)
         Ac = (level.R @ (level.A @ level.P)).tocsr()
         Ac.sum_duplicates()
+        if Ac.nnz > max_density * level.A.nnz:
+            levels.append(LevelOperator(current, aggregates=lvl.aggregates, members=lvl.members))
+            current = lvl.coarse
+            continue
+        levels.append(level)
         current = Ac
     return Hierarchy(levels, current)
