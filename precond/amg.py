@@ -34,7 +34,7 @@ SMOOTHERS = ("algebraic_tridiagonal", "algebraic_block_tridiagonal", "jacobi")
 COARSENINGS = ("smoothed_aggregation", "ruge_stuben", "pairwise")
 
 #: Defaults of the smoother options (see :func:`amg`).
-SMOOTHER_DEFAULTS = {"sweep": "symmetric", "omega": None, "omega_factor": 1.5, "eig_iterations": 20, "l1": None}
+SMOOTHER_DEFAULTS = {"sweep": "symmetric", "omega": None, "omega_factor": 1.5, "eig_iterations": None, "l1": None}
 _FOREST_OPTIONS = ("iterations", "m", "k_m", "p", "seed")
 #: Defaults of the pairwise hierarchy's options.
 PAIRWISE_DEFAULTS = {"max_levels": 20, "max_coarse": 500, "rounds": 3, "theta": 0.25, "smooth": "jacobi",
@@ -77,20 +77,24 @@ def _smoother_spec(smoother):
     factor = options["omega_factor"]
     if not isinstance(factor, numbers.Real) or not 0 < factor < 2:
         raise ValueError(f"omega_factor must be in (0, 2), got {factor!r}")
-    if not isinstance(options["eig_iterations"], numbers.Integral) or options["eig_iterations"] < 1:
+    its = options["eig_iterations"]
+    if its is not None and (not isinstance(its, numbers.Integral) or isinstance(its, bool) or its < 1):
         raise ValueError(f"eig_iterations must be a positive integer, got {options['eig_iterations']!r}")
     if options["l1"] not in (None, True, False):
         raise ValueError(f"l1 must be None, True or False, got {options['l1']!r}")
     return name, options
 
 
-def _omega(A, solve, options):
+def _omega(A, solve, options, symmetric):
     """The damping factor (a 1-element array on A's backend): ``omega`` as given, else
-    ``omega_factor`` over the spectral radius of ``S^{-1} A`` (power method, no host read)."""
+    ``omega_factor`` over the spectral radius of ``S^{-1} A`` (power method, no host read;
+    ``eig_iterations`` steps, by default 10 for a symmetric ``A`` and 20 otherwise, whose
+    complex eigenvalues slow the power method down)."""
     xp = get_array_module(A)
     if options["omega"] is not None:
         return xp.full(1, options["omega"], dtype=A.dtype)
-    return damping(spectral_radius(A, solve, options["eig_iterations"]), options["omega_factor"], A.dtype)
+    steps = options["eig_iterations"] or (10 if symmetric else 20)
+    return damping(spectral_radius(A, solve, steps), options["omega_factor"], A.dtype)
 
 
 def _transpose_tridiagonal(dl, d, du):
@@ -124,26 +128,28 @@ def _line_solvers(A, M, l1, adjoint):
     return solver.solve, transposed
 
 
-def _build_smoother(A, name, options, symmetric_matrix):
-    """The :class:`kernels.amg.cycle.Smoother` ``name`` of the level operator ``A``."""
+def _build_smoother(A, name, options, symmetric_matrix, adjoint=False):
+    """The :class:`kernels.amg.cycle.Smoother` ``name`` of the level operator ``A``
+    (``symmetric_matrix``: whether ``A`` is symmetric; ``adjoint``: build the line
+    smoother's adjoint solve, for a symmetric cycle of an unsymmetric ``A``)."""
     if name == "jacobi":
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # a zero diagonal entry: 1 is used there (jacobi's rule)
             dinv = jacobi(A).inv_diag.astype(A.dtype, copy=False)
-        omega = _omega(A, lambda r: dinv * r, options)
+        omega = _omega(A, lambda r: dinv * r, options, symmetric_matrix)
         return JacobiSmoother(dinv, omega, sweep=options["sweep"])
     forest = {k: options[k] for k in _FOREST_OPTIONS if k in options}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # an indefinite tridiagonal part is handled below (l1)
         if name == "algebraic_block_tridiagonal":
             M = algebraic_block_tridiagonal(A, **forest)
-            solve, adjoint, label = M.matvec, None, "AlgTriBlock"
+            solve, adjoint, label = M.matvec, None, "AlgTriBlock"  # no adjoint solve: the same after
         else:
             M = algebraic_tridiagonal(A, **forest)
             l1 = M.indefinite if options["l1"] is None else options["l1"]
-            solve, adjoint = _line_solvers(A, M, l1, adjoint=not symmetric_matrix)
+            solve, adjoint = _line_solvers(A, M, l1, adjoint=adjoint)
             label = "AlgTriScal" + (" l1" if l1 else "")
-    omega = _omega(A, solve, options)
+    omega = _omega(A, solve, options, symmetric_matrix)
     return RichardsonSmoother(solve, omega, adjoint=adjoint, sweep=options["sweep"], name=label)
 
 
@@ -214,7 +220,8 @@ class AMGPrecond(Preconditioner):
             smoothers = []
             for level in self.hierarchy.levels:
                 symmetric_level = is_symmetric(level.A)
-                smoothers.append(_build_smoother(level.A, name, options, symmetric_level or symmetric is not True))
+                smoothers.append(_build_smoother(level.A, name, options, symmetric_level,
+                                                 adjoint=bool(symmetric) and not symmetric_level))
             clock.mark("smoothers")
             coarse = self.hierarchy.coarse
             if coarse.shape[0] <= MAX_DENSE:
@@ -225,7 +232,7 @@ class AMGPrecond(Preconditioner):
                               "max_coarse) for a better cycle", RuntimeWarning, stacklevel=3)
                 level = LevelOperator(coarse, coarsest=True)
                 self.coarse_solver = RelaxationCoarseSolver(
-                    level, _build_smoother(level.A, name, options, True), COARSE_SWEEPS)
+                    level, _build_smoother(level.A, name, options, is_symmetric(level.A)), COARSE_SWEEPS)
             clock.mark("coarse solver")
         self.smoothers = smoothers
         self.symmetric = self.presmooth == self.postsmooth if symmetric is None else symmetric
@@ -323,7 +330,8 @@ def amg(A, *, smoother="algebraic_tridiagonal", coarsening="smoothed_aggregation
           post-smoother uses the adjoint);
         - ``omega``: a fixed damping factor in (0, 2); default None: ``omega_factor``
           (default 1.5) over the spectral radius of ``S^{-1} A``, estimated by
-          ``eig_iterations`` (default 20) power steps on the device;
+          ``eig_iterations`` power steps on the device (default 10 on symmetric
+          levels, 20 on others);
         - ``l1`` (line smoothers): add to the tridiagonal system's diagonal the absolute
           entries the forest leaves out; None (default) where the tridiagonal part is
           indefinite (coarse operators of smoothed aggregation often are), which makes

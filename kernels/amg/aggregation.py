@@ -133,7 +133,6 @@ def pair_galerkin(A, mate):
     """
     A = _canonical(A)
     xp = get_array_module(A)
-    sps = sparse_module(xp)
     n = A.shape[0]
     off, coarse, members = contract_pairs(A, mate, check=False)
     itype = A.indices.dtype
@@ -141,19 +140,36 @@ def pair_galerkin(A, mate):
     members = members.astype(itype, copy=False)
     rows = row_indices(A)
     inside = coarse[A.indices] == coarse[rows]
-    own = xp.bincount(rows[inside], weights=A.data[inside], minlength=n)  # at most two terms a row
+    # each row's entries inside its pair: its diagonal and the entry to its partner (two
+    # terms at most, so the order of the additions does not matter)
+    own = xp.bincount(rows, weights=xp.where(inside, A.data, 0), minlength=n)
     second = members[:, 1]
-    diag = own[members[:, 0]] + xp.where(second >= 0, own[xp.maximum(second, 0)], 0)
-    nc = members.shape[0]
-    off = sps.csr_matrix((off.data, off.indices.astype(itype, copy=False), off.indptr.astype(itype, copy=False)),
-                         shape=off.shape)
-    off_rows = row_indices(off)
-    coo = sps.coo_matrix((xp.concatenate([off.data, diag.astype(A.dtype)]),
-                          (xp.concatenate([off_rows, xp.arange(nc, dtype=itype)]),
-                           xp.concatenate([off.indices.astype(itype, copy=False), xp.arange(nc, dtype=itype)]))),
-                         shape=(nc, nc))
-    Ac = _canonical(coo.tocsr())
+    diag = (own[members[:, 0]] + xp.where(second >= 0, own[xp.maximum(second, 0)], 0)).astype(A.dtype)
+    Ac = _with_diagonal(off, diag, itype)
     return Ac, coarse, members
+
+
+def _with_diagonal(off, diag, itype):
+    """The canonical CSR matrix ``off + diag(diag)`` of a canonical CSR ``off`` without
+    diagonal entries: each row's entries shifted past its new diagonal entry, no sort."""
+    xp = get_array_module(off)
+    nc = off.shape[0]
+    indptr = off.indptr.astype(itype, copy=False)
+    off = sparse_module(xp).csr_matrix((off.data, off.indices.astype(itype, copy=False), indptr), shape=off.shape)
+    rows = row_indices(off)
+    after = off.indices > rows  # the entries right of the diagonal
+    before = xp.concatenate([xp.zeros(1, dtype=itype), xp.cumsum(~after, dtype=itype)])
+    left = before[indptr[1:]] - before[indptr[:-1]]  # entries left of the diagonal, per row
+    base = xp.arange(nc + 1, dtype=itype)
+    dest = xp.arange(off.nnz, dtype=itype) + rows + after.astype(itype)
+    place = indptr[:-1] + base[:-1] + left
+    indices = xp.empty(off.nnz + nc, dtype=itype)
+    data = xp.empty(off.nnz + nc, dtype=off.data.dtype)
+    indices[dest], data[dest] = off.indices, off.data
+    indices[place], data[place] = base[:-1], diag
+    Ac = sparse_module(xp).csr_matrix((data, indices, indptr + base), shape=off.shape)
+    Ac.has_canonical_format = True
+    return Ac
 
 
 @dataclass

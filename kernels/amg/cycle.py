@@ -63,6 +63,23 @@ def _canonical_csr(A):
     return A
 
 
+def _of_dtype(M, dtype):
+    """``M`` in ``dtype`` (itself when it is; a cast keeps its canonical format)."""
+    if M.dtype == dtype:
+        return M
+    out = M.astype(dtype)
+    out.has_canonical_format = True
+    return out
+
+
+def _transpose(M):
+    """The transpose of a canonical CSR matrix as canonical CSR (a CSR-to-CSC conversion
+    leaves the indices of every row sorted: no sort)."""
+    T = M.T.tocsr()
+    T.has_canonical_format = True
+    return T
+
+
 class LevelOperator:
     """The operators of one level: ``A`` and the transfer to the next coarser level,
     either by ``aggregates`` (``aggregates[i]``: the coarse vertex of ``i``; ``members``:
@@ -79,8 +96,8 @@ class LevelOperator:
             raise ValueError("a level needs either aggregates and members, or P (and R)")
         self.aggregates, self.members = aggregates, members
         if P is not None:
-            P = _canonical_csr(P).astype(self.dtype)
-            R = _canonical_csr(P.T if R is None else R).astype(self.dtype)
+            P = _of_dtype(_canonical_csr(P), self.dtype)
+            R = _transpose(P) if R is None else _of_dtype(_canonical_csr(R), self.dtype)
             if P.shape[0] != self.n or R.shape != (P.shape[1], self.n):
                 raise ValueError(f"P of shape {P.shape} and R of shape {R.shape} do not fit A of size {self.n}")
         self.P, self.R = P, R

@@ -99,7 +99,7 @@ def pyamg_hierarchy(A, coarsening, options):
     return from_pyamg(ml, A), ml
 
 
-def smoothed_prolongator(A, aggregates, n_coarse, omega_factor=4.0 / 3.0, iterations=15):
+def smoothed_prolongator(A, aggregates, n_coarse, omega_factor=4.0 / 3.0, iterations=10):
     """The smoothed aggregation prolongator ``(I - omega D^{-1} A) P`` of the piecewise
     constant ``P`` of ``aggregates``, ``omega = omega_factor / rho(D^{-1} A)`` (power method,
     one read of the estimate), as canonical CSR on the backend of ``A`` (cuSPARSE's sparse
@@ -115,8 +115,17 @@ def smoothed_prolongator(A, aggregates, n_coarse, omega_factor=4.0 / 3.0, iterat
     scaled = sps.csr_matrix((A.data * dinv[row_indices(A)], A.indices, A.indptr), shape=A.shape)
     omega = float(damping(spectral_radius(A, lambda r: dinv * r, iterations), omega_factor, np.float64)[0])
     S = (P - (scaled @ P) * omega).tocsr()
-    S.sum_duplicates()
+    _canonical_product(S)
     return S
+
+
+def _canonical_product(M):
+    """Marks a sparse product or sum as canonical: cuSPARSE's are (sorted, no duplicates),
+    which CuPy does not record (its check would sort again); SciPy checks its own."""
+    if is_device_array(M):
+        M.has_canonical_format = True
+    else:
+        M.sum_duplicates()
 
 
 def pairwise_hierarchy(A, *, max_levels=20, coarse_size=500, rounds=3, theta=0.25, matching=None, smooth="jacobi",
@@ -148,7 +157,7 @@ def pairwise_hierarchy(A, *, max_levels=20, coarse_size=500, rounds=3, theta=0.2
         P = smoothed_prolongator(current, lvl.aggregates, lvl.n_coarse)
         level = LevelOperator(current, P=P)
         Ac = (level.R @ (level.A @ level.P)).tocsr()
-        Ac.sum_duplicates()
+        _canonical_product(Ac)
         if Ac.nnz > max_density * level.A.nnz:
             levels.append(LevelOperator(current, aggregates=lvl.aggregates, members=lvl.members))
             current = lvl.coarse
