@@ -24,7 +24,9 @@ from kernels.graph import is_symmetric
 from kernels.timing import PhaseClock
 from kernels.tridiag import TridiagonalSolver, extract_tridiagonal, partner_entries
 
-from .preconditioners import Preconditioner, algebraic_block_tridiagonal, algebraic_tridiagonal, check_matrix, jacobi
+from kernels.validation import validate_matrix
+
+from .preconditioners import Preconditioner, algebraic_block_tridiagonal, algebraic_tridiagonal, jacobi
 
 __all__ = ["AMGPrecond", "AMGLevel", "amg", "change_smoothers", "SMOOTHERS", "COARSENINGS"]
 
@@ -194,7 +196,7 @@ class AMGPrecond(Preconditioner):
 
     def __init__(self, A, *, smoother="algebraic_tridiagonal", coarsening="smoothed_aggregation", presmooth=1,
                  postsmooth=1, cycle="V", symmetric=None, cuda_graph=None, **hierarchy_options):
-        A = check_matrix(A)
+        A = validate_matrix(A, what="amg")
         if np.dtype(A.dtype) not in (np.float32, np.float64):
             raise TypeError(f"amg supports float32 and float64 matrices, got {A.dtype}")
         name, options = _smoother_spec(smoother)
@@ -414,7 +416,7 @@ def change_smoothers(ml, smoother="algebraic_tridiagonal", *, presmooth=1, posts
     name, options = _smoother_spec(smoother)
     presmooth, postsmooth = _check_count("presmooth", presmooth), _check_count("postsmooth", postsmooth)
     for lvl in ml.levels[:-1]:
-        A = check_matrix(lvl.A)
+        A = validate_matrix(lvl.A, what="a pyamg level")
         if np.dtype(A.dtype) not in (np.float32, np.float64):
             raise TypeError(f"our smoothers support float32 and float64 levels, got {A.dtype}")
         op = LevelOperator(A, coarsest=True)

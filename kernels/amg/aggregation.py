@@ -20,22 +20,15 @@ import numpy as np
 from ..backend import get_array_module, sparse_module
 from ..factor import factor_rounds
 from ..graph import abs_graph, contract_pairs
+from ..validation import validate_matrix
 
 __all__ = ["row_indices", "strength_graph", "pair_matching", "pair_galerkin", "PairwiseLevel", "pairwise_level", "prolongator"]
 
 
 def _canonical(A):
-    """``A`` as a canonical CSR matrix (sorted, no duplicates) whose index arrays share one
-    dtype (the kernels' precondition)."""
-    A = A.tocsr()
-    if not A.has_canonical_format:
-        A = A.copy()
-        A.sum_duplicates()
-    if A.indptr.dtype != A.indices.dtype:
-        A = sparse_module(get_array_module(A)).csr_matrix((A.data, A.indices, A.indptr.astype(A.indices.dtype)),
-                                                          shape=A.shape)
-        A.has_canonical_format = True
-    return A
+    """``A`` as a canonical CSR matrix (sorted, no duplicates, index arrays of one dtype:
+    the kernels' precondition), without a pass over its values."""
+    return validate_matrix(A, dtypes=(np.float32, np.float64), finite=False, canonical="make", what="pairwise level")
 
 
 def row_indices(A):
@@ -83,7 +76,7 @@ def strength_graph(A, theta=0.25):
 
         w = strength_weights(A.indptr, A.indices, A.data, diag, theta)
     else:
-        from ..cuda import get_kernel
+        from ..nvrtc import get_kernel
 
         n = A.shape[0]
         w = xp.empty_like(A.data)

@@ -41,7 +41,7 @@ def _elementwise():
 
 
 def _kernel(name, vt, it=None):
-    from ..cuda import get_kernel
+    from ..nvrtc import get_kernel
 
     return get_kernel("amg", name, vt) if it is None else get_kernel("amg", name, vt, it)
 
