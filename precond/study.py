@@ -66,6 +66,7 @@ def _peer_ilu0(A):
 
 def _registry():
     from . import preconditioners as pc
+    from .amg import amg
 
     return {
         "none": _none,
@@ -73,6 +74,7 @@ def _registry():
         "tridiagonal": pc.tridiagonal,
         "algebraic_tridiagonal": pc.algebraic_tridiagonal,
         "algebraic_block_tridiagonal": pc.algebraic_block_tridiagonal,
+        "amg": amg,
         "pyamg": _peer_pyamg,
         "ilu0": _peer_ilu0,
     }
@@ -81,9 +83,10 @@ def _registry():
 DEFAULT_ROWS = 65536  # size of generated matrices when no grid size is given
 LOAD_FAILED = "(loading)"  # the preconditioner column of a matrix that could not be loaded
 #: Short names accepted on the command line.
-PRECONDITIONERS = ("none", "jacobi", "tridiagonal", "algebraic_tridiagonal", "algebraic_block_tridiagonal", "pyamg", "ilu0")
+PRECONDITIONERS = ("none", "jacobi", "tridiagonal", "algebraic_tridiagonal", "algebraic_block_tridiagonal", "amg", "pyamg",
+                   "ilu0")
 ALIASES = {"triscal": "tridiagonal", "algtriscal": "algebraic_tridiagonal", "algtriblock": "algebraic_block_tridiagonal",
-           "ilu": "ilu0", "amg": "pyamg"}
+           "ilu": "ilu0"}
 
 
 def true_solution(n, dtype=np.float64, xp=np):
@@ -305,7 +308,8 @@ def build_parser(prog="precond convergence"):
     p.add_argument("--n", type=int, default=None,
                    help=f"grid size per side of generated matrices (default: about {DEFAULT_ROWS:,} rows each, "
                         "256 in 2D and 40 in 3D)")
-    p.add_argument("--precond", nargs="+", default=["none", "jacobi", "triscal", "algtriscal", "algtriblock", "pyamg", "ilu0"],
+    p.add_argument("--precond", nargs="+",
+                   default=["none", "jacobi", "triscal", "algtriscal", "algtriblock", "amg", "pyamg", "ilu0"],
                    help=f"preconditioners: {', '.join(PRECONDITIONERS)} (aliases {', '.join(ALIASES)})")
     p.add_argument("--dtype", choices=["float32", "float64"], default="float64")
     p.add_argument("--device", choices=["auto", "cpu", "gpu"], default="auto")

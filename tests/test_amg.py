@@ -360,3 +360,11 @@ def test_no_warnings_on_ordinary_use():
         warnings.simplefilter("error")
         M = amg(A)
         precond.solve(A, A @ np.ones(A.shape[0]), M, rtol=1e-8)
+
+
+def test_study_runs_amg():
+    from precond.study import PRECONDITIONERS, run_study
+
+    assert "amg" in PRECONDITIONERS
+    rows = run_study(["aniso2"], ["amg"], n=24, progress=False)
+    assert rows[0]["preconditioner"] == "amg" and rows[0]["converged"] and rows[0]["iterations"] < 15
