@@ -28,18 +28,37 @@ __device__ __forceinline__ V row_product(const I row, const int lane, const int 
     return sum;
 }
 
+// The row of this lane group, the lane, and (A x)[row] added over the group's lanes (the
+// sum is the row's in lane 0): the common part of the row kernels below.
+template <typename V>
+struct LaneRow {
+    size_t row;
+    int lane;
+    bool inside;
+    V sum;
+};
+
+template <typename V, typename I>
+__device__ __forceinline__ LaneRow<V> lane_row_product(const I n_rows, const int lanes, const I* __restrict__ indptr,
+                                                       const I* __restrict__ indices, const V* __restrict__ data,
+                                                       const V* __restrict__ x) {
+    const size_t tid = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    LaneRow<V> out;
+    out.lane = (int)(threadIdx.x & (unsigned)(lanes - 1));
+    out.row = tid / (size_t)lanes;
+    out.inside = out.row < (size_t)n_rows;
+    const V sum = out.inside ? row_product(I(out.row), out.lane, lanes, indptr, indices, data, x) : V(0);
+    out.sum = lane_sum(sum, lanes);
+    return out;
+}
+
 // r = b - A x.
 template <typename V, typename I>
 __global__ void residual(const I n_rows, const int lanes, const I* __restrict__ indptr, const I* __restrict__ indices,
                          const V* __restrict__ data, const V* __restrict__ x, const V* __restrict__ b,
                          V* __restrict__ r) {
-    const size_t tid = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    const int lane = (int)(threadIdx.x & (unsigned)(lanes - 1));
-    const size_t row = tid / (size_t)lanes;
-    const bool inside = row < (size_t)n_rows;
-    V sum = inside ? row_product(I(row), lane, lanes, indptr, indices, data, x) : V(0);
-    sum = lane_sum(sum, lanes);
-    if (lane == 0 && inside) r[row] = b[row] - sum;
+    const LaneRow<V> p = lane_row_product(n_rows, lanes, indptr, indices, data, x);
+    if (p.lane == 0 && p.inside) r[p.row] = b[p.row] - p.sum;
 }
 
 // One damped Jacobi sweep into a new vector: out = x + omega[0] * dinv * (b - A x).
@@ -48,13 +67,8 @@ __global__ void jacobi_sweep(const I n_rows, const int lanes, const I* __restric
                              const I* __restrict__ indices, const V* __restrict__ data, const V* __restrict__ dinv,
                              const V* __restrict__ omega, const V* __restrict__ x, const V* __restrict__ b,
                              V* __restrict__ out) {
-    const size_t tid = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    const int lane = (int)(threadIdx.x & (unsigned)(lanes - 1));
-    const size_t row = tid / (size_t)lanes;
-    const bool inside = row < (size_t)n_rows;
-    V sum = inside ? row_product(I(row), lane, lanes, indptr, indices, data, x) : V(0);
-    sum = lane_sum(sum, lanes);
-    if (lane == 0 && inside) out[row] = x[row] + omega[0] * dinv[row] * (b[row] - sum);
+    const LaneRow<V> p = lane_row_product(n_rows, lanes, indptr, indices, data, x);
+    if (p.lane == 0 && p.inside) out[p.row] = x[p.row] + omega[0] * dinv[p.row] * (b[p.row] - p.sum);
 }
 
 // The restriction of the residual by aggregates, fused: bc[c] = sum over the members m of
@@ -84,13 +98,8 @@ template <typename V, typename I>
 __global__ void csr_spmv_add(const I n_rows, const int lanes, const I* __restrict__ indptr,
                              const I* __restrict__ indices, const V* __restrict__ data, const V* __restrict__ e,
                              V* __restrict__ x) {
-    const size_t tid = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    const int lane = (int)(threadIdx.x & (unsigned)(lanes - 1));
-    const size_t row = tid / (size_t)lanes;
-    const bool inside = row < (size_t)n_rows;
-    V sum = inside ? row_product(I(row), lane, lanes, indptr, indices, data, e) : V(0);
-    sum = lane_sum(sum, lanes);
-    if (lane == 0 && inside) x[row] += sum;
+    const LaneRow<V> p = lane_row_product(n_rows, lanes, indptr, indices, data, e);
+    if (p.lane == 0 && p.inside) x[p.row] += p.sum;
 }
 
 // x = M b for a dense row-major n x n matrix M (the coarse level's inverse): a warp per row.
