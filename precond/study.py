@@ -261,7 +261,7 @@ def plot(rows, path) -> None:
                             linewidth=1.2)
                 if not r["converged"]:  # mark where a run that failed stopped
                     ax.semilogy([len(history) - 1], [history[-1]], marker="x", color=colors[r["preconditioner"]],
-                                markersize=9, markeredgewidth=2, linestyle="none")
+                                markersize=9, markeredgewidth=2, linestyle="none", zorder=5)  # over every curve
         part = "" if len(groups) == 1 else f", part {groups.index(group) + 1}"
         residual_ax.set_title(f"{mat} (N={rows_n:,}){part}: relative residual", fontsize=9)
         error_ax.set_title(f"{mat}{part}: forward relative error", fontsize=9)
