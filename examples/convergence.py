@@ -21,12 +21,12 @@ from precond.study import LOAD_FAILED, build_parser, main
 from _markdown import gpu_name, machine_line, table
 
 SHORT_NAMES = {"none": "none", "jacobi": "Jacobi", "tridiagonal": "TriScal", "algebraic_tridiagonal": "AlgTriScal",
-               "algebraic_block_tridiagonal": "AlgTriBlock", "pyamg": "pyamg (CPU)", "ilu0": "ILU(0)"}
+               "algebraic_block_tridiagonal": "AlgTriBlock", "amg": "AMG", "pyamg": "pyamg (CPU)", "ilu0": "ILU(0)"}
 
 
 def markdown_table(rows) -> str:
     """Iterations / time to solution (ms) per matrix and preconditioner, from the study's result rows."""
-    preconds = [p for p in dict.fromkeys(r["preconditioner"] for r in rows) if p in SHORT_NAMES]
+    preconds = [p for p in dict.fromkeys(r["preconditioner"] for r in rows) if p != LOAD_FAILED]
     matrices = list(dict.fromkeys(r["matrix"] for r in rows))
     cells = {(r["matrix"], r["preconditioner"]): r for r in rows}
     out = []
@@ -45,7 +45,7 @@ def markdown_table(rows) -> str:
             else:
                 line.append(f"{r['iterations']}{'' if r['converged'] else '*'} / {r['time_to_solution'] * 1e3:.0f}")
         out.append(line)
-    return table(["matrix", "N", *(SHORT_NAMES[p] for p in preconds)], out) + (
+    return table(["matrix", "N", *(SHORT_NAMES.get(p, p) for p in preconds)], out) + (
         "\n\n(iterations / time to solution in ms; * = not converged: maxiter reached or a breakdown)")
 
 

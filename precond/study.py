@@ -218,7 +218,7 @@ def format_table(rows) -> str:
 PLOT_LINES_PER_PANEL = 8
 #: The plot's names of the preconditioners (the paper's).
 PLOT_LABELS = {"none": "none", "jacobi": "Jacobi", "tridiagonal": "TriScal", "algebraic_tridiagonal": "AlgTriScal",
-               "algebraic_block_tridiagonal": "AlgTriBlock", "pyamg": "pyamg (SA)", "ilu0": "ILU(0)"}
+               "algebraic_block_tridiagonal": "AlgTriBlock", "amg": "AMG", "pyamg": "pyamg (SA)", "ilu0": "ILU(0)"}
 
 
 def plot(rows, path) -> None:
