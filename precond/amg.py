@@ -148,7 +148,9 @@ def _build_smoother(A, name, options, symmetric_matrix, adjoint=False):
             solve, adjoint, label = M.matvec, None, "AlgTriBlock"  # no adjoint solve: the same after
         else:
             M = algebraic_tridiagonal(A, **forest)
-            l1 = M.indefinite if options["l1"] is None else options["l1"]
+            # the l1 diagonal makes Richardson convergent for symmetric positive definite
+            # levels; pivot signs say nothing of an unsymmetric level's spectrum
+            l1 = (symmetric_matrix and M.indefinite) if options["l1"] is None else options["l1"]
             solve, adjoint = _line_solvers(A, M, l1, adjoint=adjoint)
             label = "AlgTriScal" + (" l1" if l1 else "")
     omega = _omega(A, solve, options, symmetric_matrix)
@@ -335,9 +337,9 @@ def amg(A, *, smoother="algebraic_tridiagonal", coarsening="smoothed_aggregation
           ``eig_iterations`` power steps on the device (default 10 on symmetric
           levels, 20 on others);
         - ``l1`` (line smoothers): add to the tridiagonal system's diagonal the absolute
-          entries the forest leaves out; None (default) where the tridiagonal part is
-          indefinite (coarse operators of smoothed aggregation often are), which makes
-          Richardson convergent for symmetric positive definite levels;
+          entries the forest leaves out; None (default) on symmetric levels whose
+          tridiagonal part is indefinite (coarse operators of smoothed aggregation often
+          are), which makes Richardson convergent for symmetric positive definite levels;
         - ``iterations``, ``m``, ``k_m``, ``p``, ``seed``: of the [0,2]-factor
           (:func:`precond.algebraic_tridiagonal`).
     coarsening : str or pyamg.multilevel.MultilevelSolver

@@ -368,3 +368,17 @@ def test_study_runs_amg():
     assert "amg" in PRECONDITIONERS
     rows = run_study(["aniso2"], ["amg"], n=24, progress=False)
     assert rows[0]["preconditioner"] == "amg" and rows[0]["converged"] and rows[0]["iterations"] < 15
+
+
+def test_l1_diagonal_only_on_symmetric_indefinite_levels():
+    """The l1 diagonal is for symmetric positive definite levels; on an unsymmetric level
+    the pivot signs say nothing of the spectrum (on orsreg_1, inside pyamg's hierarchy, the
+    l1 smoother made BiCGStab stall)."""
+    from kernels.graph import is_symmetric
+    from precond.amg import _build_smoother, _smoother_spec
+
+    name, options = _smoother_spec("algebraic_tridiagonal")
+    for block, l1 in (([[1.0, 2.0], [2.0, 1.0]], True), ([[1.0, 3.0], [1.0, 1.0]], False), ([[4.0, 1.0], [1.0, 4.0]], False)):
+        A = sp.kron(sp.eye(50), sp.csr_matrix(np.array(block)), format="csr")  # pivots 1, 1 - 4 (or 1 - 3) < 0
+        smoother = _build_smoother(A, name, options, is_symmetric(A))
+        assert ("l1" in smoother.describe()) == l1
