@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 import traceback
 
 __all__ = ["mpi", "world", "DistributedError", "agree", "select_device", "cuda_aware", "abort_on_error"]
@@ -166,6 +167,9 @@ def abort_on_error(main):
                 detail = "" if isinstance(exc, DistributedError) else "".join(traceback.format_exc())
                 sys.stderr.write(f"{detail}rank {comm.rank} of {comm.size}: error: {type(exc).__name__}: {exc}\n")
                 sys.stderr.flush()
+            # the launcher forwards a rank's output asynchronously: give it a moment before
+            # the abort tears the job down, or the message can be lost
+            time.sleep(0.5)
             comm.Abort(1)
             raise  # not reached
 
