@@ -209,7 +209,7 @@ def case_main(tmp):
     for D in (D1, D2, D3):
         _check_product(A, D, rng)
     assert len(D1.exchange.neighbours) == 1 and len(D1.ghost_cols) == 30
-    _check_solves(A, D1, ["jacobi", "algebraic_tridiagonal", "algebraic_block_tridiagonal", "none"])
+    _check_solves(A, D1, ["jacobi", "algebraic_tridiagonal", "algebraic_block_tridiagonal", "amg", "none"])
     # the iteration cap gives SciPy's info code (the number of iterations) on every rank
     for method in (dist.bicgstab, dist.cg):
         assert method(D1, D1.ones(), rtol=1e-14, maxiter=3)[1] == 3
