@@ -3,9 +3,9 @@ project's preconditioners to its own diagonal block, on its own device, with no
 communication in the apply.
 
 The local solvers are looked up by name in :data:`LOCAL_SOLVERS` (or given as any
-callable ``A_local -> preconditioner``); :func:`register_local_solver` adds one, and the
-name ``"amg"`` is resolved when first used from ``precond.amg`` (the multigrid
-preconditioner of its own module) so that block Jacobi picks it up once it exists.
+callable ``A_local -> preconditioner``); :func:`register_local_solver` adds one. The name
+``"amg"`` is looked up in ``precond.amg`` when first used (that module imports more than
+the other local solvers need).
 """
 from __future__ import annotations
 
@@ -134,7 +134,7 @@ def block_jacobi(A, local="algebraic_tridiagonal", **kwargs) -> BlockJacobi:
     local : str or callable
         The local solver of each diagonal block: ``"jacobi"``, ``"tridiagonal"``,
         ``"algebraic_tridiagonal"`` (AlgTriScal), ``"algebraic_block_tridiagonal"``
-        (AlgTriBlock), ``"amg"`` (``precond.amg`` where installed), ``"none"``, a name
+        (AlgTriBlock), ``"amg"`` (:func:`precond.amg.amg`), ``"none"``, a name
         added by :func:`register_local_solver`, or ``callable(A_local) -> preconditioner``.
     **kwargs
         Passed to the local solver's factory.
