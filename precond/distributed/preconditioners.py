@@ -32,8 +32,8 @@ def _project_solvers():
 #: filled on first use.
 LOCAL_SOLVERS: dict = {}
 ALIASES = {"triscal": "tridiagonal", "algtriscal": "algebraic_tridiagonal", "algtriblock": "algebraic_block_tridiagonal"}
-# modules and function names tried for "amg", in order
-_AMG_ENTRY_POINTS = (("precond.amg", "amg"), ("precond.amg", "smoothed_aggregation"), ("precond", "amg"))
+# where "amg" is found (module, function)
+_AMG_ENTRY_POINTS = (("precond.amg", "amg"),)
 
 
 def register_local_solver(name, factory):
