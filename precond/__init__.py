@@ -14,6 +14,7 @@ from kernels.version import __version__
 
 __all__: list[str] = ["__version__"]
 
+from .ilu import ILU0Precond, ilu0
 from .krylov import SolveResult, bicgstab, solve
 from .preconditioners import (
     AlgebraicBlockTridiagonalPrecond,
@@ -37,6 +38,8 @@ __all__ += [
     "tridiagonal",
     "algebraic_tridiagonal",
     "algebraic_block_tridiagonal",
+    "ILU0Precond",
+    "ilu0",
     "bicgstab",
     "solve",
     "SolveResult",

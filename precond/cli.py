@@ -1,16 +1,16 @@
 """The ``precond`` console script."""
 from __future__ import annotations
 
-import argparse
 import sys
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run ``precond COMMAND [options]``; returns the exit status."""
+    from kernels.console import ArgumentParser
     from kernels.version import __version__
 
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = argparse.ArgumentParser(prog="precond", description="Algebraic tridiagonal preconditioners.")
+    parser = ArgumentParser(prog="precond", description="Algebraic tridiagonal preconditioners.")
     parser.add_argument("--version", action="version", version=f"precond {__version__}")
     parser.add_argument("command", choices=["convergence", "distributed"],
                         help="convergence: BiCGStab convergence study; distributed: a solve across MPI ranks "

@@ -9,8 +9,9 @@ preconditioners' solves are parallel.
 from __future__ import annotations
 
 from kernels.ilu0 import ILU0
+from kernels.validation import validate_matrix
 
-from .preconditioners import Preconditioner, check_matrix
+from .preconditioners import Preconditioner
 
 __all__ = ["ILU0Precond", "ilu0"]
 
@@ -28,10 +29,8 @@ class ILU0Precond(Preconditioner):
     """
 
     def __init__(self, A):
-        A = check_matrix(A)
-        if not A.has_canonical_format:  # sorted, unique indices: the pattern ILU(0) keeps
-            A = A.copy()
-            A.sum_duplicates()
+        # sorted, unique indices: the pattern ILU(0) keeps
+        A = validate_matrix(A, canonical="make", what="ILU(0)")
         super().__init__(A)
         self.factorization = ILU0(A, clock=self._clock)
         self.nnz = self.factorization.nnz

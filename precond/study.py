@@ -51,20 +51,25 @@ def _peer_pyamg(A):
     return cspla.LinearOperator(A.shape, matvec=lambda x: cupy.asarray(host @ cupy.asnumpy(x)), dtype=A.dtype)
 
 
-def _peer_ilu0(A):
+def _peer_ilut(A):
+    """SciPy's ``spilu`` with its defaults (SuperLU's ILUTP: threshold dropping at 1e-4, fill
+    up to 10 times nnz(A), partial pivoting and a column ordering): a stronger, costlier
+    factorization than ILU(0). On the GPU, cupyx runs the same SciPy factorization on the
+    host and the triangular solves on the device."""
     from kernels.backend import is_device_array, sparse_linalg_module
 
     if is_device_array(A):
         import cupyx.scipy.sparse.linalg as cspla
 
-        ilu = cspla.spilu(A.tocsr(), fill_factor=1)
+        ilu = cspla.spilu(A.tocsr(), drop_tol=1e-4, fill_factor=10)
         return cspla.LinearOperator(A.shape, matvec=ilu.solve, dtype=A.dtype)
     spla = sparse_linalg_module(np)
-    ilu = spla.spilu(A.tocsc(), fill_factor=1, drop_tol=0)
+    ilu = spla.spilu(A.tocsc())
     return spla.LinearOperator(A.shape, matvec=ilu.solve, dtype=A.dtype)
 
 
 def _registry():
+    from . import ilu
     from . import preconditioners as pc
     from .amg import amg
 
@@ -76,7 +81,8 @@ def _registry():
         "algebraic_block_tridiagonal": pc.algebraic_block_tridiagonal,
         "amg": amg,
         "pyamg": _peer_pyamg,
-        "ilu0": _peer_ilu0,
+        "ilu0": ilu.ilu0,
+        "ilut": _peer_ilut,
     }
 
 
@@ -84,9 +90,11 @@ DEFAULT_ROWS = 65536  # size of generated matrices when no grid size is given
 LOAD_FAILED = "(loading)"  # the preconditioner column of a matrix that could not be loaded
 #: Short names accepted on the command line.
 PRECONDITIONERS = ("none", "jacobi", "tridiagonal", "algebraic_tridiagonal", "algebraic_block_tridiagonal", "amg", "pyamg",
-                   "ilu0")
+                   "ilu0", "ilut")
 ALIASES = {"triscal": "tridiagonal", "algtriscal": "algebraic_tridiagonal", "algtriblock": "algebraic_block_tridiagonal",
-           "ilu": "ilu0"}
+           "ilu": "ilu0", "spilu": "ilut"}
+#: Krylov methods of :func:`precond.solve` the study can run.
+METHODS = ("bicgstab", "scipy-bicgstab", "cg", "gmres")
 
 
 def true_solution(n, dtype=np.float64, xp=np):
@@ -153,29 +161,52 @@ def run_case(A, name, precond_name, *, rtol=1e-8, maxiter=5000, method="bicgstab
     return row
 
 
+def resolve_preconditioners(names) -> list[str]:
+    """The study's names of ``names`` (aliases resolved); ``ValueError`` for an unknown one.
+
+    Examples
+    --------
+    >>> resolve_preconditioners(["AlgTriScal", "ilu"])
+    ['algebraic_tridiagonal', 'ilu0']
+    """
+    out = [ALIASES.get(p.lower(), p.lower()) for p in names]
+    for p, given in zip(out, names):
+        if p not in PRECONDITIONERS:
+            raise ValueError(f"unknown preconditioner {given!r}; choose from {', '.join(PRECONDITIONERS)} "
+                             f"(aliases {', '.join(ALIASES)})")
+    return out
+
+
 def run_study(matrix_specs, precond_names, *, n=None, dtype=np.float64, device="auto", rtol=1e-8,
-              maxiter=5000, method="bicgstab", progress=True):
+              maxiter=5000, method="bicgstab", progress=True, on_row=None):
     """Run every (matrix, preconditioner) pair; returns the list of result rows (a failed
     case, or a matrix that cannot be loaded, gives a row with an ``error``).
 
     ``n`` is the grid size of generated matrices; None picks, per generator, the size with
-    about ``DEFAULT_ROWS`` rows (:func:`matrices.grid_size`)."""
-    from tqdm.auto import tqdm
+    about ``DEFAULT_ROWS`` rows (:func:`matrices.grid_size`). ``on_row(rows)``, if given,
+    is called with the rows so far after each case (the command line writes its JSON
+    there, so an interrupted study keeps what it measured)."""
+    from kernels.console import progress as progress_bar
 
     dev = resolve_device(device)
-    names = [ALIASES.get(p.lower(), p.lower()) for p in precond_names]
-    for p in names:
-        if p not in PRECONDITIONERS:
-            raise ValueError(f"unknown preconditioner {p!r}; choose from {PRECONDITIONERS}")
+    names = resolve_preconditioners(precond_names)
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; choose from {', '.join(METHODS)}")
     rows = []
-    with tqdm(total=len(matrix_specs) * len(names), desc="convergence", disable=not progress, leave=False) as bar:
+
+    def add(row):
+        rows.append(row)
+        if on_row is not None:
+            on_row(rows)
+
+    with progress_bar(len(matrix_specs) * len(names), "convergence", quiet=not progress, unit="case") as bar:
         for spec in matrix_specs:
             grid = n if n is not None or spec.lower() not in matrices.GENERATORS else matrices.grid_size(spec, DEFAULT_ROWS)
             label = Path(spec).stem if spec.endswith((".mtx", ".gz")) else spec
             try:
                 A = matrices.get(spec, n=grid, dtype=dtype)
-            except (OSError, ValueError) as exc:  # a missing or unreadable matrix: report it, run the others
-                rows.append({"matrix": label, "n": 0, "preconditioner": LOAD_FAILED, "error": str(exc)})
+            except (OSError, ValueError, MemoryError) as exc:  # a missing or unreadable matrix: report it, run the others
+                add({"matrix": label, "n": 0, "preconditioner": LOAD_FAILED, "error": str(exc)})
                 bar.update(len(names))
                 continue
             if dev == "gpu":
@@ -183,9 +214,10 @@ def run_study(matrix_specs, precond_names, *, n=None, dtype=np.float64, device="
             for p in names:
                 bar.set_postfix_str(f"{label} / {p}")
                 try:
-                    rows.append(run_case(A, label, p, rtol=rtol, maxiter=maxiter, method=method))
-                except (ValueError, RuntimeError, ArithmeticError) as exc:  # report and go on
-                    rows.append({"matrix": label, "n": int(A.shape[0]), "preconditioner": p, "error": str(exc)})
+                    row = run_case(A, label, p, rtol=rtol, maxiter=maxiter, method=method)
+                except (ValueError, TypeError, RuntimeError, ArithmeticError, MemoryError) as exc:  # report, go on
+                    row = {"matrix": label, "n": int(A.shape[0]), "preconditioner": p, "error": str(exc)}
+                add(row)
                 bar.update()
     return rows
 
@@ -301,45 +333,97 @@ def demo_matrices():
     return keep
 
 
+def _positive_int(text):
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
+    return value
+
+
+def _non_negative(kind):
+    def parse(text):
+        value = kind(text)
+        if not value >= 0:  # NaN too
+            raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
+        return value
+
+    parse.__name__ = kind.__name__  # argparse names the type in its messages
+    return parse
+
+
 def build_parser(prog="precond convergence"):
-    p = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
+    from kernels.console import ArgumentParser
+
+    p = ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
     p.add_argument("--matrix", nargs="+", default=["aniso1", "aniso2", "aniso3"],
                    help="generator names (aniso1, poisson2d, ...), SuiteSparse names or .mtx paths")
-    p.add_argument("--n", type=int, default=None,
+    p.add_argument("--n", type=_positive_int, default=None,
                    help=f"grid size per side of generated matrices (default: about {DEFAULT_ROWS:,} rows each, "
                         "256 in 2D and 40 in 3D)")
     p.add_argument("--precond", nargs="+",
-                   default=["none", "jacobi", "triscal", "algtriscal", "algtriblock", "amg", "pyamg", "ilu0"],
-                   help=f"preconditioners: {', '.join(PRECONDITIONERS)} (aliases {', '.join(ALIASES)})")
+                   default=["none", "jacobi", "triscal", "algtriscal", "algtriblock", "amg", "pyamg", "ilu0", "ilut"],
+                   help=f"preconditioners: {', '.join(PRECONDITIONERS)} (aliases {', '.join(ALIASES)}); ilu0 is "
+                        "ILU(0) (no fill-in, no pivoting), ilut SciPy's spilu (SuperLU's ILUTP, default drop "
+                        "tolerance and fill)")
     p.add_argument("--dtype", choices=["float32", "float64"], default="float64")
     p.add_argument("--device", choices=["auto", "cpu", "gpu"], default="auto")
-    p.add_argument("--rtol", type=float, default=1e-8)
-    p.add_argument("--maxiter", type=int, default=5000)
-    p.add_argument("--method", default="bicgstab", help="bicgstab (ours), scipy-bicgstab (SciPy/cupyx), cg, gmres")
-    p.add_argument("--out", default="bench_results", help="folder for convergence.json and convergence.png")
+    p.add_argument("--rtol", type=_non_negative(float), default=1e-8)
+    p.add_argument("--maxiter", type=_non_negative(int), default=5000)
+    p.add_argument("--method", choices=METHODS, default="bicgstab",
+                   help="bicgstab (ours), scipy-bicgstab (SciPy/cupyx), cg, gmres")
+    p.add_argument("--out", default="bench_results",
+                   help="folder for convergence.json (rewritten after each case) and convergence.png")
     p.add_argument("--no-plot", action="store_true")
     p.add_argument("--demo", action="store_true", help=f"CPU-friendly demo: {DEMO['matrices']} at n={DEMO['n']}")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     return p
 
 
+def _write_json(path: Path, rows) -> None:
+    """Write ``rows`` whole or not at all (a temporary file renamed over the old one)."""
+    tmp = path.with_name(path.name + ".part")
+    tmp.write_text(json.dumps(rows, indent=1))
+    tmp.replace(path)
+
+
 def main(argv=None, prog="precond convergence") -> int:
-    args = build_parser(prog).parse_args(argv)
+    """Run the study from the command line; returns the exit status: 0, 1 when a matrix
+    could not be loaded or a case failed, 2 for a usage error (one line on stderr)."""
+    from kernels.backend import gpu_available
+    from kernels.console import run_command
+
+    parser = build_parser(prog)
+    args = parser.parse_args(argv)
+    try:
+        args.precond = resolve_preconditioners(args.precond)
+    except ValueError as exc:
+        parser.error(f"--precond: {exc}")
+    if args.device == "gpu" and not gpu_available():
+        parser.error("--device gpu: no usable CUDA GPU (CuPy missing, no device, or CUDA libraries unavailable)")
+    return run_command(prog, _run, args)
+
+
+def _run(args) -> int:
     if args.demo:
         args.matrix, args.n = demo_matrices(), DEMO["n"]
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    results = out / "convergence.json"
     rows = run_study(args.matrix, args.precond, n=args.n, dtype=np.dtype(args.dtype), device=args.device,
-                     rtol=args.rtol, maxiter=args.maxiter, method=args.method, progress=not args.quiet)
+                     rtol=args.rtol, maxiter=args.maxiter, method=args.method, progress=not args.quiet,
+                     on_row=lambda rows: _write_json(results, rows))
+    _write_json(results, rows)
     print(f"BiCGStab ({args.method}), rtol={args.rtol:g}, {args.dtype}, device={resolve_device(args.device)}, "
           f"b = A x_t with x_t[i] = sin(16 pi i / N)")
     print(format_table(rows))
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "convergence.json").write_text(json.dumps(rows, indent=1))
     if not args.no_plot:
         try:
             plot(rows, out / "convergence.png")
             print(f"plot: {out / 'convergence.png'}")
         except ImportError:
             print("matplotlib not installed: no plot (pip install '.[plot]')", file=sys.stderr)
-    print(f"results: {out / 'convergence.json'}")
-    return 1 if any(r["preconditioner"] == LOAD_FAILED for r in rows) else 0
+    print(f"results: {results}")
+    failed = [r for r in rows if "error" in r]
+    if failed:
+        print(f"{len(failed)} case(s) failed (see the table)", file=sys.stderr)
+    return 1 if failed else 0
