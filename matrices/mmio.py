@@ -1,10 +1,18 @@
-"""Matrix Market reading (also gzip/bzip2/xz compressed) into CSR."""
+"""Matrix Market reading (also gzip/bzip2/xz compressed) into CSR.
+
+The sizes a file declares are checked against the file and the memory of the machine
+before anything is allocated: a size line of 10^12 entries in a 50-byte file is a
+``ValueError`` naming the file and line, never an allocation (SciPy's reader runs C++
+threads on the open file, and an exception under them aborts the interpreter).
+"""
 from __future__ import annotations
 
 import bz2
 import gzip
+import io
 import lzma
 import os
+import zlib
 from pathlib import Path
 from typing import IO
 
@@ -13,9 +21,67 @@ import scipy.io
 import scipy.sparse as sp
 from numpy.typing import DTypeLike
 
-__all__ = ["mm_header", "open_maybe_compressed", "read_matrix"]
+from kernels.memory import check_host_memory, host_memory_budget
+
+__all__ = ["mm_header", "open_maybe_compressed", "read_file_bytes", "read_matrix", "first_non_finite_line"]
 
 _OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
+#: What a broken compressed stream raises (zlib.error and lzma.LZMAError are no OSError).
+DECOMPRESSION_ERRORS = (OSError, EOFError, lzma.LZMAError, zlib.error)
+_CHUNK = 1 << 20
+
+
+def _check_file(path: Path) -> None:
+    """``FileNotFoundError`` / ``IsADirectoryError`` (both ``OSError``) naming ``path``."""
+    if path.is_dir():
+        raise IsADirectoryError(f"{path}: is a directory, not a file")
+    if not path.exists():
+        raise FileNotFoundError(f"no such file: {path}")
+
+
+def read_file_bytes(path: str | os.PathLike, *, per_byte: float = 1.0) -> bytes:
+    """The (decompressed) contents of ``path``, refused up front when they would not fit.
+
+    ``per_byte``: bytes the caller will need per byte read (its parse buffers), checked
+    against :func:`kernels.memory.host_memory_budget`: the file size for a plain file, the
+    bytes decompressed so far for a compressed one (read in chunks, so that a small archive
+    that inflates beyond memory stops early).
+
+    Raises
+    ------
+    OSError
+        Missing file or a directory.
+    ValueError
+        A corrupt compressed stream, or contents too large for the memory (naming the file).
+
+    Examples
+    --------
+    >>> import gzip, os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "a.txt.gz")
+    >>> with gzip.open(path, "wb") as fh:
+    ...     _ = fh.write(b"0 1\\n")
+    >>> read_file_bytes(path)
+    b'0 1\\n'
+    """
+    path = Path(path)
+    _check_file(path)
+    opener = _OPENERS.get(path.suffix.lower())
+    if opener is None:
+        check_host_memory(path.stat().st_size * per_byte, f"{path}: a file of {path.stat().st_size} bytes")
+        with open(path, "rb") as fh:
+            return fh.read()
+    budget = host_memory_budget() / max(per_byte, 1.0)
+    parts, total = [], 0
+    try:
+        with opener(path, "rb") as fh:
+            while chunk := fh.read(_CHUNK):
+                parts.append(chunk)
+                total += len(chunk)
+                if total > budget:
+                    raise ValueError(f"{path}: decompresses to more than the {total} bytes this process can hold")
+    except DECOMPRESSION_ERRORS as exc:
+        raise ValueError(f"{path}: cannot decompress ({exc})") from exc
+    return b"".join(parts)
 
 
 def open_maybe_compressed(path: str | os.PathLike, mode: str = "rb") -> IO:
@@ -43,12 +109,11 @@ def mm_header(path: str | os.PathLike) -> tuple[str, str, str, str]:
     ('matrix', 'coordinate', 'pattern', 'symmetric')
     """
     path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"no such matrix file: {path}")
+    _check_file(path)
     try:
         with open_maybe_compressed(path) as fh:
             first = fh.readline(1024).decode("latin-1").split()
-    except (OSError, EOFError, lzma.LZMAError) as exc:
+    except DECOMPRESSION_ERRORS as exc:
         raise ValueError(f"{path}: cannot decompress ({exc})") from exc
     if not first:
         raise ValueError(f"{path}:1: empty file")
@@ -123,13 +188,18 @@ def read_matrix(path: str | os.PathLike, dtype: DTypeLike | None = None) -> sp.c
     (3, 3)
     """
     path = Path(path)
-    _, fmt, field, _ = mm_header(path)
+    _, fmt, field, symmetry = mm_header(path)
+    data = read_file_bytes(path) if path.suffix.lower() in _OPENERS else None
+    _check_declared_sizes(path, data, fmt, field, symmetry)
     try:
-        with open_maybe_compressed(path) as fh:
-            A = scipy.io.mmread(fh)
+        # a path (C++ reads the file itself) or an in-memory copy: never a file object that
+        # an exception could close under SciPy's reader threads
+        A = scipy.io.mmread(str(path) if data is None else io.BytesIO(data))
         if fmt == "coordinate" and not sp.issparse(A):
             raise ValueError("coordinate file read as a dense array")
-    except (ValueError, IndexError, OverflowError, OSError, EOFError, lzma.LZMAError) as exc:
+    except MemoryError as exc:
+        raise ValueError(f"{path}: not enough memory to read this matrix ({exc})") from exc
+    except (ValueError, IndexError, OverflowError, TypeError, RuntimeError, UnicodeError) + DECOMPRESSION_ERRORS as exc:
         located = _locate_error(path, fmt, field)
         raise ValueError(located or f"{path}: not a valid Matrix Market file ({exc})") from exc
     A = sp.csr_matrix(A)
@@ -140,3 +210,82 @@ def read_matrix(path: str | os.PathLike, dtype: DTypeLike | None = None) -> sp.c
     A.sum_duplicates()
     A.sort_indices()
     return A
+
+
+def _size_line(path: Path, data: bytes | None):
+    """``(line number, tokens, bytes after the line)`` of the size line: the first line
+    after the banner that is neither blank nor a comment."""
+    with (open(path, "rb") if data is None else io.BytesIO(data)) as fh:
+        total = path.stat().st_size if data is None else len(data)
+        offset = 0
+        for lineno, raw in enumerate(fh, 1):
+            offset += len(raw)
+            if lineno == 1:
+                continue  # the banner
+            text = raw.decode("latin-1").strip()
+            if text and not text.startswith("%"):
+                return lineno, text.split(), total - offset
+    raise ValueError(f"{path}:2: missing size line")
+
+
+def _check_declared_sizes(path: Path, data: bytes | None, fmt: str, field: str, symmetry: str) -> None:
+    """The size line's numbers against the bytes that follow it and the host's memory."""
+    lineno, tokens, body = _size_line(path, data)
+    expected = 3 if fmt == "coordinate" else 2
+    where = f"{path}:{lineno}"
+    try:
+        sizes = [int(t) for t in tokens]
+    except ValueError:
+        raise ValueError(f"{where}: non-numeric size line {' '.join(tokens)[:80]!r}") from None
+    if len(sizes) != expected or min(sizes) < 0:
+        raise ValueError(f"{where}: bad size line {' '.join(tokens)[:80]!r}, expected "
+                         f"{'rows cols entries' if expected == 3 else 'rows cols'} (non-negative)")
+    rows, cols = sizes[:2]
+    item = 16 if field == "complex" else 8
+    per_value = {"pattern": 0, "complex": 2}.get(field, 1)  # tokens of a value
+    if fmt == "coordinate":
+        entries = sizes[2]
+        what = f"{entries} entries"
+        stored = entries * (1 if symmetry == "general" else 2)  # the mirror of each off-diagonal entry
+        # COO read (two int64 indices and the value per entry), then the CSR copy
+        need = 2 * stored * (16 + item) + 16 * (rows + 1)
+        tokens_per_entry = 2 + per_value
+    else:
+        if symmetry != "general" and rows != cols:
+            raise ValueError(f"{where}: a {symmetry} matrix must be square, got {rows} x {cols}")
+        n = rows
+        entries = {"general": rows * cols, "symmetric": n * (n + 1) // 2, "hermitian": n * (n + 1) // 2,
+                   "skew-symmetric": n * (n - 1) // 2}[symmetry]
+        what = f"a dense {rows} x {cols} matrix ({entries} values)"
+        need = 3 * rows * cols * item + 16 * (rows + 1)  # the dense array, then the CSR copy
+        tokens_per_entry = per_value
+    # every entry takes at least one character and one separator per token (the last
+    # newline may be missing)
+    room = (body + 1) // (2 * tokens_per_entry) if tokens_per_entry else entries
+    if entries > room:
+        raise ValueError(f"{where}: the size line declares {what}, but the {body} bytes after it hold at most "
+                         f"{room}")
+    check_host_memory(need, f"{where}: the size line declares a {rows} x {cols} matrix with {what}")
+
+
+def first_non_finite_line(path: str | os.PathLike) -> int | None:
+    """Line number of the first NaN or infinite value of a Matrix Market file, or None
+    (an error-path helper: one pass over the text)."""
+    path = Path(path)
+    _, fmt, field, _ = mm_header(path)
+    skip = 0 if fmt == "array" else 2
+    seen_size = False
+    with io.BytesIO(read_file_bytes(path)) as fh:
+        for lineno, raw in enumerate(fh, 1):
+            text = raw.decode("latin-1").strip()
+            if lineno == 1 or not text or text.startswith("%"):
+                continue
+            if not seen_size:
+                seen_size = True
+                continue
+            try:
+                if not all(np.isfinite(float(v)) for v in text.split()[skip:]):
+                    return lineno
+            except ValueError:
+                continue
+    return None
