@@ -8,6 +8,7 @@ solvers then answer in those names (:meth:`Graph.to_labels`) and the checkers ta
 """
 from __future__ import annotations
 
+import numbers
 import warnings
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 __all__ = ["Graph", "graph_from_object"]
 
 _INT32_MAX = np.iinfo(np.int32).max
+_PAIR_KEY_MAX_N = 3_000_000_000  # n * n < 2**63: the edge key lo * n + hi fits in int64
 
 
 def _index_dtype(n: int, nnz: int):
@@ -38,9 +40,12 @@ class Graph:
     solvers' results then use these names (see :meth:`to_labels`, :meth:`to_ids`).
 
     Construct with :meth:`from_edges`, :meth:`from_scipy`, :meth:`from_networkx`,
-    :meth:`from_igraph`, :func:`graphkit.as_graph` or :func:`graphkit.read_graph`. The
-    constructor itself trusts its CSR input (symmetric, sorted, no self-loops, no
-    duplicates).
+    :meth:`from_igraph`, :func:`graphkit.as_graph` or :func:`graphkit.read_graph`, or
+    from CSR arrays: ``Graph(indptr, indices)`` checks them (symmetric, sorted rows, no
+    self-loops, no duplicates, indices in range, weights finite and symmetric; ``ValueError``
+    otherwise, in ``O(m log m)``). ``check=False`` skips that at construction; every solver
+    then runs the same check (once) before it starts, since an invalid graph could make
+    it loop forever.
 
     Examples
     --------
@@ -52,9 +57,12 @@ class Graph:
     array([0, 2], dtype=int32)
     """
 
-    def __init__(self, indptr, indices, weights=None, labels=None):
+    def __init__(self, indptr, indices, weights=None, labels=None, *, check: bool = True):
         indptr = np.asarray(indptr)
         indices = np.asarray(indices)
+        for name, a in (("indptr", indptr), ("indices", indices)):
+            if a.ndim != 1 or (a.size and a.dtype.kind not in "iu"):
+                raise TypeError(f"{name} must be a 1-D integer array, got {a.dtype} of shape {a.shape}")
         n = len(indptr) - 1
         if n < 0:
             raise ValueError("indptr must have at least one entry")
@@ -69,6 +77,77 @@ class Graph:
         self.labels = labels
         self._device = None
         self._label_index = None  # label -> vertex id, built when first needed
+        self._valid = False
+        if check:
+            self.validate()
+
+    @classmethod
+    def _trusted(cls, indptr, indices, weights=None, labels=None) -> Graph:
+        """A graph from CSR arrays that are valid by construction (no check)."""
+        G = cls(indptr, indices, weights, labels, check=False)
+        G._valid = True
+        return G
+
+    def validate(self) -> Graph:
+        """Check the CSR invariants once (later calls return at once); returns ``self``.
+
+        Raises
+        ------
+        ValueError
+            ``indptr`` not starting at 0, decreasing or not ending at ``len(indices)``; a
+            neighbour index out of range; a row not strictly increasing (unsorted or a
+            duplicate); a self-loop; an edge stored in one direction only; weights not
+            finite or different in the two directions.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> Graph(np.array([0, 1, 1]), np.array([1]))
+        Traceback (most recent call last):
+        ...
+        ValueError: not symmetric: edge 0 -> 1 is stored, 1 -> 0 is not
+        """
+        if self._valid:
+            return self
+        indptr, indices, n = self.indptr, self.indices, self.n
+        if indptr[0] != 0 or indptr[-1] != len(indices):
+            raise ValueError(f"indptr must run from 0 to len(indices) = {len(indices)}, got {int(indptr[0])} .. "
+                             f"{int(indptr[-1])}")
+        deg = np.diff(indptr)
+        if deg.size and deg.min() < 0:
+            raise ValueError(f"indptr decreases at row {int(np.flatnonzero(deg < 0)[0])}")
+        if len(indices) and (indices.min() < 0 or indices.max() >= n):
+            bad = int(np.flatnonzero((indices < 0) | (indices >= n))[0])
+            raise ValueError(f"neighbour index {int(indices[bad])} out of range 0..{n - 1}")
+        rows = np.repeat(np.arange(n, dtype=indices.dtype), deg)
+        loops = np.flatnonzero(rows == indices)
+        if len(loops):
+            raise ValueError(f"self-loop at vertex {int(rows[loops[0]])}")
+        unsorted = np.flatnonzero((rows[1:] == rows[:-1]) & (indices[1:] <= indices[:-1]))
+        if len(unsorted):
+            v = int(rows[unsorted[0]])
+            raise ValueError(f"row {v} is not strictly increasing (unsorted or a duplicate neighbour)")
+        # the transpose, sorted by (column, row), must be the matrix itself
+        order = np.lexsort((rows, indices))
+        t_rows, t_cols = indices[order], rows[order]
+        differ = np.flatnonzero((t_rows != rows) | (t_cols != indices))
+        if len(differ):
+            # both lists are sorted: the smaller pair at the first difference is missing from the other
+            k = differ[0]
+            if (rows[k], indices[k]) < (t_rows[k], t_cols[k]):
+                a, b = int(rows[k]), int(indices[k])
+            else:
+                a, b = int(t_cols[k]), int(t_rows[k])
+            raise ValueError(f"not symmetric: edge {a} -> {b} is stored, {b} -> {a} is not")
+        if self.weights is not None:
+            if not np.all(np.isfinite(self.weights)):
+                raise ValueError("edge weights must be finite")
+            asym = np.flatnonzero(self.weights[order] != self.weights)
+            if len(asym):
+                k = asym[0]
+                raise ValueError(f"weights not symmetric: edge {int(rows[k])}-{int(indices[k])}")
+        self._valid = True
+        return self
 
     # ----------------------------------------------------------------- labels
     @property
@@ -180,6 +259,8 @@ class Graph:
         Self-loops and duplicate edges are dropped (with a warning when ``warn``);
         of duplicate weighted edges the one of largest absolute weight is kept.
         """
+        if isinstance(n, bool) or not isinstance(n, numbers.Integral):
+            raise TypeError(f"number of vertices must be an integer, got {n!r}")
         n = int(n)
         if n < 0:
             raise ValueError(f"number of vertices must be >= 0, got {n}")
@@ -208,6 +289,8 @@ class Graph:
             u, v = u[keep], v[keep]
             w = None if w is None else w[keep]
         lo, hi = np.minimum(u, v), np.maximum(u, v)
+        if n > _PAIR_KEY_MAX_N:  # lo * n + hi would overflow int64: sort the pairs themselves
+            return cls._from_pairs_lexsorted(n, lo, hi, w, labels, warn)
         key = lo * n + hi
         if w is None:
             key = np.sort(key)
@@ -226,6 +309,17 @@ class Graph:
         return cls._from_unique_pairs(n, lo, hi, w, labels)
 
     @classmethod
+    def _from_pairs_lexsorted(cls, n, lo, hi, w, labels, warn):
+        """:meth:`from_edges`'s deduplication for ``n`` so large that a pair key overflows."""
+        order = np.lexsort((hi, lo) if w is None else (-np.abs(w), hi, lo))
+        lo, hi = lo[order], hi[order]
+        first = np.ones(len(lo), dtype=bool)
+        first[1:] = (lo[1:] != lo[:-1]) | (hi[1:] != hi[:-1])
+        if warn and not first.all():
+            warnings.warn(f"dropped {int((~first).sum())} duplicate edge(s)", stacklevel=3)
+        return cls._from_unique_pairs(n, lo[first], hi[first], None if w is None else w[order][first], labels)
+
+    @classmethod
     def _from_unique_pairs(cls, n, lo, hi, w, labels=None):
         """CSR from unique undirected pairs ``lo < hi`` (both directions emitted)."""
         import scipy.sparse as sp
@@ -235,7 +329,7 @@ class Graph:
         data = np.concatenate([w, w]) if w is not None else np.ones(len(rows), dtype=np.int8)
         A = sp.csr_matrix((data, (rows, cols)), shape=(n, n))
         A.sort_indices()
-        return cls(A.indptr, A.indices, A.data if w is not None else None, labels)
+        return cls._trusted(A.indptr, A.indices, A.data if w is not None else None, labels)
 
     @classmethod
     def from_scipy(cls, A, *, weighted: bool = True) -> Graph:
@@ -256,7 +350,7 @@ class Graph:
             raise ValueError(f"adjacency matrix must be square, got shape {A.shape}")
         W = abs_graph(sp.csr_matrix(A))
         W.sort_indices()
-        return cls(W.indptr, W.indices, W.data.astype(np.float64) if weighted else None)
+        return cls._trusted(W.indptr, W.indices, W.data.astype(np.float64) if weighted else None)
 
     @classmethod
     def from_networkx(cls, G, weight: str | None = "weight") -> Graph:
@@ -345,8 +439,21 @@ class Graph:
 
     # ------------------------------------------------------------- derived graphs
     def subgraph(self, vertices) -> Graph:
-        """Induced subgraph on ``vertices`` (renumbered in the given order)."""
-        vertices = np.asarray(vertices, dtype=np.int64)
+        """Induced subgraph on ``vertices`` (distinct vertex ids, renumbered in the given
+        order); ``TypeError`` for ids that are not integers, ``ValueError`` for ids out of
+        range or listed twice (a negative id is out of range, not counted from the end)."""
+        vertices = np.asarray(vertices)
+        if vertices.size == 0:
+            vertices = vertices.astype(np.int64).reshape(0)
+        if vertices.ndim != 1 or vertices.dtype.kind not in "iu":
+            raise TypeError(f"vertices must be a 1-D sequence of integer ids, got {vertices.dtype} of shape "
+                            f"{vertices.shape}")
+        vertices = vertices.astype(np.int64, copy=False)
+        if len(vertices) and (vertices.min() < 0 or vertices.max() >= self.n):
+            bad = int(vertices[(vertices < 0) | (vertices >= self.n)][0])
+            raise ValueError(f"vertex {bad} out of range 0..{self.n - 1}")
+        if len(vertices) > 1 and len(np.unique(vertices)) != len(vertices):
+            raise ValueError("a vertex is listed twice")
         increasing = len(vertices) < 2 or bool(np.all(vertices[1:] > vertices[:-1]))
         spans_all = len(vertices) == 0 or (vertices[0] == 0 and vertices[-1] == self.n - 1)
         if increasing and spans_all and len(vertices) == self.n:
@@ -361,7 +468,7 @@ class Graph:
             indptr = np.zeros(len(vertices) + 1, dtype=np.int64)
             np.cumsum(counts, out=indptr[1:])
             w = None if self.weights is None else self.weights[keep]
-            return Graph(indptr, new_id[self.indices[keep]], w)
+            return Graph._trusted(indptr, new_id[self.indices[keep]], w)
         a, b = new_id[rows[keep]], new_id[self.indices[keep]]
         upper = a < b
         w = None if self.weights is None else self.weights[keep][upper]
@@ -391,7 +498,7 @@ def graph_from_object(obj) -> Graph:
     networkx or igraph graph, a sparse matrix (SciPy/cupyx) or a dense array. Files are
     read by :func:`graphkit.as_graph` and :func:`graphkit.read_graph`."""
     if isinstance(obj, Graph):
-        return obj
+        return obj.validate()  # at once when it was checked, or built valid, before
     mod = type(obj).__module__
     if mod.startswith("networkx"):
         return Graph.from_networkx(obj)
