@@ -78,6 +78,9 @@ class Graph:
         self._device = None
         self._label_index = None  # label -> vertex id, built when first needed
         self._valid = False
+        #: How the file the graph was read from numbers vertex 0 (0 or 1; 0 for graphs not
+        #: read from a file): the command line prints vertex ``v`` as ``v + index_base``.
+        self.index_base = 0
         if check:
             self.validate()
 
@@ -483,7 +486,9 @@ class Graph:
         dense[rows, self.indices] = False
         np.fill_diagonal(dense, False)
         lo, hi = np.nonzero(np.triu(dense, 1))
-        return Graph._from_unique_pairs(self.n, lo, hi, None, self.labels)
+        C = Graph._from_unique_pairs(self.n, lo, hi, None, self.labels)
+        C.index_base = self.index_base
+        return C
 
 
 def _as_sequence(vertices) -> Sequence[Any]:

@@ -3,14 +3,20 @@
 Formats: DIMACS (``p edge``/``p col``, ``e u v``), PACE ``.gr`` (``p td``/``p tw``;
 1-based, or 0-based when vertex 0 occurs), PACE ``.td`` tree decompositions, PACE
 vertex-cover solutions (``s vc n k``), METIS, plain edge lists (``u v [w]``, 0-based),
-and Matrix Market. ``.gz``, ``.bz2`` and ``.xz`` files are decompressed transparently.
-Malformed input raises ``ValueError`` naming the file and line.
+and Matrix Market. ``.gz``, ``.bz2`` and ``.xz`` files are decompressed transparently;
+a file is read once, so pipes (``/dev/stdin``) work too.
+
+Malformed input raises ``ValueError`` naming the file and line, and so does a header that
+declares more vertices than the machine's memory holds (checked before allocating); a
+missing file or a directory raises ``OSError``. A graph read from a file remembers how the
+file numbers its vertices (:attr:`Graph.index_base`: 1 for DIMACS, METIS, Matrix Market and
+1-based PACE files, 0 for edge lists and 0-based PACE files), so that the command line
+answers in the file's numbering.
 """
 from __future__ import annotations
 
 import contextlib
 import io
-import lzma
 import os
 import re
 import sys
@@ -20,7 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-from matrices.mmio import open_maybe_compressed
+from kernels.memory import check_host_memory
+from matrices.mmio import first_non_finite_line, open_maybe_compressed, read_file_bytes
 
 from .graph import Graph, graph_from_object
 
@@ -73,22 +80,21 @@ def _plain_suffix(path: Path) -> str:
     return suffixes[-1] if suffixes else ""
 
 
+#: Bytes the tokenizer holds per byte of text (its per-byte masks, line numbers and
+#: token spans), for the memory check before a file is read.
+_TOKENIZER_BYTES_PER_BYTE = 12
+#: Bytes a Graph needs per vertex while it is built (CSR row pointers and the conversion's
+#: temporaries), for the check of a header's vertex count.
+_BYTES_PER_VERTEX = 16
+
+
 def _read_bytes(path: Path) -> bytes:
-    if not path.exists():
-        raise FileNotFoundError(f"no such file: {path}")
-    try:
-        with open_maybe_compressed(path, "rb") as fh:
-            return fh.read()
-    except (OSError, EOFError, lzma.LZMAError) as exc:  # corrupt gzip/bz2/xz stream
-        raise ValueError(f"{path}: cannot decompress ({exc})") from exc
+    return read_file_bytes(path, per_byte=_TOKENIZER_BYTES_PER_BYTE)
 
 
-def _read_lines(path: Path) -> list[str]:
-    text = _read_bytes(path).decode("utf-8", errors="replace")
-    lines = text.splitlines()
-    if not any(line.strip() for line in lines):
-        raise ValueError(f"{path}:1: empty file")
-    return lines
+def _check_vertices(path: Path, line: int, n: int, what: str = "the header declares") -> None:
+    """A graph of ``n`` vertices must fit in memory (``line``: 0-based, for the message)."""
+    check_host_memory(_BYTES_PER_VERTEX * (n + 1), f"{path}:{line + 1}: {what} {n} vertices")
 
 
 _WHITESPACE = np.zeros(256, dtype=bool)
@@ -106,9 +112,9 @@ class Tokens:
     Errors name the file and the 1-based physical line.
     """
 
-    def __init__(self, path: Path, comments: bytes = b""):
+    def __init__(self, path: Path, comments: bytes = b"", data: bytes | None = None):
         self.path = path
-        self.data = _read_bytes(path)
+        self.data = _read_bytes(path) if data is None else data
         a = self.a = np.frombuffer(self.data, dtype=np.uint8)
         ws = _WHITESPACE[a]
         self.newlines = np.flatnonzero(a == 10)
@@ -250,6 +256,14 @@ class Tokens:
                 raise self.error(line, f"non-numeric token in {what} line: {self.text(line)!r}") from None
         raise ValueError(f"{self.path}: could not parse numbers")  # pragma: no cover
 
+    def check_finite(self, values: np.ndarray, tok, what: str = "weight"):
+        """Raise at the first NaN or infinite value (``tok``: its token indices)."""
+        bad = np.flatnonzero(~np.isfinite(values))
+        if len(bad):
+            line = self.tline[np.asarray(tok).ravel()[bad[0]]]
+            raise self.error(line, f"{what} is NaN or infinite (a graph's weights must be finite): "
+                                   f"{self.text(line)!r}")
+
     def check_range(self, values: np.ndarray, tok, lo: int, hi: int, what="vertex id"):
         """Raise at the first value outside ``lo..hi`` (``tok``: its token indices)."""
         bad = np.flatnonzero((values < lo) | (values > hi))
@@ -285,9 +299,10 @@ def _pair_tokens(t: Tokens, rows, skip: int):
 
 
 # ------------------------------------------------------------------ readers
-def _read_dimacs(path: Path) -> Graph:
-    t = Tokens(path, b"c")
+def _read_dimacs(path: Path, data: bytes | None = None) -> Graph:
+    t = Tokens(path, b"c", data)
     hdr, n, m = _header(t, ("edge", "col", "edges"), "DIMACS")
+    _check_vertices(path, hdr, n)
     rows = slice(1, None)
     heads = t.first[rows]
     is_e = (t.ends[heads] - t.starts[heads] == 1) & (t.a[t.starts[heads]] == ord("e"))
@@ -297,22 +312,23 @@ def _read_dimacs(path: Path) -> Graph:
     edges = t.table(rows, 2, skip=1)
     _check_count(t, hdr, m, len(edges))
     t.check_range(edges, _pair_tokens(t, rows, 1), 1, n)
-    return Graph.from_edges(n, edges[:, 0] - 1, edges[:, 1] - 1)
+    return _numbered(Graph.from_edges(n, edges[:, 0] - 1, edges[:, 1] - 1), 1)
 
 
-def _read_pace(path: Path) -> Graph:
-    t = Tokens(path, b"c")
+def _read_pace(path: Path, data: bytes | None = None) -> Graph:
+    t = Tokens(path, b"c", data)
     hdr, n, m = _header(t, ("td", "tw", "vc"), "PACE")
+    _check_vertices(path, hdr, n)
     rows = slice(1, None)
     edges = t.table(rows, 2)
     _check_count(t, hdr, m, len(edges))
     base = 0 if (edges.size and edges.min() == 0) else 1  # 0-based files exist (DESIGN.md)
     t.check_range(edges, _pair_tokens(t, rows, 0), base, n - 1 + base)
-    return Graph.from_edges(n, edges[:, 0] - base, edges[:, 1] - base)
+    return _numbered(Graph.from_edges(n, edges[:, 0] - base, edges[:, 1] - base), base)
 
 
-def _read_metis(path: Path) -> Graph:
-    t = Tokens(path, b"%")
+def _read_metis(path: Path, data: bytes | None = None) -> Graph:
+    t = Tokens(path, b"%", data)
     if not len(t):
         raise t.empty()
     hdr_line, head = t.line[0], t.tokens(0)
@@ -363,7 +379,11 @@ def _read_metis(path: Path) -> Graph:
     nbrs = t.ints(nb_tok, "adjacency")
     t.check_range(nbrs, nb_tok, 1, n)
     u, v = vert[(pos >= skip) & ((pos - skip) % step == 0)], nbrs - 1
-    w = t.floats(tok[(pos >= skip) & ((pos - skip) % step == 1)], "adjacency") if has_ew else None
+    w = None
+    if has_ew:
+        w_tok = tok[(pos >= skip) & ((pos - skip) % step == 1)]
+        w = t.floats(w_tok, "adjacency")
+        t.check_finite(w, w_tok, "edge weight")
     loops = u == v
     if loops.any():
         line = t.tline[nb_tok[np.flatnonzero(loops)[0]]]
@@ -383,17 +403,27 @@ def _read_metis(path: Path) -> Graph:
         raise t.error(line, "an edge is listed more than once")
     if len(key_f) != m:
         raise t.error(hdr_line, f"header states {m} edges but the adjacency lists hold {len(key_f)}")
-    return Graph.from_edges(n, u[fwd], v[fwd], None if w is None else w[fwd])
+    if w is not None:  # the two ends of an edge must state the same weight
+        of, ob = np.argsort(key_f, kind="stable"), np.argsort(key_b, kind="stable")
+        differ = np.flatnonzero(w[fwd][of] != w[bwd][ob])
+        if len(differ):
+            a, b = divmod(int(key_f[of][differ[0]]), n)
+            line = t.tline[nb_tok[np.flatnonzero(bwd)[ob][differ[0]]]]
+            raise t.error(line, f"edge {a + 1}-{b + 1} has weight {w[fwd][of][differ[0]]!r} at vertex {a + 1} but "
+                                f"{w[bwd][ob][differ[0]]!r} here, at vertex {b + 1}")
+    return _numbered(Graph.from_edges(n, u[fwd], v[fwd], None if w is None else w[fwd]), 1)
 
 
-def _read_edgelist(path: Path) -> Graph:
-    t = Tokens(path, b"#%")
+def _read_edgelist(path: Path, data: bytes | None = None) -> Graph:
+    t = Tokens(path, b"#%", data)
     # optional size comment on the first line, as written by write_graph: '# n=5 m=3'
     stated = re.match(rb"\s*[#%][^\n]*?\bn\s*=\s*(\d+)", t.data[: t.newlines[0] if len(t.newlines) else None])
     n_stated = int(stated.group(1)) if stated else None
+    if n_stated is not None:
+        _check_vertices(path, 0, n_stated, "the size comment declares")
     if not len(t):
         if n_stated is not None:
-            return Graph.from_edges(n_stated, np.zeros(0, np.int64), np.zeros(0, np.int64))
+            return _numbered(Graph.from_edges(n_stated, np.zeros(0, np.int64), np.zeros(0, np.int64)), 0)
         raise t.empty()
     ncols = int(t.count[0])
     if ncols not in (2, 3):
@@ -402,6 +432,8 @@ def _read_edgelist(path: Path) -> Graph:
     tok = t.first[:, None] + np.arange(2)
     edges = t.ints(tok.ravel()).reshape(-1, 2)
     w = t.floats(t.first + 2) if ncols == 3 else None
+    if w is not None:
+        t.check_finite(w, t.first + 2)
     if edges.size and edges.min() < 0:
         line = t.tline[tok.ravel()[np.flatnonzero(edges.ravel() < 0)[0]]]
         raise t.error(line, f"negative vertex id: {t.text(line)!r}")
@@ -409,10 +441,12 @@ def _read_edgelist(path: Path) -> Graph:
     if n_stated is not None:
         t.check_range(edges, tok, 0, n_stated - 1)
         n = n_stated
-    return Graph.from_edges(n, edges[:, 0], edges[:, 1], w)
+    elif edges.size:
+        _check_vertices(path, t.tline[tok.ravel()[int(np.argmax(edges))]], n, "vertex ids up to")
+    return _numbered(Graph.from_edges(n, edges[:, 0], edges[:, 1], w), 0)
 
 
-def _read_mtx(path: Path) -> Graph:
+def _read_mtx(path: Path, data: bytes | None = None) -> Graph:
     """Graph of a Matrix Market file: edges from the off-diagonal pattern.
 
     ``pattern`` files give an unweighted graph; otherwise the weights are those of the
@@ -420,18 +454,27 @@ def _read_mtx(path: Path) -> Graph:
     a symmetric matrix, ``|a_ij| + |a_ji|`` for an unsymmetric one."""
     from matrices.mmio import mm_header, read_matrix
 
-    field = mm_header(path)[2]
-    A = read_matrix(path)
+    field = mm_header(path, data=data)[2]
+    A = read_matrix(path, data=data)
     if A.shape[0] != A.shape[1]:
         raise ValueError(f"{path}:2: a graph needs a square matrix, got shape {A.shape}")
-    return Graph.from_scipy(A, weighted=field != "pattern")
+    if A.nnz and not np.isfinite(A.data).all():
+        line = first_non_finite_line(path, data=data)
+        raise ValueError(f"{path}:{line or 2}: NaN or infinite entry: a graph's weights must be finite")
+    return _numbered(Graph.from_scipy(A, weighted=field != "pattern"), 1)
+
+
+def _numbered(G: Graph, base: int) -> Graph:
+    G.index_base = base
+    return G
 
 
 _READERS = {"dimacs": _read_dimacs, "pace": _read_pace, "metis": _read_metis, "edgelist": _read_edgelist, "mtx": _read_mtx}
 
 
 def _looks_like_metis(lines: list[str]) -> bool:
-    """A METIS header ``n m [fmt [ncon]]`` followed by exactly ``n`` adjacency lines."""
+    """A METIS header ``n m [fmt [ncon]]`` followed by exactly ``n`` adjacency lines (and,
+    without edge weights, ``2 m`` neighbours)."""
     body = [s for s in (line.strip() for line in lines) if not s.startswith("%")]
     while body and not body[0]:
         body.pop(0)
@@ -452,14 +495,36 @@ def _looks_like_metis(lines: list[str]) -> bool:
     return True
 
 
-def _sniff(path: Path) -> str:
-    if not path.exists():
-        raise FileNotFoundError(f"no such file: {path}")
-    try:
-        with open_maybe_compressed(path, "rb") as fh:
-            head = fh.read(1 << 16).decode("utf-8", errors="replace").splitlines()[:200]
-    except (OSError, EOFError, lzma.LZMAError) as exc:
-        raise ValueError(f"{path}: cannot decompress ({exc})") from exc
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+
+
+def _looks_like_edgelist(lines: list[str]) -> bool:
+    """Every line (comments ``#``/``%`` and blank lines aside) is ``u v`` or ``u v w``."""
+    for line in lines:
+        parts = line.split()
+        if not parts or parts[0][0] in "#%":
+            continue
+        if len(parts) not in (2, 3) or not (parts[0].isdigit() and parts[1].isdigit()):
+            return False
+        if len(parts) == 3 and not _NUMBER.match(parts[2]):
+            return False
+    return True
+
+
+def _sniff(path: Path, data: bytes | None = None) -> str:
+    if data is None:
+        from matrices.mmio import DECOMPRESSION_ERRORS
+
+        if path.is_dir():
+            raise IsADirectoryError(f"{path}: is a directory, not a file")
+        if not path.exists():
+            raise FileNotFoundError(f"no such file: {path}")
+        try:
+            with open_maybe_compressed(path, "rb") as fh:
+                data = fh.read(1 << 16)
+        except DECOMPRESSION_ERRORS as exc:
+            raise ValueError(f"{path}: cannot decompress ({exc})") from exc
+    head = data[: 1 << 16].decode("utf-8", errors="replace").splitlines()[:200]
     for line in head:
         s = line.strip()
         if not s:
@@ -471,8 +536,15 @@ def _sniff(path: Path) -> str:
         parts = s.split()
         if parts[0] == "p" and len(parts) > 1:
             return "dimacs" if parts[1] in ("edge", "col", "edges") else "pace"
-        if 2 <= len(parts) <= 4 and all(p.isdigit() for p in parts) and _looks_like_metis(_read_lines(path)):
-            return "metis"
+        if 2 <= len(parts) <= 4 and all(p.isdigit() for p in parts):
+            if len(data) >= 1 << 16:  # the whole file decides
+                data = _read_bytes(path)
+            lines = data.decode("utf-8", errors="replace").splitlines()
+            if _looks_like_metis(lines):
+                if _looks_like_edgelist(lines):
+                    raise ValueError(f"{path}: the file reads both as METIS and as an edge list; say which with "
+                                     "format='metis' or format='edgelist' (--format on the command line)")
+                return "metis"
         break
     return "edgelist"
 
@@ -492,11 +564,14 @@ def guess_format(path) -> str:
     >>> guess_format(path), guess_format("x.gr.xz"), guess_format("x.graph")
     ('dimacs', 'pace', 'metis')
     """
-    path = Path(path)
+    return _guess_format(Path(path))
+
+
+def _guess_format(path: Path, data: bytes | None = None) -> str:
     suffix = _plain_suffix(path)
-    if suffix == ".txt" and path.exists():  # generic extension: trust the header first
-        return _sniff(path)
-    return _EXTENSIONS.get(suffix) or _sniff(path)
+    if suffix == ".txt" and (data is not None or path.exists()):  # generic extension: trust the header first
+        return _sniff(path, data)
+    return _EXTENSIONS.get(suffix) or _sniff(path, data)
 
 
 def read_graph(path, format: str | None = None) -> Graph:  # noqa: A002 - networkx-style name
@@ -508,6 +583,20 @@ def read_graph(path, format: str | None = None) -> Graph:  # noqa: A002 - networ
         ``.clq/.dimacs/.col`` (DIMACS), ``.gr`` (PACE), ``.graph/.metis`` (METIS),
         ``.mtx`` (Matrix Market), anything else is sniffed; ``.gz/.bz2/.xz`` allowed.
     format : {"dimacs", "pace", "metis", "edgelist", "mtx"}, optional
+        Needed when a file without a telling extension reads both as METIS and as an edge
+        list (``ValueError`` otherwise).
+
+    Returns
+    -------
+    Graph
+        With :attr:`Graph.index_base` set to the file's numbering of vertex 0 (0 or 1).
+
+    Raises
+    ------
+    ValueError
+        Malformed content (naming the file and line), sizes beyond the machine's memory.
+    OSError
+        A missing file or a directory.
 
     Examples
     --------
@@ -519,10 +608,12 @@ def read_graph(path, format: str | None = None) -> Graph:  # noqa: A002 - networ
     (3, 3)
     """
     path = Path(path)
-    fmt = (format or guess_format(path)).lower()
-    if fmt not in _READERS:
-        raise ValueError(f"unknown graph format {fmt!r}; choose one of {FORMATS}")
-    return _READERS[fmt](path)
+    if format is not None and format.lower() not in _READERS:
+        raise ValueError(f"unknown graph format {format!r}; choose one of {FORMATS}")
+    # a pipe or device can be read once only: its bytes serve the guess and the reader
+    data = None if path.is_file() or path.is_dir() else _read_bytes(path)
+    fmt = (format or _guess_format(path, data)).lower()
+    return _READERS[fmt](path, data)
 
 
 # ------------------------------------------------------------------ writers
@@ -641,8 +732,11 @@ def _solution_header(path, kind: str, expected: str):
     return t, lineno, values
 
 
-def read_tree_decomposition(path) -> tuple[TreeDecomposition, int]:
+def read_tree_decomposition(path, *, base: int = 1) -> tuple[TreeDecomposition, int]:
     """Read a PACE ``.td`` file (``s td bags width+1 n``, ``b i v...``, tree edges ``i j``).
+
+    ``base``: the file's id of vertex 0 (1 in PACE files; 0 for a decomposition of a
+    0-based graph, as ``graphkit tw`` writes it); bag ids are always 1-based.
 
     Returns
     -------
@@ -656,8 +750,9 @@ def read_tree_decomposition(path) -> tuple[TreeDecomposition, int]:
     ------
     ValueError
         Bad header, bag or vertex id out of range, a bag missing or listed twice, a width
-        that differs from the header, or a number of tree edges other than ``bags - 1``
-        (the message names the file and line).
+        that differs from the header, tree edges that do not form a tree on the bags (a
+        number other than ``bags - 1``, a self-loop, a repeated edge, a cycle) (the message
+        names the file and line).
 
     Examples
     --------
@@ -668,6 +763,8 @@ def read_tree_decomposition(path) -> tuple[TreeDecomposition, int]:
     >>> n, td.width, [b.tolist() for b in td.bags], td.edges.tolist()
     (3, 1, [[0, 1], [1, 2]], [[0, 1]])
     """
+    if base not in (0, 1):
+        raise ValueError(f"base must be 0 or 1, got {base!r}")
     t, lineno, (n_bags, size, n) = _solution_header(path, "td", "s td bags width+1 n")
     rows = np.arange(1, len(t))
     heads = t.first[rows]
@@ -684,14 +781,17 @@ def read_tree_decomposition(path) -> tuple[TreeDecomposition, int]:
     if len(again):
         line = t.line[brows[order[again[0] + 1]]]
         raise t.error(line, f"bag {ids[order[again[0]]]} is listed twice")
-    if len(ids) != n_bags:
-        missing = np.setdiff1d(np.arange(1, n_bags + 1), ids)
-        raise t.error(lineno, f"bag(s) {missing[:5].tolist()} not listed")
+    if len(ids) != n_bags:  # ids are distinct and in 1..n_bags: the first gap is missing
+        listed = ids[order]
+        gaps = np.flatnonzero(listed != np.arange(1, len(listed) + 1))
+        missing = int(gaps[0]) + 1 if len(gaps) else len(listed) + 1
+        raise t.error(lineno, f"bag {missing} is not listed (the header states {n_bags} bags, the file has "
+                              f"{len(ids)})")
     sizes = t.count[brows] - 2
     vtok = np.repeat(t.first[brows] + 2 - (np.cumsum(sizes) - sizes), sizes) + np.arange(int(sizes.sum()))
     verts = t.ints(vtok, "bag")
-    t.check_range(verts, vtok, 1, n)
-    per_line = np.split(verts - 1, np.cumsum(sizes)[:-1]) if len(sizes) else []
+    t.check_range(verts, vtok, base, n - 1 + base)
+    per_line = np.split(verts - base, np.cumsum(sizes)[:-1]) if len(sizes) else []
     bags = [per_line[k] for k in order]
     edges = t.table(erows, 2, what="tree edge")
     t.check_range(edges, t.first[erows][:, None] + np.arange(2), 1, n_bags, "bag id")
@@ -700,11 +800,37 @@ def read_tree_decomposition(path) -> tuple[TreeDecomposition, int]:
         raise t.error(lineno, f"header states largest bag {size} but the largest has {td.width + 1}")
     if n_bags and len(edges) != n_bags - 1:
         raise t.error(lineno, f"a tree on {n_bags} bags has {n_bags - 1} edges, the file has {len(edges)}")
+    _check_tree(t, erows, edges - 1, n_bags)
     return td, n
 
 
-def write_tree_decomposition(td: TreeDecomposition, path, n: int) -> None:
-    """Write ``td`` (0-based) as a PACE ``.td`` file (1-based); ``path="-"`` for stdout.
+def _check_tree(t: Tokens, erows, edges: np.ndarray, n_bags: int) -> None:
+    """``n_bags - 1`` tree edges form a tree: no self-loop, no repeated edge, no cycle."""
+    if not len(edges):
+        return
+    loops = np.flatnonzero(edges[:, 0] == edges[:, 1])
+    if len(loops):
+        line = t.line[erows[loops[0]]]
+        raise t.error(line, f"tree edge joins bag {edges[loops[0], 0] + 1} to itself")
+    lo, hi = edges.min(axis=1), edges.max(axis=1)
+    order = np.lexsort((hi, lo))
+    again = np.flatnonzero((lo[order][1:] == lo[order][:-1]) & (hi[order][1:] == hi[order][:-1]))
+    if len(again):
+        k = order[again[0] + 1]
+        raise t.error(t.line[erows[k]], f"tree edge {lo[k] + 1}-{hi[k] + 1} is listed twice")
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import connected_components
+
+    T = sp.coo_matrix((np.ones(len(edges)), (lo, hi)), shape=(n_bags, n_bags))
+    if connected_components(T, directed=False)[0] != 1:  # n - 1 edges, not connected: a cycle
+        raise t.error(t.line[erows[0]], "the tree edges contain a cycle (they do not connect every bag)")
+
+
+def write_tree_decomposition(td: TreeDecomposition, path, n: int, *, base: int = 1) -> None:
+    """Write ``td`` (0-based) as a PACE ``.td`` file; ``path="-"`` for stdout.
+
+    ``base``: the id vertex 0 gets in the file (PACE: 1; 0 for a 0-based input graph).
+    Bag ids are 1-based, as in PACE.
 
     Examples
     --------
@@ -720,13 +846,14 @@ def write_tree_decomposition(td: TreeDecomposition, path, n: int) -> None:
     with _open_for_write(path) as fh:
         fh.write(f"s td {len(td.bags)} {td.width + 1} {n}\n")
         for i, bag in enumerate(td.bags):
-            fh.write(" ".join(["b", str(i + 1), *map(str, (np.asarray(bag, dtype=np.int64) + 1).tolist())]) + "\n")
+            fh.write(" ".join(["b", str(i + 1), *map(str, (np.asarray(bag, dtype=np.int64) + base).tolist())]) + "\n")
         edges = np.asarray(td.edges, dtype=np.int64).reshape(-1, 2)
         _write_pairs(fh, "", edges[:, 0], edges[:, 1], 1)
 
 
-def read_vertex_cover(path) -> tuple[np.ndarray, int]:
-    """Read a PACE vertex-cover solution (``s vc n k``, then ``k`` 1-based vertex ids).
+def read_vertex_cover(path, *, base: int = 1) -> tuple[np.ndarray, int]:
+    """Read a PACE vertex-cover solution (``s vc n k``, then ``k`` vertex ids, 1-based;
+    ``base=0`` for a cover of a 0-based graph, as ``graphkit vc`` writes it).
 
     Returns
     -------
@@ -743,21 +870,24 @@ def read_vertex_cover(path) -> tuple[np.ndarray, int]:
     >>> graphkit.read_vertex_cover(path)
     (array([0, 2]), 4)
     """
+    if base not in (0, 1):
+        raise ValueError(f"base must be 0 or 1, got {base!r}")
     t, lineno, (n, k) = _solution_header(path, "vc", "s vc n k")
     rows = np.arange(1, len(t))
     ids = t.table(rows, 1, what="vertex").ravel()
     _check_count(t, lineno, k, len(ids), "cover vertices")
-    t.check_range(ids, t.first[rows], 1, n)
+    t.check_range(ids, t.first[rows], base, n - 1 + base)
     order = np.argsort(ids, kind="stable")
     again = np.flatnonzero(np.diff(ids[order]) == 0)
     if len(again):
         line = t.line[rows[order[again[0] + 1]]]
         raise t.error(line, f"vertex {ids[order[again[0]]]} is listed twice")
-    return ids[order] - 1, n
+    return ids[order] - base, n
 
 
-def write_vertex_cover(cover, path, n: int) -> None:
-    """Write a cover (0-based ids) in the PACE solution format; ``path="-"`` for stdout.
+def write_vertex_cover(cover, path, n: int, *, base: int = 1) -> None:
+    """Write a cover (0-based ids) in the PACE solution format; ``path="-"`` for stdout;
+    ``base``: the id vertex 0 gets in the file (PACE: 1).
 
     Examples
     --------
@@ -775,4 +905,4 @@ def write_vertex_cover(cover, path, n: int) -> None:
     with _open_for_write(path) as fh:
         fh.write(f"s vc {n} {len(cover)}\n")
         if len(cover):
-            fh.write("\n".join(map(str, (cover + 1).tolist())) + "\n")
+            fh.write("\n".join(map(str, (cover + base).tolist())) + "\n")

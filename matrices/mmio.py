@@ -95,10 +95,17 @@ _FIELDS = ("real", "double", "complex", "integer", "pattern")
 _SYMMETRIES = ("general", "symmetric", "skew-symmetric", "hermitian")
 
 
-def mm_header(path: str | os.PathLike) -> tuple[str, str, str, str]:
+def _text_source(path: Path, data: bytes | None):
+    """A binary file object over the (decompressed) text: ``data`` when given, else the file."""
+    return io.BytesIO(data) if data is not None else open_maybe_compressed(path)
+
+
+def mm_header(path: str | os.PathLike, *, data: bytes | None = None) -> tuple[str, str, str, str]:
     """The banner of a Matrix Market file as ``(object, format, field, symmetry)``.
 
     Raises ``ValueError`` naming the file and line 1 when the banner is malformed.
+    ``data``: the file's (decompressed) contents when already read (a pipe); ``path`` then
+    only names it in messages.
 
     Examples
     --------
@@ -109,9 +116,10 @@ def mm_header(path: str | os.PathLike) -> tuple[str, str, str, str]:
     ('matrix', 'coordinate', 'pattern', 'symmetric')
     """
     path = Path(path)
-    _check_file(path)
+    if data is None:
+        _check_file(path)
     try:
-        with open_maybe_compressed(path) as fh:
+        with _text_source(path, data) as fh:
             first = fh.readline(1024).decode("latin-1").split()
     except DECOMPRESSION_ERRORS as exc:
         raise ValueError(f"{path}: cannot decompress ({exc})") from exc
@@ -126,7 +134,7 @@ def mm_header(path: str | os.PathLike) -> tuple[str, str, str, str]:
     return obj, fmt, field, symmetry
 
 
-def _locate_error(path, fmt, field):
+def _locate_error(path, fmt, field, data=None):
     """Line-by-line check of a coordinate file that the fast reader rejected (error path
     only): returns ``"file:line: message"`` for the first malformed line, or None."""
     if fmt != "coordinate":
@@ -134,7 +142,7 @@ def _locate_error(path, fmt, field):
     width = {"pattern": 2, "complex": 4}.get(field, 3)
     size = None
     count = 0
-    with open_maybe_compressed(path) as fh:
+    with _text_source(path, data) as fh:
         for lineno, raw in enumerate(fh, 1):
             text = raw.decode("latin-1").strip()
             if not text or text.startswith("%"):
@@ -167,7 +175,8 @@ def _locate_error(path, fmt, field):
     return None
 
 
-def read_matrix(path: str | os.PathLike, dtype: DTypeLike | None = None) -> sp.csr_matrix:
+def read_matrix(path: str | os.PathLike, dtype: DTypeLike | None = None, *,
+                data: bytes | None = None) -> sp.csr_matrix:
     """Read a Matrix Market file (``.mtx``, ``.mtx.gz``, ...) as a CSR matrix.
 
     Symmetric, skew-symmetric and Hermitian storage is expanded; pattern and integer
@@ -178,6 +187,17 @@ def read_matrix(path: str | os.PathLike, dtype: DTypeLike | None = None) -> sp.c
     path : str or Path
     dtype : numpy dtype, optional
         Convert the values (e.g. ``np.float32``).
+    data : bytes, optional
+        The file's (decompressed) contents when already read (a pipe); ``path`` then only
+        names it in messages.
+
+    Raises
+    ------
+    ValueError
+        Malformed content, or sizes that the bytes after the size line cannot hold or the
+        memory cannot (the message names the file and line).
+    OSError
+        A missing file or a directory.
 
     Examples
     --------
@@ -188,8 +208,11 @@ def read_matrix(path: str | os.PathLike, dtype: DTypeLike | None = None) -> sp.c
     (3, 3)
     """
     path = Path(path)
-    _, fmt, field, symmetry = mm_header(path)
-    data = read_file_bytes(path) if path.suffix.lower() in _OPENERS else None
+    if data is None and not path.is_file() and not path.is_dir() and path.exists():
+        data = read_file_bytes(path)  # a pipe or device: read it once
+    _, fmt, field, symmetry = mm_header(path, data=data)
+    if data is None and path.suffix.lower() in _OPENERS:
+        data = read_file_bytes(path)
     _check_declared_sizes(path, data, fmt, field, symmetry)
     try:
         # a path (C++ reads the file itself) or an in-memory copy: never a file object that
@@ -200,7 +223,7 @@ def read_matrix(path: str | os.PathLike, dtype: DTypeLike | None = None) -> sp.c
     except MemoryError as exc:
         raise ValueError(f"{path}: not enough memory to read this matrix ({exc})") from exc
     except (ValueError, IndexError, OverflowError, TypeError, RuntimeError, UnicodeError) + DECOMPRESSION_ERRORS as exc:
-        located = _locate_error(path, fmt, field)
+        located = _locate_error(path, fmt, field, data)
         raise ValueError(located or f"{path}: not a valid Matrix Market file ({exc})") from exc
     A = sp.csr_matrix(A)
     if A.dtype.kind in "biu":
@@ -263,19 +286,21 @@ def _check_declared_sizes(path: Path, data: bytes | None, fmt: str, field: str, 
     # newline may be missing)
     room = (body + 1) // (2 * tokens_per_entry) if tokens_per_entry else entries
     if entries > room:
-        raise ValueError(f"{where}: the size line declares {what}, but the {body} bytes after it hold at most "
-                         f"{room}")
+        # a short file (a few entries missing) gets the line-by-line message; a huge count does not
+        located = _locate_error(path, fmt, field, data) if body < _CHUNK * 64 else None
+        raise ValueError(located or f"{where}: the size line declares {what}, but the {body} bytes after it hold "
+                                    f"at most {room}")
     check_host_memory(need, f"{where}: the size line declares a {rows} x {cols} matrix with {what}")
 
 
-def first_non_finite_line(path: str | os.PathLike) -> int | None:
+def first_non_finite_line(path: str | os.PathLike, *, data: bytes | None = None) -> int | None:
     """Line number of the first NaN or infinite value of a Matrix Market file, or None
-    (an error-path helper: one pass over the text)."""
+    (an error-path helper: one pass over the text; ``data`` as in :func:`read_matrix`)."""
     path = Path(path)
-    _, fmt, field, _ = mm_header(path)
+    _, fmt, field, _ = mm_header(path, data=data)
     skip = 0 if fmt == "array" else 2
     seen_size = False
-    with io.BytesIO(read_file_bytes(path)) as fh:
+    with io.BytesIO(read_file_bytes(path) if data is None else data) as fh:
         for lineno, raw in enumerate(fh, 1):
             text = raw.decode("latin-1").strip()
             if lineno == 1 or not text or text.startswith("%"):
