@@ -2,6 +2,11 @@
 
 Each solver module contributes an ``_add_<name>(subparsers)`` function below that
 registers its subcommand with ``set_defaults(run=...)``; ``COMMANDS`` lists them.
+
+Every subcommand prints vertices numbered as in the input file (:attr:`Graph.index_base`:
+1-based for DIMACS, METIS, Matrix Market and 1-based PACE files, 0-based for edge lists and
+0-based PACE files), and follows :mod:`kernels.console`'s exit statuses (2 usage error, 1
+failure, 130 Ctrl-C).
 """
 from __future__ import annotations
 
@@ -10,11 +15,40 @@ import sys
 
 import numpy as np
 
+from .io import FORMATS
+
+def _non_negative(kind):
+    def parse(text):
+        value = kind(text)
+        if not value >= 0:  # NaN too
+            raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
+        return value
+
+    parse.__name__ = kind.__name__  # argparse names the type in its messages
+    return parse
+
+
+def _positive_int(text):
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
+    return value
+
+
+def _add_format(p):
+    p.add_argument("--format", default=None, choices=FORMATS, help="input format (guessed from extension and header)")
+
+
+def _labels(G, vertices):
+    """Vertex ids as the file numbers them."""
+    return (np.asarray(vertices, dtype=np.int64) + G.index_base).astype(str)
+
 
 def _add_stats(sub):
     p = sub.add_parser("stats", help="print statistics of a graph file (n, m, degrees, components)")
-    p.add_argument("file", help="graph file (DIMACS, PACE .gr, METIS, edge list, Matrix Market; .gz/.xz/.bz2)")
-    p.add_argument("--format", default=None, help="file format (guessed from extension and header)")
+    p.add_argument("file", help="graph file (DIMACS, PACE .gr, METIS, edge list, Matrix Market; .gz/.xz/.bz2; "
+                                "a pipe such as /dev/stdin)")
+    _add_format(p)
     p.set_defaults(run=_run_stats)
 
 
@@ -52,18 +86,17 @@ def _add_mis(sub):
     p.add_argument("--device", choices=["auto", "cpu", "gpu"], default="auto")
     p.add_argument("--improve", action="store_true", help="then apply (1,2)-swaps until none applies (larger set)")
     p.add_argument("--output", default="-", help="output file (default: stdout)")
-    p.add_argument("--format", default=None, help="input format (guessed from extension and header)")
+    _add_format(p)
     p.set_defaults(run=_run_mis)
 
 
 def _run_mis(args) -> int:
-    from .io import guess_format, read_graph
+    from .io import read_graph
     from .mis import maximal_independent_set
 
     G = read_graph(args.file, format=args.format)
     res = maximal_independent_set(G, method=args.method, seed=args.seed, device=args.device, improve=args.improve)
-    base = 0 if (args.format or guess_format(args.file)) == "edgelist" else 1
-    text = "\n".join(str(int(v) + base) for v in res.vertices) + ("\n" if res.size else "")
+    text = "\n".join(_labels(G, res.indices)) + ("\n" if res.size else "")
     if args.output == "-":
         sys.stdout.write(text)
     else:
@@ -76,25 +109,25 @@ def _run_mis(args) -> int:
 def _add_vc(sub):
     p = sub.add_parser("vc", help="exact minimum (or parameterized, --k) vertex cover; PACE solution format on stdout")
     p.add_argument("file", help="graph file (DIMACS .clq, PACE .gr, ...)")
-    p.add_argument("--k", type=int, default=None, help="parameterized: find a cover of size <= K or report none")
-    p.add_argument("--time-limit", type=float, default=None, help="seconds; prints the best cover found")
+    p.add_argument("--k", type=_non_negative(int), default=None,
+                   help="parameterized: find a cover of size <= K or report none")
+    p.add_argument("--time-limit", type=_non_negative(float), default=None, help="seconds; prints the best cover found")
     p.add_argument("--method", choices=["hybrid", "stackonly", "auto"], default="hybrid",
                    help="GPU work distribution (the paper's); auto: small graphs and components through a "
                         "maximum clique of their complement, often much faster")
     p.add_argument("--device", choices=["auto", "cpu", "gpu"], default="auto")
     p.add_argument("--complement", action="store_true", help="solve on the complement graph (max clique of FILE)")
-    p.add_argument("--format", default=None, help="input format (guessed from extension and header)")
+    _add_format(p)
     p.set_defaults(run=_run_vc)
 
 
 def _run_vc(args) -> int:
-    from .io import guess_format, read_graph
+    from .io import read_graph
     from .vertex_cover import minimum_vertex_cover, parameterized_vertex_cover
 
     G = read_graph(args.file, format=args.format)
     if args.complement:
         G = G.complement()
-    base = 0 if (args.format or guess_format(args.file)) == "edgelist" else 1
     if args.k is not None:
         res = parameterized_vertex_cover(G, args.k, device=args.device, method=args.method,
                                          time_limit=args.time_limit)
@@ -113,18 +146,19 @@ def _run_vc(args) -> int:
               file=sys.stderr)
     sys.stdout.write(f"s vc {G.n} {len(cover)}\n")
     if len(cover):
-        sys.stdout.write("\n".join(str(int(v) + base) for v in cover) + "\n")
+        sys.stdout.write("\n".join(_labels(G, np.sort(np.asarray(cover, dtype=np.int64)))) + "\n")
     return 0
 
 
 def _add_tw(sub):
     p = sub.add_parser("tw", help="exact treewidth; PACE .td tree decomposition on stdout")
     p.add_argument("file", help="graph file (PACE .gr, DIMACS, ...)")
-    p.add_argument("--time-limit", type=float, default=None, help="seconds; prints the best decomposition found")
+    p.add_argument("--time-limit", type=_non_negative(float), default=None,
+                   help="seconds; prints the best decomposition found")
     p.add_argument("--device", choices=["auto", "cpu", "gpu"], default="auto")
     p.add_argument("--dedup", choices=["exact", "bloom"], default="exact",
                    help="duplicate removal: exact hash set or the paper's Bloom filter (Monte Carlo)")
-    p.add_argument("--format", default=None, help="input format (guessed from extension and header)")
+    _add_format(p)
     p.set_defaults(run=_run_tw)
 
 
@@ -137,30 +171,38 @@ def _run_tw(args) -> int:
     state = "optimal" if res.optimal else f"{res.status}, lower bound {res.lower_bound}"
     print(f"c treewidth {res.width} ({state}) on {res.device}, {res.states_expanded} states, {res.time:.3f} s",
           file=sys.stderr)
-    write_tree_decomposition(res.decomposition, "-", G.n)
+    write_tree_decomposition(res.decomposition, "-", G.n, base=G.index_base)
     return 0
 
 
 def _add_cliques(sub):
     p = sub.add_parser("cliques", help="maximal cliques (Bron-Kerbosch with pivoting); one clique per line")
     p.add_argument("file")
-    p.add_argument("--min-size", type=int, default=1, help="only cliques with at least this many vertices")
+    p.add_argument("--min-size", type=_positive_int, default=1, help="only cliques with at least this many vertices")
     p.add_argument("--count-only", action="store_true", help="print the count and the size histogram only")
     p.add_argument("--device", choices=["auto", "cpu", "gpu"], default="auto")
-    p.add_argument("--format", default=None, help="input format (guessed from extension and header)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
+    _add_format(p)
     p.set_defaults(run=_run_cliques)
 
 
 def _run_cliques(args) -> int:
     import time
 
+    from kernels.console import progress
+
     from .cliques import count_maximal_cliques, maximal_clique_chunks
-    from .io import guess_format, read_graph
+    from .io import read_graph
 
     G = read_graph(args.file, format=args.format)
-    base = 0 if (args.format or guess_format(args.file)) == "edgelist" else 1
+    bar = progress(G.n, "cliques", quiet=args.quiet, unit="vertex")
+
+    def report(done, total):  # sub-problems started: one per vertex
+        bar.update(done - bar.n)
+
     if args.count_only:
-        res = count_maximal_cliques(G, min_size=args.min_size, device=args.device)
+        with bar:
+            res = count_maximal_cliques(G, min_size=args.min_size, device=args.device, progress=report)
         print(f"maximal cliques {res.count}")
         print(f"largest {res.max_size}")
         for size, cnt in enumerate(res.histogram):
@@ -170,11 +212,13 @@ def _run_cliques(args) -> int:
         return 0
     t0 = time.perf_counter()
     total = 0
-    for flat, off in maximal_clique_chunks(G, min_size=args.min_size, device=args.device):
-        words = (np.asarray(flat, dtype=np.int64) + base).astype(str)
-        lines = [" ".join(words[off[i]:off[i + 1]]) for i in range(len(off) - 1)]
-        sys.stdout.write("\n".join(lines) + "\n")
-        total += len(lines)
+    G.labels = None  # ids (as the file numbers them), not a networkx graph's names
+    with bar:
+        for flat, off in maximal_clique_chunks(G, min_size=args.min_size, device=args.device, progress=report):
+            words = _labels(G, flat)
+            lines = [" ".join(words[off[i]:off[i + 1]]) for i in range(len(off) - 1)]
+            sys.stdout.write("\n".join(lines) + "\n")
+            total += len(lines)
     print(f"c {total} maximal cliques in {time.perf_counter() - t0:.3f} s", file=sys.stderr)
     return 0
 
@@ -183,21 +227,20 @@ def _add_maxclique(sub):
     p = sub.add_parser("maxclique", help="maximum clique (colouring branch and bound); size then vertices")
     p.add_argument("file")
     p.add_argument("--method", choices=["auto", "branch_and_bound", "vertex_cover"], default="auto")
-    p.add_argument("--time-limit", type=float, default=None, help="seconds; prints the best clique found")
+    p.add_argument("--time-limit", type=_non_negative(float), default=None, help="seconds; prints the best clique found")
     p.add_argument("--device", choices=["auto", "cpu", "gpu"], default="auto")
-    p.add_argument("--format", default=None, help="input format (guessed from extension and header)")
+    _add_format(p)
     p.set_defaults(run=_run_maxclique)
 
 
 def _run_maxclique(args) -> int:
     from .cliques import maximum_clique
-    from .io import guess_format, read_graph
+    from .io import read_graph
 
     G = read_graph(args.file, format=args.format)
-    base = 0 if (args.format or guess_format(args.file)) == "edgelist" else 1
     res = maximum_clique(G, method=args.method, time_limit=args.time_limit, device=args.device)
     print(res.size)
-    print(" ".join(str(int(v) + base) for v in res.vertices))
+    print(" ".join(_labels(G, np.sort(res.indices))))
     state = "optimal" if res.optimal else "not proved optimal"
     print(f"c {res.method} on {res.device}: {state}, {res.nodes} nodes, {res.time:.3f} s", file=sys.stderr)
     return 0
@@ -207,20 +250,22 @@ COMMANDS = [_add_stats, _add_mis, _add_vc, _add_cliques, _add_maxclique, _add_tw
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run ``graphkit COMMAND [options]``; returns the exit status."""
+    """Run ``graphkit COMMAND [options]``; returns the exit status (0 success, 1 failure,
+    2 usage error, 130 Ctrl-C; see :mod:`kernels.console`)."""
+    from kernels.console import ArgumentParser, run_command
     from kernels.version import __version__
 
-    parser = argparse.ArgumentParser(prog="graphkit", description="GPU/CPU graph solvers.")
+    parser = ArgumentParser(prog="graphkit", formatter_class=argparse.RawDescriptionHelpFormatter,
+                            description="GPU/CPU graph solvers.\n\n"
+                                        "Vertices are numbered as in the input file: 1-based for DIMACS, METIS,\n"
+                                        "Matrix Market and PACE files, 0-based for edge lists and for PACE files\n"
+                                        "that use vertex 0.")
     parser.add_argument("--version", action="version", version=f"graphkit {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add in COMMANDS:
         add(sub)
     args = parser.parse_args(argv)
-    try:
-        return args.run(args)
-    except (ValueError, OSError, RuntimeError) as exc:
-        print(f"graphkit {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+    return run_command(f"graphkit {args.command}", args.run, args)
 
 
 if __name__ == "__main__":

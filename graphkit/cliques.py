@@ -57,8 +57,8 @@ def _check_min_size(min_size):
     return int(min_size)
 
 
-def maximal_clique_chunks(G, min_size: int = 1, device: str = "auto",
-                          chunk_cliques: int = 1 << 16) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+def maximal_clique_chunks(G, min_size: int = 1, device: str = "auto", chunk_cliques: int = 1 << 16, *,
+                          progress=None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Stream the maximal cliques as ``(flat, offsets)`` chunks (CSR-like, NumPy).
 
     Clique ``i`` of a chunk is ``flat[offsets[i]:offsets[i + 1]]`` (sorted vertex ids; on a
@@ -74,6 +74,8 @@ def maximal_clique_chunks(G, min_size: int = 1, device: str = "auto",
     device : {"auto", "cpu", "gpu"}
     chunk_cliques : int
         Buffer capacity in cliques (the GPU buffer holds about 16 vertices per clique).
+    progress : callable, optional
+        CPU: ``progress(done, total)`` as in :func:`count_maximal_cliques`.
 
     Examples
     --------
@@ -83,7 +85,7 @@ def maximal_clique_chunks(G, min_size: int = 1, device: str = "auto",
     [[0, 1], [1, 2], [2, 3]]
     """
     G, min_size, dev, chunk_cliques = _check_enumeration(G, min_size, device, chunk_cliques)
-    return _chunks(G, min_size, dev, chunk_cliques)
+    return _chunks(G, min_size, dev, chunk_cliques, progress)
 
 
 def _check_enumeration(G, min_size, device, chunk_cliques):
@@ -94,7 +96,7 @@ def _check_enumeration(G, min_size, device, chunk_cliques):
     return as_graph(G), min_size, resolve_device(device), int(chunk_cliques)
 
 
-def _chunks(G: Graph, min_size, dev, chunk_cliques):
+def _chunks(G: Graph, min_size, dev, chunk_cliques, progress=None):
     if G.n == 0:
         return
     from kernels import cliques as kc
@@ -102,7 +104,7 @@ def _chunks(G: Graph, min_size, dev, chunk_cliques):
     if dev == "gpu":
         chunks = kc.mce_chunks_gpu(G, min_size, chunk_cliques)
     else:
-        chunks = kc.mce_chunks_cpu(G.indptr, G.indices, min_size, chunk_cliques)
+        chunks = kc.mce_chunks_cpu(G.indptr, G.indices, min_size, chunk_cliques, progress=progress)
     for flat, offsets in chunks:
         yield (G.to_labels(flat) if G.labelled else flat), offsets
 
@@ -150,7 +152,7 @@ def _cliques(chunks):
             yield flat[off[i]:off[i + 1]]
 
 
-def count_maximal_cliques(G, min_size: int = 1, device: str = "auto") -> CliqueCount:
+def count_maximal_cliques(G, min_size: int = 1, device: str = "auto", *, progress=None) -> CliqueCount:
     """Count the maximal cliques by size without transferring them.
 
     Parameters
@@ -158,6 +160,10 @@ def count_maximal_cliques(G, min_size: int = 1, device: str = "auto") -> CliqueC
     G : Graph, networkx graph, sparse matrix or path
     min_size : int
     device : {"auto", "cpu", "gpu"}
+    progress : callable, optional
+        CPU: called as ``progress(done, total)`` with the top-level sub-problems (one per
+        vertex) started, a few times a second. The search returns to Python that often,
+        so Ctrl-C stops it within a second.
 
     Returns
     -------
@@ -181,7 +187,7 @@ def count_maximal_cliques(G, min_size: int = 1, device: str = "auto") -> CliqueC
     if dev == "gpu":
         hist = kc.mce_count_gpu(G, min_size)
     else:
-        hist, _ = kc.mce_count_cpu(G.indptr, G.indices, min_size)
+        hist, _ = kc.mce_count_cpu(G.indptr, G.indices, min_size, progress=progress)
     nz = np.nonzero(hist)[0]
     top = int(nz[-1]) if len(nz) else 0
     hist = np.asarray(hist[:top + 1], dtype=np.int64)

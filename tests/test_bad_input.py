@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -77,14 +78,14 @@ def huge_mtx(tmp_path):
 def test_read_matrix_huge_declared_size_is_a_clear_error(huge_mtx, kind):
     proc = run_python(READ_MATRIX, huge_mtx[kind])
     assert proc.returncode == 3, (proc.returncode, proc.stderr[-1500:])
-    assert f"{huge_mtx[kind]}:2:" in proc.stdout
+    assert re.search(rf"{re.escape(str(huge_mtx[kind]))}:[23]: .*(size line|declares)", proc.stdout), proc.stdout
 
 
 @pytest.mark.parametrize("kind", ["coordinate", "array"])
 def test_read_graph_huge_mtx_is_a_clear_error(huge_mtx, kind):
     proc = run_python(READ_GRAPH, huge_mtx[kind])
     assert proc.returncode == 3, (proc.returncode, proc.stderr[-1500:])
-    assert f"{huge_mtx[kind]}:2:" in proc.stdout
+    assert re.search(rf"{re.escape(str(huge_mtx[kind]))}:[23]: .*(size line|declares)", proc.stdout), proc.stdout
 
 
 def test_graphkit_stats_huge_mtx(huge_mtx):
@@ -111,7 +112,7 @@ def test_read_matrix_compressed_huge_declared_size(tmp_path):
         fh.write("%%MatrixMarket matrix coordinate real general\n3 3 1000000000000\n1 1 1.0\n")
     proc = run_python(READ_MATRIX, path)
     assert proc.returncode == 3, (proc.returncode, proc.stderr[-1500:])
-    assert f"{path}:2:" in proc.stdout
+    assert re.search(rf"{re.escape(str(path))}:[23]: .*size line", proc.stdout), proc.stdout
 
 
 def test_read_matrix_still_reads_valid_files(tmp_path):
@@ -561,11 +562,13 @@ def test_collection_names_cannot_escape_the_cache(name, tmp_path):
 # ------------------------------------------------------------------ 8. Ctrl-C and progress
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="signals")
 def test_cliques_count_stops_on_ctrl_c(tmp_path):
+    from graphkit.generators import rmat
+
     path = tmp_path / "rmat.txt"
-    graphkit.write_graph(graphkit.generators.rmat(17, edge_factor=16, seed=1), path)
+    graphkit.write_graph(rmat(17, edge_factor=16, seed=1), path)
     proc = subprocess.Popen([sys.executable, "-c", GRAPHKIT, "cliques", "--count-only", "--device", "cpu", str(path)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(), cwd=ROOT)
-    time.sleep(20)  # reading, compiling and into the search
+    time.sleep(8)  # reading, loading the compiled code and into the search (minutes in all)
     assert proc.poll() is None, "finished before the interrupt: use a larger graph"
     start = time.perf_counter()
     proc.send_signal(signal.SIGINT)

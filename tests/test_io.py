@@ -155,7 +155,9 @@ def test_cli_stats(tmp_path, capsys):
     assert cli_main(["stats", str(tmp_path / "s.gr")]) == 0
     out = capsys.readouterr().out
     assert re.search(r"vertices\s+5", out) and re.search(r"components\s+2", out)
-    assert cli_main(["stats", str(tmp_path / "missing.gr")]) == 2
+    assert cli_main(["stats", str(tmp_path / "missing.gr")]) == 1  # a failure; 2 is for usage errors
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "missing.gr" in err and "Traceback" not in err
 
 
 # ------------------------------------------------------------ tokenizer and parsing details

@@ -97,12 +97,13 @@ def _bb_sub(k, W, rows, SP, L, C, cnt, idx, clq, best, best_clq, nodes, deadline
             if node_cap > 0 and nodes >= node_cap:
                 status = 2
                 break
-            if deadline > 0.0:
-                with objmode(now="float64"):
-                    now = _clock()
-                if now > deadline:
-                    status = 1
-                    break
+            # a trip to Python every 1,024 nodes, deadline or not: it reads the clock and
+            # lets the interpreter raise KeyboardInterrupt (Ctrl-C) out of the search
+            with objmode(now="float64"):
+                now = _clock()
+            if deadline > 0.0 and now > deadline:
+                status = 1
+                break
         if pc == 0:
             if d + 1 > best:
                 best = d + 1

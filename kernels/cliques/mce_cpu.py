@@ -12,7 +12,9 @@ vertices are ``P \\ N(fixv)``, and ``filter`` is a bitwise AND.
 The enumeration is resumable: all state lives in arrays owned by the caller
 (:class:`MceState`), and a run returns as soon as the output buffer is full, so the
 cliques stream out in chunks of bounded size (the CPU twin of the paper's output
-buffering), none lost and none duplicated.
+buffering), none lost and none duplicated. A run also returns after a budget of search
+nodes (:data:`NODE_BUDGET`, a fraction of a second), so that the Python loop around it
+sees Ctrl-C and can report progress, however long the whole enumeration takes.
 
 References
 ----------
@@ -158,15 +160,21 @@ def _emit(v, d, clq, Pv, out_v, out_off, st, count_only, hist):
 
 # state slots
 _POS, _DEPTH, _K, _R, _W, _WX, _PENDING, _V, _NW, _NC, _NODES = range(11)
+_DONE, _FULL, _PAUSED = 1, 0, 2  # what a run returns
+
+#: Search nodes per run before it returns to Python (a node costs tens to hundreds of
+#: nanoseconds: a run lasts well under a second).
+NODE_BUDGET = 1 << 21
 
 
 @njit(cache=True)
 def _mce_run(indptr, indices, order, rank, min_size, count_only, st, pmark, Pv, Xv, rows, cols,
-             SP, SXP, SXX, SB, clq, out_v, out_off, hist):
+             SP, SXP, SXX, SB, clq, out_v, out_off, hist, node_budget):
     """Resumable Bron-Kerbosch over the sub-problems ``order[st[POS]:]``.
 
-    Returns 1 when every sub-problem is done, 0 when the output buffer is full (the state
-    in ``st`` and the stacks lets the next call continue exactly where this one stopped).
+    Returns 1 when every sub-problem is done, 0 when the output buffer is full, 2 after
+    ``node_budget`` search nodes (0: no budget); the state in ``st`` and the stacks lets
+    the next call continue exactly where this one stopped.
     """
     n = len(order)
     st[_NW] = 0
@@ -179,12 +187,22 @@ def _mce_run(indptr, indices, order, rank, min_size, count_only, st, pmark, Pv, 
     WX = st[_WX]
     v = st[_V]
     nodes = st[_NODES]
+    stop = nodes + node_budget if node_budget > 0 else -1
     if st[_PENDING] != 0:
         # a maximal clique found before the last flush: emit it now, then pop it
         _emit(v, depth, clq, Pv, out_v, out_off, st, count_only, hist)
         st[_PENDING] = 0
         depth -= 1
     while True:
+        if nodes == stop:  # every local is saved; the arrays hold the rest
+            st[_DEPTH] = depth
+            st[_K] = k
+            st[_R] = r
+            st[_W] = W
+            st[_WX] = WX
+            st[_V] = v
+            st[_NODES] = nodes
+            return 2
         if depth == 0:
             p = st[_POS]
             if p >= n:
@@ -323,32 +341,47 @@ class MceState:
         self.st[:] = 0
         self.st[_NODES] = nodes
 
-    def run(self):
-        """One call: returns ``(done, flat, offsets)`` of the cliques written (views)."""
-        done = _mce_run(self.indptr, self.indices, self.order, self.rank, self.min_size, self.count_only,
-                        self.st, self.pmark, self.Pv, self.Xv, self.rows, self.cols, self.SP, self.SXP,
-                        self.SXX, self.SB, self.clq, self.out_v, self.out_off, self.hist)
+    def run(self, node_budget=0):
+        """One call: returns ``(done, flat, offsets)`` of the cliques written (views); it
+        stops when done, when the output buffer is full or after ``node_budget`` search
+        nodes (0: no budget; :data:`NODE_BUDGET` keeps a run under a second)."""
+        status = _mce_run(self.indptr, self.indices, self.order, self.rank, self.min_size, self.count_only,
+                          self.st, self.pmark, self.Pv, self.Xv, self.rows, self.cols, self.SP, self.SXP,
+                          self.SXX, self.SB, self.clq, self.out_v, self.out_off, self.hist, int(node_budget))
         nw, nc = int(self.st[_NW]), int(self.st[_NC])
-        return bool(done), self.out_v[:nw], self.out_off[:nc + 1]
+        return status == _DONE, self.out_v[:nw], self.out_off[:nc + 1]
 
     @property
     def nodes(self) -> int:
         return int(self.st[_NODES])
 
+    @property
+    def position(self) -> int:
+        """Sub-problems (top-level vertices) started so far, out of ``len(order)``."""
+        return int(self.st[_POS])
 
-def mce_chunks_cpu(indptr, indices, min_size=1, chunk_cliques=1 << 16):
-    """Yield ``(flat, offsets)`` chunks of maximal cliques (copies, at most ``chunk_cliques`` each)."""
+
+def mce_chunks_cpu(indptr, indices, min_size=1, chunk_cliques=1 << 16, progress=None):
+    """Yield ``(flat, offsets)`` chunks of maximal cliques (copies, at most ``chunk_cliques``
+    each); ``progress(done, total)``, if given, is called after each run with the
+    sub-problems started."""
     state = MceState(indptr, indices, min_size, False, chunk_cliques)
     while True:
-        done, flat, off = state.run()
+        done, flat, off = state.run(NODE_BUDGET)
+        if progress is not None:
+            progress(state.position, len(state.order))
         if len(off) > 1:
             yield flat.copy(), off.copy()
         if done:
             return
 
 
-def mce_count_cpu(indptr, indices, min_size=1):
-    """Histogram of maximal clique sizes (index = size) and search nodes."""
+def mce_count_cpu(indptr, indices, min_size=1, progress=None):
+    """Histogram of maximal clique sizes (index = size) and search nodes; ``progress`` as
+    in :func:`mce_chunks_cpu`. Runs of :data:`NODE_BUDGET` nodes: Ctrl-C stops it between
+    two."""
     state = MceState(indptr, indices, min_size, True)
-    state.run()
+    while not state.run(NODE_BUDGET)[0]:
+        if progress is not None:
+            progress(state.position, len(state.order))
     return state.hist.copy(), state.nodes
