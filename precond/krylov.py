@@ -28,6 +28,39 @@ from kernels.backend import get_array_module, sparse_linalg_module
 __all__ = ["bicgstab", "solve", "SolveResult"]
 
 
+def _system(A, b, x0, xp):
+    """``b`` and ``x0`` as vectors of length ``n`` for the square ``A`` (SciPy's
+    ``make_system`` shapes: ``(n,)`` or ``(n, 1)``), else ``ValueError``."""
+    shape = getattr(A, "shape", None)
+    if shape is None or len(shape) != 2 or shape[0] != shape[1]:
+        raise ValueError(f"A must be a square matrix or operator, got shape {shape}")
+    n = shape[0]
+
+    def vector(v, name):
+        if not hasattr(v, "shape"):
+            v = xp.asarray(v)
+        if v.shape not in ((n,), (n, 1)):
+            raise ValueError(f"{name} has shape {v.shape}; a matrix of shape {shape} needs ({n},) or ({n}, 1)")
+        return v.reshape(n)
+
+    return vector(b, "b"), None if x0 is None else vector(x0, "x0")
+
+
+def _check_finite_start(b, bnorm, r0, x0, xp):
+    """NaN or infinity in ``b`` or ``x0`` is an input error, not a converged zero solution."""
+    from kernels.backend import all_finite
+
+    if not np.isfinite(bnorm):
+        if not all_finite(b):
+            raise ValueError("b has NaN or infinite entries")
+        raise ValueError(f"the norm of b overflows {np.dtype(b.dtype)}; scale the system")
+    if not np.isfinite(r0):
+        if x0 is not None and not all_finite(x0):
+            raise ValueError("x0 has NaN or infinite entries")
+        raise ValueError("the initial residual b - A x0 is not finite (A or x0 too large, or A has NaN or "
+                         "infinite entries)")
+
+
 def as_operator(M):
     """A callable ``x -> M^{-1} x`` from None, a preconditioner object, a LinearOperator or a
     matrix (None stays None); shared by the one-device and the distributed iterations."""
@@ -188,8 +221,8 @@ def bicgstab(A, b, x0=None, *, rtol: float = 1e-5, atol: float = 0.0, maxiter: i
     Parameters
     ----------
     A : sparse matrix or LinearOperator (SciPy or cupyx)
-    b : array of shape (n,)
-    x0 : array, optional
+    b : array of shape (n,) or (n, 1)
+    x0 : array of shape (n,) or (n, 1), optional
     rtol, atol : float
         Stop when ``||r|| <= max(rtol * ||b||, atol)``.
     maxiter : int, optional
@@ -214,10 +247,17 @@ def bicgstab(A, b, x0=None, *, rtol: float = 1e-5, atol: float = 0.0, maxiter: i
 
     Returns
     -------
-    x : array
+    x : array of shape (n,)
     info : int
         0 converged, ``> 0`` iterations done without convergence, ``-10`` breakdown
-        (rho = 0), ``-11`` breakdown (omega = 0) - SciPy's codes.
+        (rho = 0, or a residual that is no longer finite), ``-11`` breakdown (omega = 0) -
+        SciPy's codes.
+
+    Raises
+    ------
+    ValueError
+        ``b`` or ``x0`` of another shape than ``(n,)`` / ``(n, 1)``, or with NaN or infinite
+        entries (SciPy would iterate to ``maxiter`` and report ``info > 0``).
 
     Notes
     -----
@@ -237,9 +277,8 @@ def bicgstab(A, b, x0=None, *, rtol: float = 1e-5, atol: float = 0.0, maxiter: i
     (0, True)
     """
     xp = get_array_module(A, b)
+    b, x0 = _system(A, b, x0, xp)
     n = b.shape[0]
-    if A.shape[0] != A.shape[1] or A.shape[1] != n:
-        raise ValueError(f"matrix of shape {A.shape} does not match right-hand side of length {n}")
     if maxiter is None:
         maxiter = 10 * n
     if maxiter < 0:
@@ -280,6 +319,7 @@ def bicgstab(A, b, x0=None, *, rtol: float = 1e-5, atol: float = 0.0, maxiter: i
     bnorm = float(xp.linalg.norm(b))
     tol = max(rtol * bnorm, atol)
     r0 = float(xp.linalg.norm(r))
+    _check_finite_start(b, bnorm, r0, x0, xp)
     history = [0.0 if bnorm == 0.0 else r0]
     info = 0
     if bnorm == 0.0:
@@ -344,13 +384,19 @@ def bicgstab(A, b, x0=None, *, rtol: float = 1e-5, atol: float = 0.0, maxiter: i
 
 @dataclass
 class SolveResult:
-    """Solution, info code (SciPy's), relative residual history and timing of :func:`solve`."""
+    """Solution, info code (SciPy's), relative residual history and timing of :func:`solve`.
+
+    ``tolerance`` is the relative residual the solve had to reach (``max(rtol,
+    atol / ||b||)``); :attr:`converged` asks for ``info == 0`` and a last recorded residual
+    within it (a solver may stop on a recurrence residual that drifted from the true one).
+    """
 
     x: object
     info: int
     residuals: np.ndarray = field(repr=False)
     time: float
     solver: str
+    tolerance: float | None = None
 
     @property
     def iterations(self) -> int:
@@ -358,7 +404,11 @@ class SolveResult:
 
     @property
     def converged(self) -> bool:
-        return self.info == 0
+        if self.info != 0:
+            return False
+        last = float(self.residuals[-1]) if len(self.residuals) else 0.0
+        # rounding of the recorded norm aside (it is recomputed from the iterate)
+        return self.tolerance is None or last <= self.tolerance * (1 + 1e-7)
 
 
 def solve(A, b, M=None, *, method: str = "bicgstab", rtol: float = 1e-8, atol: float = 0.0,
@@ -398,13 +448,15 @@ def solve(A, b, M=None, *, method: str = "bicgstab", rtol: float = 1e-8, atol: f
         M = preconditioner
     preconditioner = M
     xp = get_array_module(A, b)
-    if b.ndim != 1 or b.shape[0] != A.shape[0]:
-        raise ValueError(f"right-hand side of shape {b.shape} does not match matrix of shape {A.shape}")
+    b, x0 = _system(A, b, x0, xp)
     if np.dtype(b.dtype).kind not in "fc" or np.dtype(A.dtype).kind not in "fc":
         raise TypeError("matrix and right-hand side must be floating point")
     if np.dtype(b.dtype) != np.dtype(A.dtype):
         raise TypeError(f"dtype mismatch: matrix is {A.dtype}, right-hand side is {b.dtype}")
-    bnorm = float(xp.linalg.norm(b)) or 1.0
+    bnorm = float(xp.linalg.norm(b))
+    if not np.isfinite(bnorm):
+        _check_finite_start(b, bnorm, 0.0, None, xp)
+    bnorm = bnorm or 1.0
     residuals: list[float] = []
     sync = (lambda: xp.cuda.Device().synchronize()) if xp is not np else (lambda: None)
     sync()
@@ -429,6 +481,12 @@ def solve(A, b, M=None, *, method: str = "bicgstab", rtol: float = 1e-8, atol: f
         kwargs = {"callback_type": "x"} if name == "gmres" else {}
         x, info = getattr(spla, name)(A, b, x0=x0, rtol=rtol, atol=atol, maxiter=maxiter, M=M,
                                       callback=record, **kwargs)
+        # the iterate returned need not be the last one the callback saw (SciPy's BiCGStab
+        # stops at the half step without calling it): record the returned one too
+        final = float(xp.linalg.norm(b - A @ x))
+        if final != residuals[-1]:
+            residuals.append(final)
     sync()
     elapsed = time.perf_counter() - t0
-    return SolveResult(x, int(info), np.asarray(residuals) / bnorm, elapsed, method)
+    return SolveResult(x, int(info), np.asarray(residuals) / bnorm, elapsed, method,
+                       tolerance=max(rtol, atol / bnorm))
