@@ -112,15 +112,19 @@ class TridiagonalSolver(PartitionedGPU):
     bottom_size = 64
 
     def __init__(self, dl, d, du, perm=None, *, chunk=8, upper_chunk=16):
-        xp = get_array_module(d)
+        xp = get_array_module(dl, d, du)
+        dl, d, du = (xp.asarray(a) for a in (dl, d, du))
         self.xp = xp
+        for name, a in (("dl", dl), ("d", d), ("du", du)):
+            if a.ndim != 1:
+                raise ValueError(f"{name} must be 1-D, got shape {a.shape}")
         self.n = n = len(d)
         if not (len(dl) == len(du) == n):
             raise ValueError("dl, d and du must have the same length")
         if n == 0:
             raise ValueError("empty tridiagonal system")
         check_chunks(chunk=chunk, upper_chunk=upper_chunk)
-        self.dtype = np.dtype(d.dtype)
+        self.dtype = solver_dtype(dl, d, du)
         self._factorize(dl, d, du, perm, chunk, upper_chunk)
 
     @classmethod
@@ -256,9 +260,15 @@ class TridiagonalSolver(PartitionedGPU):
 
     # ------------------------------------------------------------------ solve
     def solve(self, x):
-        """Return ``T^{-1} x`` (through the permutation, if any) as a new array."""
+        """Return ``T^{-1} x`` (through the permutation, if any) as a new array; ``x`` of
+        shape ``(n,)`` or ``(n, k)``."""
         if get_array_module(x) is not self.xp:
             raise TypeError("right-hand side and solver live on different devices")
+        x = self.xp.asarray(x)
+        if x.ndim not in (1, 2):
+            raise ValueError(f"right-hand side must have shape (n,) or (n, k), got {x.shape}")
+        if x.dtype.kind not in "fc":
+            x = x.astype(solver_dtype(x))
         if x.shape[0] != self.n:
             raise ValueError(f"right-hand side of length {x.shape[0]} for a system of size {self.n}")
         if x.ndim == 2:
@@ -268,6 +278,30 @@ class TridiagonalSolver(PartitionedGPU):
             _thomas_solve_cpu(self.dl, self.inv_den, self.cp, self.perm, np.ascontiguousarray(x), out)
             return out
         return self._solve_gpu(self.xp.ascontiguousarray(x, dtype=self.dtype))
+
+
+def solver_dtype(*arrays) -> np.dtype:
+    """The floating dtype a tridiagonal system of ``arrays`` is solved in, as SciPy's
+    ``solve_banded`` does: booleans and integers in float64, float16 in float32, float32 /
+    float64 / complex as they are; ``TypeError`` for anything else (object, strings).
+
+    Examples
+    --------
+    >>> solver_dtype(np.arange(3)), solver_dtype(np.ones(2, np.float16)), solver_dtype(np.ones(2, np.float32))
+    (dtype('float64'), dtype('float32'), dtype('float32'))
+    """
+    kinds = [np.dtype(a.dtype) for a in arrays]
+    for dt in kinds:
+        if dt.kind not in "biufc":
+            raise TypeError(f"tridiagonal systems take numbers, got dtype {dt}")
+    dt = np.result_type(*kinds)
+    if dt.kind in "biu":
+        return np.dtype(np.float64)
+    if dt == np.float16:
+        return np.dtype(np.float32)
+    if dt.kind == "f" and dt.itemsize > 8:  # long double: no kernel takes it
+        return np.dtype(np.float64)
+    return np.dtype(dt)
 
 
 def tridiagonal_solve(dl, d, du, b, *, chunk=8, upper_chunk=16):
@@ -281,6 +315,10 @@ def tridiagonal_solve(dl, d, du, b, *, chunk=8, upper_chunk=16):
     chunk, upper_chunk : int
         GPU chunk sizes, as for :class:`TridiagonalSolver`.
 
+    Array-likes (lists) are accepted; as in SciPy's ``solve_banded``, integer and boolean
+    input is solved in float64 and float16 in float32 (:func:`solver_dtype`). Other shapes
+    raise ``ValueError``, other dtypes ``TypeError``.
+
     Examples
     --------
     >>> import numpy as np
@@ -290,6 +328,15 @@ def tridiagonal_solve(dl, d, du, b, *, chunk=8, upper_chunk=16):
     array([[1., 1.],
            [1., 1.]])
     """
+    xp = get_array_module(dl, d, du, b)
+    dl, d, du, b = (xp.asarray(a) for a in (dl, d, du, b))
+    dtype = solver_dtype(dl, d, du, b)
+    dl, d, du, b = (a.astype(dtype, copy=False) for a in (dl, d, du, b))
+    if d.ndim not in (1, 2) or dl.shape != d.shape or du.shape != d.shape:
+        raise ValueError(f"dl, d and du must have one shape, (n,) or (batch, n); got {dl.shape}, {d.shape}, "
+                         f"{du.shape}")
+    if d.ndim == 1 and (b.ndim not in (1, 2) or b.shape[0] != d.shape[0]):
+        raise ValueError(f"right-hand side must have shape ({d.shape[0]},) or ({d.shape[0]}, k), got {b.shape}")
     if d.ndim == 2:
         batch, n = d.shape
         if b.shape != d.shape:
