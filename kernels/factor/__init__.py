@@ -24,7 +24,7 @@ References
 from .build import factor, greedy_factor, weight_source
 from .coverage import identity_coverage, weight_coverage
 from .greedy import greedy_factor_cpu
-from .result import Factor
+from .result import Factor, check_factor_of
 from .rounds import (charge_threshold, factor_rounds, is_maximal, mirror_factor_rounds, parallel_factor, rounds_used,
                      run_factor_rounds)
 from .rounds_cpu import MAX_N, confirm_cpu, factor_rounds_cpu, propose_cpu
@@ -32,7 +32,7 @@ from .rounds_gpu import (FIRST_PROPOSAL_THREADS_PER_SM, OPEN_ROUNDS_THREADS_PER_
                          ROW_SLOT_ENTRIES, SAMPLE_ROWS, WARP_KERNEL_THREADS_PER_SM, WARP_ROW_LENGTH, ProposalBuffers,
                          ProposalLayout, factor_rounds_gpu, proposal_buffers, proposal_layout)
 
-__all__ = ["Factor", "factor", "greedy_factor", "weight_source", "weight_coverage", "identity_coverage",
+__all__ = ["Factor", "check_factor_of", "factor", "greedy_factor", "weight_source", "weight_coverage", "identity_coverage",
            "greedy_factor_cpu", "charge_threshold", "factor_rounds", "run_factor_rounds", "mirror_factor_rounds",
            "parallel_factor", "rounds_used", "is_maximal", "factor_rounds_cpu", "factor_rounds_gpu", "propose_cpu",
            "confirm_cpu", "proposal_layout", "proposal_buffers", "ProposalLayout", "ProposalBuffers", "MAX_N",

@@ -12,6 +12,7 @@ from __future__ import annotations
 from ..backend import get_array_module, sparse_module
 from ..graph import offdiag_abs
 from ..validation import validate_matrix
+from .result import check_factor_of
 
 __all__ = ["weight_coverage", "identity_coverage"]
 
@@ -38,6 +39,7 @@ def weight_coverage(A, f) -> float:
     0.67
     """
     A = validate_matrix(A, dtypes="fcbiu")
+    check_factor_of(A, f)
     xp = get_array_module(A)
     Ap = offdiag_abs(A)
     total = float(Ap.sum())

@@ -4,7 +4,38 @@ from __future__ import annotations
 from ..graph import abs_graph
 from .rounds import is_maximal
 
-__all__ = ["Factor"]
+__all__ = ["Factor", "check_factor_of"]
+
+
+def check_factor_of(A, f, what: str = "factor") -> None:
+    """``ValueError`` unless ``f`` (a Factor or LinearForest) can be one of the matrix
+    ``A``: one row of partners per row of ``A``, partners in ``-1 .. N-1``, on ``A``'s
+    device (``TypeError`` otherwise).
+
+    Examples
+    --------
+    >>> import matrices, kernels.factor as kf
+    >>> f = kf.factor(matrices.poisson2d(8), n=2)
+    >>> check_factor_of(matrices.poisson2d(10), f)
+    Traceback (most recent call last):
+    ...
+    ValueError: factor has 64 rows of partners but the matrix has 100 rows: it is a factor of another matrix
+    """
+    from ..backend import get_array_module, is_device_array
+
+    nb = f.neighbors
+    if is_device_array(nb) != is_device_array(A):
+        raise TypeError(f"{what} and matrix live on different devices")
+    n = A.shape[0]
+    if nb.ndim != 2 or nb.shape[0] != n:
+        rows = nb.shape[0] if nb.ndim else 0
+        raise ValueError(f"{what} has {rows} rows of partners but the matrix has {n} rows: it is a {what} of "
+                         "another matrix")
+    if nb.size:
+        xp = get_array_module(nb)
+        lo, hi = int(xp.min(nb)), int(xp.max(nb))
+        if lo < -1 or hi >= n:
+            raise ValueError(f"{what} names partner {lo if lo < -1 else hi}, outside 0..{n - 1}")
 
 
 class Factor:

@@ -114,7 +114,8 @@ def linear_forest(A, f=None, *, method=None, **factor_kwargs) -> LinearForest:
         A = validate_matrix(A, dtypes="fcbiu", finite=False)
         f = factor(A, n=2, **factor_kwargs)  # tests the entries itself
     else:
+        from ..factor import check_factor_of
+
         A = validate_matrix(A, dtypes="fcbiu")
-    if is_device_array(f.neighbors) != is_device_array(A):
-        raise TypeError("factor and matrix live on different devices")
+        check_factor_of(A, f)
     return forest_of_factor(f, method)
