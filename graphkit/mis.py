@@ -259,7 +259,8 @@ def greedy_coloring(G, seed: int = 0, device: str = "auto") -> ColoringResult:
 
 
 def is_coloring(G, colors) -> bool:
-    """True when every vertex has a colour >= 0 and no edge joins two equal colours.
+    """True when every vertex has a colour (an integer >= 0; integral floats count) and no
+    edge joins two equal colours.
 
     Parameters
     ----------
@@ -280,7 +281,11 @@ def is_coloring(G, colors) -> bool:
             return False
         colors = [colors[name] for name in names]
     colors = np.asarray(colors)
-    if colors.shape != (G.n,) or (G.n and colors.min() < 0):
+    if colors.shape != (G.n,):
         return False
+    if colors.dtype.kind not in "biuf":
+        raise TypeError(f"colours must be integers, got dtype {colors.dtype}")
+    if G.n and (colors.min() < 0 or (colors.dtype.kind == "f" and not np.all(np.floor(colors) == colors))):
+        return False  # negative, fractional or NaN: not a colour (0, 1, 2, ...)
     u, v = G.edges()[:2]
     return not bool(np.any(colors[u] == colors[v]))

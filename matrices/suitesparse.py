@@ -10,6 +10,7 @@ with a progress bar, writing atomically.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tarfile
 import tempfile
@@ -118,10 +119,20 @@ def _local_dirs(extra) -> list[Path]:
     return dirs
 
 
+#: A collection name: ``name`` or ``group/name``, each part letters, digits and ``_ . + -``,
+#: not starting with a dot (no ``..``, no absolute path: the name becomes a cache path and a URL).
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*(/[A-Za-z0-9][A-Za-z0-9_.+-]*)?")
+
+
 def _split(spec: str) -> tuple[str | None, str]:
-    spec = spec.strip().strip("/")
+    if not isinstance(spec, str):
+        raise TypeError(f"matrix name must be a string, got {type(spec).__name__}")
+    spec = spec.strip()
     if not spec:
         raise ValueError("empty matrix name")
+    if not _NAME.fullmatch(spec):
+        raise ValueError(f"{spec!r} is not a collection matrix name: 'name' or 'group/name' of letters, digits "
+                         "and _ . + - (for a file, give its path ending in .mtx)")
     if "/" in spec:
         group, name = spec.split("/", 1)
         return group, name

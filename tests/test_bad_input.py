@@ -556,7 +556,10 @@ def test_collection_names_cannot_escape_the_cache(name, tmp_path):
     with pytest.raises(ValueError, match="name"):
         suitesparse.load(name, cache=tmp_path)
     with pytest.raises(ValueError, match="name"):
+        suitesparse.fetch(name, cache=tmp_path)
+    with pytest.raises((ValueError, OSError)):  # "/etc/passwd" is a path: not a Matrix Market file
         matrices.get(name)
+    assert not any(tmp_path.iterdir())
 
 
 # ------------------------------------------------------------------ 8. Ctrl-C and progress

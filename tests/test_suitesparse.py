@@ -143,7 +143,7 @@ def test_local_folders_come_first(isolated, server, monkeypatch):
 def test_unknown_name_without_group(isolated):
     with pytest.raises(ValueError, match="group/name"):
         suitesparse.fetch("no_such_matrix_anywhere", cache=isolated / "c")
-    with pytest.raises(ValueError, match="empty matrix name"):
+    with pytest.raises(ValueError, match="not a collection matrix name"):
         suitesparse.fetch(" / ", cache=isolated / "c")
 
 

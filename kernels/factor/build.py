@@ -33,6 +33,9 @@ from .greedy import greedy_factor_cpu
 from .result import Factor
 from .rounds import charge_threshold, mirror_factor_rounds, rounds_used, run_factor_rounds
 
+#: Largest seed of the charge hash (32 bits on the CPU and in the CUDA kernels alike).
+SEED_MAX = 2**32 - 1
+
 __all__ = ["factor", "greedy_factor", "weight_source"]
 
 
@@ -79,7 +82,8 @@ def factor(A, n: int = 2, iterations: int = 5, m: int = 5, k_m: int = 0, p: floa
     p : float
         Probability of a positive charge.
     seed : int
-        Seed of the charge hash (vertex id, iteration, seed).
+        Seed of the charge hash (vertex id, iteration, seed), in ``0 .. 2**32 - 1`` (the
+        hash's seed is 32 bits wide, on both devices).
     symmetric : bool, optional
         Whether ``|A| - diag(A)`` is symmetric. When None (float32/float64 matrices) the
         first proposal round tests it, and the finiteness of the entries, while it reads
@@ -116,7 +120,7 @@ def factor(A, n: int = 2, iterations: int = 5, m: int = 5, k_m: int = 0, p: floa
     m = check_integer("m", m, 1)
     k_m = check_integer("k_m", k_m, 0)
     threshold = charge_threshold(p)
-    seed = check_integer("seed", seed, 0)
+    seed = check_integer("seed", seed, 0, SEED_MAX)
     clock = PhaseClock(is_device_array(A)) if timed else None
     rounds = (n, iterations, m, k_m, threshold, seed)  # run_factor_rounds' (arguments checked)
     real = np.dtype(A.dtype).char in "fd"  # float32 or float64
@@ -193,7 +197,7 @@ def greedy_factor(A, n: int = 2, *, ties: str = "index", seed: int = 0) -> Facto
     """
     A = validate_matrix(A, dtypes="fcbiu")
     n = check_integer("n", n, 1, 4)
-    seed = check_integer("seed", seed, 0)
+    seed = check_integer("seed", seed, 0, SEED_MAX)
     if ties not in ("index", "hash"):
         raise ValueError(f"ties must be 'index' or 'hash', got {ties!r}")
     clock = PhaseClock()  # computed on the host
