@@ -23,6 +23,9 @@ from hypothesis import strategies as st  # noqa: E402
 import graphkit  # noqa: E402
 import matrices  # noqa: E402
 
+# corrupted edge lists hold self-loops and repeated edges, which the readers drop with a warning
+pytestmark = pytest.mark.filterwarnings("ignore:dropped:UserWarning")
+
 FUZZ = settings(max_examples=40, deadline=None, database=None, derandomize=True,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 CAP_BYTES = 3 << 29  # 1.5 GiB of address space above what the process holds when a test starts
