@@ -1,5 +1,5 @@
 """Convergence study, the main job: BiCGStab with none / Jacobi / TriScal / AlgTriScal /
-AlgTriBlock / pyamg / ILU(0) on ANISO1/2/3, stand-ins and real matrices.
+AlgTriBlock / AMG / pyamg / ILU(0) / ILUT on ANISO1/2/3, stand-ins and real matrices.
 
     python examples/convergence.py --demo                 # CPU-friendly demo
     python examples/convergence.py --matrix aniso2 --n 2500 --device gpu
@@ -21,7 +21,8 @@ from precond.study import LOAD_FAILED, build_parser, main
 from _markdown import gpu_name, machine_line, table
 
 SHORT_NAMES = {"none": "none", "jacobi": "Jacobi", "tridiagonal": "TriScal", "algebraic_tridiagonal": "AlgTriScal",
-               "algebraic_block_tridiagonal": "AlgTriBlock", "amg": "AMG", "pyamg": "pyamg (CPU)", "ilu0": "ILU(0)"}
+               "algebraic_block_tridiagonal": "AlgTriBlock", "amg": "AMG", "pyamg": "pyamg (CPU)", "ilu0": "ILU(0)",
+               "ilut": "ILUT (SciPy)"}
 
 
 def markdown_table(rows) -> str:
