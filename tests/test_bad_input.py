@@ -580,5 +580,5 @@ def test_cliques_count_stops_on_ctrl_c(tmp_path):
         _, err = proc.communicate(timeout=10)
     finally:
         proc.kill()
-    assert time.perf_counter() - start < 3
+    assert time.perf_counter() - start < 6  # stops within a second; interpreter exit on a loaded 2-core CI
     assert proc.returncode == 130 and "Traceback" not in err
