@@ -15,25 +15,9 @@ import sys
 
 import numpy as np
 
+from kernels.console import non_negative, positive_int
+
 from .io import FORMATS
-
-def _non_negative(kind):
-    def parse(text):
-        value = kind(text)
-        if not value >= 0:  # NaN too
-            raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
-        return value
-
-    parse.__name__ = kind.__name__  # argparse names the type in its messages
-    return parse
-
-
-def _positive_int(text):
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
-    return value
-
 
 def _add_format(p):
     p.add_argument("--format", default=None, choices=FORMATS, help="input format (guessed from extension and header)")
@@ -109,9 +93,9 @@ def _run_mis(args) -> int:
 def _add_vc(sub):
     p = sub.add_parser("vc", help="exact minimum (or parameterized, --k) vertex cover; PACE solution format on stdout")
     p.add_argument("file", help="graph file (DIMACS .clq, PACE .gr, ...)")
-    p.add_argument("--k", type=_non_negative(int), default=None,
+    p.add_argument("--k", type=non_negative(int), default=None,
                    help="parameterized: find a cover of size <= K or report none")
-    p.add_argument("--time-limit", type=_non_negative(float), default=None, help="seconds; prints the best cover found")
+    p.add_argument("--time-limit", type=non_negative(float), default=None, help="seconds; prints the best cover found")
     p.add_argument("--method", choices=["hybrid", "stackonly", "auto"], default="hybrid",
                    help="GPU work distribution (the paper's); auto: small graphs and components through a "
                         "maximum clique of their complement, often much faster")
@@ -153,7 +137,7 @@ def _run_vc(args) -> int:
 def _add_tw(sub):
     p = sub.add_parser("tw", help="exact treewidth; PACE .td tree decomposition on stdout")
     p.add_argument("file", help="graph file (PACE .gr, DIMACS, ...)")
-    p.add_argument("--time-limit", type=_non_negative(float), default=None,
+    p.add_argument("--time-limit", type=non_negative(float), default=None,
                    help="seconds; prints the best decomposition found")
     p.add_argument("--device", choices=["auto", "cpu", "gpu"], default="auto")
     p.add_argument("--dedup", choices=["exact", "bloom"], default="exact",
@@ -178,7 +162,7 @@ def _run_tw(args) -> int:
 def _add_cliques(sub):
     p = sub.add_parser("cliques", help="maximal cliques (Bron-Kerbosch with pivoting); one clique per line")
     p.add_argument("file")
-    p.add_argument("--min-size", type=_positive_int, default=1, help="only cliques with at least this many vertices")
+    p.add_argument("--min-size", type=positive_int, default=1, help="only cliques with at least this many vertices")
     p.add_argument("--count-only", action="store_true", help="print the count and the size histogram only")
     p.add_argument("--device", choices=["auto", "cpu", "gpu"], default="auto")
     p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
@@ -227,7 +211,7 @@ def _add_maxclique(sub):
     p = sub.add_parser("maxclique", help="maximum clique (colouring branch and bound); size then vertices")
     p.add_argument("file")
     p.add_argument("--method", choices=["auto", "branch_and_bound", "vertex_cover"], default="auto")
-    p.add_argument("--time-limit", type=_non_negative(float), default=None, help="seconds; prints the best clique found")
+    p.add_argument("--time-limit", type=non_negative(float), default=None, help="seconds; prints the best clique found")
     p.add_argument("--device", choices=["auto", "cpu", "gpu"], default="auto")
     _add_format(p)
     p.set_defaults(run=_run_maxclique)

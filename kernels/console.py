@@ -17,7 +17,8 @@ import argparse
 import os
 import sys
 
-__all__ = ["ArgumentParser", "run_command", "progress", "EXIT_USAGE", "EXIT_FAILURE", "EXIT_INTERRUPTED"]
+__all__ = ["ArgumentParser", "run_command", "progress", "positive_int", "non_negative", "EXIT_USAGE", "EXIT_FAILURE",
+           "EXIT_INTERRUPTED"]
 
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
@@ -43,6 +44,39 @@ class ArgumentParser(argparse.ArgumentParser):
 
     def error(self, message):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def positive_int(text: str) -> int:
+    """argparse ``type``: an integer >= 1 (else a usage error naming the value).
+
+    Examples
+    --------
+    >>> positive_int("3")
+    3
+    """
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
+    return value
+
+
+def non_negative(kind):
+    """argparse ``type``: a number of type ``kind`` (``int``, ``float``) that is >= 0; NaN
+    is refused too.
+
+    Examples
+    --------
+    >>> non_negative(float)("0.5")
+    0.5
+    """
+    def parse(text):
+        value = kind(text)
+        if not value >= 0:  # NaN too
+            raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
+        return value
+
+    parse.__name__ = kind.__name__  # argparse names the type in its messages
+    return parse
 
 
 def _one_line(text: str) -> str:

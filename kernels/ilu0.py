@@ -23,6 +23,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .matrix import csr_position
+
 __all__ = ["ILU0", "ilu0_factor", "ilu0_solve"]
 
 
@@ -30,19 +32,11 @@ __all__ = ["ILU0", "ilu0_factor", "ilu0_solve"]
 def _diagonal_positions(indptr, indices, diag):
     """``diag[i]``: position of ``a_ii`` in row ``i`` (sorted indices); returns the first
     row without a diagonal entry, or -1."""
-    n = len(indptr) - 1
-    for i in range(n):
-        lo, hi = indptr[i], indptr[i + 1]
-        # binary search for column i in the sorted row
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if indices[mid] < i:
-                lo = mid + 1
-            else:
-                hi = mid
-        if lo == indptr[i + 1] or indices[lo] != i:
+    for i in range(len(indptr) - 1):
+        p = csr_position(indptr, indices, i, i)
+        if p < 0:
             return i
-        diag[i] = lo
+        diag[i] = p
     return -1
 
 

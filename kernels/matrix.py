@@ -22,7 +22,7 @@ from .backend import EarlyRead, get_array_module, is_device_array, sparse_module
 from .nvrtc import get_kernel, row_grid
 from .validation import REAL_DTYPES, validate_matrix
 
-__all__ = ["weights_symmetric", "mirror_weights", "MatrixCheck", "check_flags", "validate_canonical", "ROW_THREADS"]
+__all__ = ["weights_symmetric", "mirror_weights", "MatrixCheck", "check_flags", "validate_canonical", "ROW_THREADS", "csr_position"]
 
 #: Threads per block of the thread-per-row passes over a matrix (the symmetry test, the
 #: mirrored weights and the factor's rounds): a block's rows then come from a few cache lines.
@@ -91,8 +91,9 @@ def _pattern_matrix(values, A):
 
 
 @njit(cache=True, inline="always")
-def _mirror_position(indptr, indices, j, i):
-    """Position of column ``i`` in the sorted row ``j`` (binary search), or -1."""
+def csr_position(indptr, indices, j, i):
+    """Position of column ``i`` in the sorted row ``j`` of a CSR matrix (binary search), or
+    -1 when the row has no such entry (Numba)."""
     lo, hi = indptr[j], indptr[j + 1]
     while lo < hi:
         mid = (lo + hi) // 2
@@ -121,7 +122,7 @@ def _sym_check_cpu(indptr, indices, data):
                 balance[i] -= 1
                 continue
             balance[i] += 1
-            m = _mirror_position(indptr, indices, j, i)
+            m = csr_position(indptr, indices, j, i)
             if m < 0 or abs(data[m]) != w:
                 bad[i] = 1
                 break
@@ -180,7 +181,7 @@ def _mirror_sum_cpu(indptr, indices, data, w):
             if j == i:
                 w[e] = 0
                 continue
-            m = _mirror_position(indptr, indices, j, i)
+            m = csr_position(indptr, indices, j, i)
             if m >= 0:
                 w[e] = a + abs(data[m])
             else:

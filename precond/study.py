@@ -13,7 +13,6 @@ References
 """
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import sys
@@ -333,31 +332,13 @@ def demo_matrices():
     return keep
 
 
-def _positive_int(text):
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
-    return value
-
-
-def _non_negative(kind):
-    def parse(text):
-        value = kind(text)
-        if not value >= 0:  # NaN too
-            raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
-        return value
-
-    parse.__name__ = kind.__name__  # argparse names the type in its messages
-    return parse
-
-
 def build_parser(prog="precond convergence"):
-    from kernels.console import ArgumentParser
+    from kernels.console import ArgumentParser, non_negative, positive_int
 
     p = ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
     p.add_argument("--matrix", nargs="+", default=["aniso1", "aniso2", "aniso3"],
                    help="generator names (aniso1, poisson2d, ...), SuiteSparse names or .mtx paths")
-    p.add_argument("--n", type=_positive_int, default=None,
+    p.add_argument("--n", type=positive_int, default=None,
                    help=f"grid size per side of generated matrices (default: about {DEFAULT_ROWS:,} rows each, "
                         "256 in 2D and 40 in 3D)")
     p.add_argument("--precond", nargs="+",
@@ -367,8 +348,8 @@ def build_parser(prog="precond convergence"):
                         "tolerance and fill)")
     p.add_argument("--dtype", choices=["float32", "float64"], default="float64")
     p.add_argument("--device", choices=["auto", "cpu", "gpu"], default="auto")
-    p.add_argument("--rtol", type=_non_negative(float), default=1e-8)
-    p.add_argument("--maxiter", type=_non_negative(int), default=5000)
+    p.add_argument("--rtol", type=non_negative(float), default=1e-8)
+    p.add_argument("--maxiter", type=non_negative(int), default=5000)
     p.add_argument("--method", choices=METHODS, default="bicgstab",
                    help="bicgstab (ours), scipy-bicgstab (SciPy/cupyx), cg, gmres")
     p.add_argument("--out", default="bench_results",

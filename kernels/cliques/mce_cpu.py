@@ -167,6 +167,19 @@ _DONE, _FULL, _PAUSED = 1, 0, 2  # what a run returns
 NODE_BUDGET = 1 << 21
 
 
+@njit(cache=True, inline="always")
+def _save(st, pending, depth, k, r, W, WX, v, nodes):
+    """The search's locals into ``st``, for the next run to resume from."""
+    st[_PENDING] = pending
+    st[_DEPTH] = depth
+    st[_K] = k
+    st[_R] = r
+    st[_W] = W
+    st[_WX] = WX
+    st[_V] = v
+    st[_NODES] = nodes
+
+
 @njit(cache=True)
 def _mce_run(indptr, indices, order, rank, min_size, count_only, st, pmark, Pv, Xv, rows, cols,
              SP, SXP, SXX, SB, clq, out_v, out_off, hist, node_budget):
@@ -195,20 +208,14 @@ def _mce_run(indptr, indices, order, rank, min_size, count_only, st, pmark, Pv, 
         depth -= 1
     while True:
         if nodes == stop:  # every local is saved; the arrays hold the rest
-            st[_DEPTH] = depth
-            st[_K] = k
-            st[_R] = r
-            st[_W] = W
-            st[_WX] = WX
-            st[_V] = v
-            st[_NODES] = nodes
-            return 2
+            _save(st, 0, depth, k, r, W, WX, v, nodes)
+            return _PAUSED
         if depth == 0:
             p = st[_POS]
             if p >= n:
                 st[_DEPTH] = 0
                 st[_NODES] = nodes
-                return 1
+                return _DONE
             v = order[p]
             dv = indptr[v + 1] - indptr[v]
             if dv == 0:
@@ -216,7 +223,7 @@ def _mce_run(indptr, indices, order, rank, min_size, count_only, st, pmark, Pv, 
                     if not _emit(v, 1, clq, Pv, out_v, out_off, st, count_only, hist):
                         st[_DEPTH] = 0
                         st[_NODES] = nodes
-                        return 0
+                        return _FULL
                 st[_POS] = p + 1
                 continue
             st[_POS] = p + 1
@@ -279,15 +286,8 @@ def _mce_run(indptr, indices, order, rank, min_size, count_only, st, pmark, Pv, 
         if pc == 0:
             if xe and d + 1 >= min_size:
                 if not _emit(v, d + 1, clq, Pv, out_v, out_off, st, count_only, hist):
-                    st[_PENDING] = 1
-                    st[_DEPTH] = d + 1
-                    st[_K] = k
-                    st[_R] = r
-                    st[_W] = W
-                    st[_WX] = WX
-                    st[_V] = v
-                    st[_NODES] = nodes
-                    return 0
+                    _save(st, 1, d + 1, k, r, W, WX, v, nodes)
+                    return _FULL
             continue
         if d + 1 + pc < min_size:
             continue
