@@ -23,7 +23,8 @@ from numpy.typing import DTypeLike
 
 from kernels.memory import check_host_memory, host_memory_budget
 
-__all__ = ["mm_header", "open_maybe_compressed", "read_file_bytes", "read_matrix", "first_non_finite_line"]
+__all__ = ["mm_header", "open_maybe_compressed", "read_file_bytes", "read_matrix", "first_non_finite_line",
+           "check_declared_sizes"]
 
 _OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
 #: What a broken compressed stream raises (zlib.error and lzma.LZMAError are no OSError).
@@ -213,7 +214,7 @@ def read_matrix(path: str | os.PathLike, dtype: DTypeLike | None = None, *,
     _, fmt, field, symmetry = mm_header(path, data=data)
     if data is None and path.suffix.lower() in _OPENERS:
         data = read_file_bytes(path)
-    _check_declared_sizes(path, data, fmt, field, symmetry)
+    check_declared_sizes(path, data=data)
     try:
         # a path (C++ reads the file itself) or an in-memory copy: never a file object that
         # an exception could close under SciPy's reader threads
@@ -237,22 +238,56 @@ def read_matrix(path: str | os.PathLike, dtype: DTypeLike | None = None, *,
 
 def _size_line(path: Path, data: bytes | None):
     """``(line number, tokens, bytes after the line)`` of the size line: the first line
-    after the banner that is neither blank nor a comment."""
-    with (open(path, "rb") if data is None else io.BytesIO(data)) as fh:
-        total = path.stat().st_size if data is None else len(data)
-        offset = 0
-        for lineno, raw in enumerate(fh, 1):
-            offset += len(raw)
-            if lineno == 1:
-                continue  # the banner
-            text = raw.decode("latin-1").strip()
-            if text and not text.startswith("%"):
-                return lineno, text.split(), total - offset
+    after the banner that is neither blank nor a comment. A compressed file is streamed
+    (counted, not held) to learn how many bytes follow."""
+    compressed = data is None and path.suffix.lower() in _OPENERS
+    try:
+        with _text_source(path, data) as fh:
+            offset = 0
+            for lineno, raw in enumerate(iter(fh.readline, b""), 1):
+                offset += len(raw)
+                if lineno == 1:
+                    continue  # the banner
+                text = raw.decode("latin-1").strip()
+                if text and not text.startswith("%"):
+                    if compressed:
+                        rest = 0
+                        while chunk := fh.read(_CHUNK):
+                            rest += len(chunk)
+                    else:
+                        rest = (path.stat().st_size if data is None else len(data)) - offset
+                    return lineno, text.split(), rest
+    except DECOMPRESSION_ERRORS as exc:
+        raise ValueError(f"{path}: cannot decompress ({exc})") from exc
     raise ValueError(f"{path}:2: missing size line")
 
 
-def _check_declared_sizes(path: Path, data: bytes | None, fmt: str, field: str, symmetry: str) -> None:
-    """The size line's numbers against the bytes that follow it and the host's memory."""
+def check_declared_sizes(path: str | os.PathLike, *, data: bytes | None = None,
+                         share: float = 1.0) -> tuple[int, list[int]]:
+    """The size line of a Matrix Market file checked against the bytes that follow it and
+    the host's memory, before anything is allocated; returns ``(line number, sizes)``.
+
+    ``share``: the fraction of the matrix this process will hold (a distributed reader's
+    rank). ``data`` as in :func:`read_matrix`.
+
+    Raises
+    ------
+    ValueError
+        A malformed size line, more entries than the rest of the file can hold, or a
+        matrix beyond the memory (the message names the file and line).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "big.mtx")
+    >>> _ = open(path, "w").write("%%MatrixMarket matrix coordinate real general\\n3 3 1000000\\n1 1 1\\n")
+    >>> check_declared_sizes(path)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: ...big.mtx:3: size line states 1000000 entries but the file has 1
+    """
+    path = Path(path)
+    _, fmt, field, symmetry = mm_header(path, data=data)
     lineno, tokens, body = _size_line(path, data)
     expected = 3 if fmt == "coordinate" else 2
     where = f"{path}:{lineno}"
@@ -290,7 +325,8 @@ def _check_declared_sizes(path: Path, data: bytes | None, fmt: str, field: str, 
         located = _locate_error(path, fmt, field, data) if body < _CHUNK * 64 else None
         raise ValueError(located or f"{where}: the size line declares {what}, but the {body} bytes after it hold "
                                     f"at most {room}")
-    check_host_memory(need, f"{where}: the size line declares a {rows} x {cols} matrix with {what}")
+    check_host_memory(need * share, f"{where}: the size line declares a {rows} x {cols} matrix with {what}")
+    return lineno, sizes
 
 
 def first_non_finite_line(path: str | os.PathLike, *, data: bytes | None = None) -> int | None:

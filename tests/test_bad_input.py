@@ -582,3 +582,16 @@ def test_cliques_count_stops_on_ctrl_c(tmp_path):
         proc.kill()
     assert time.perf_counter() - start < 6  # stops within a second; interpreter exit on a loaded 2-core CI
     assert proc.returncode == 130 and "Traceback" not in err
+
+
+@pytest.mark.parametrize("kind", ["coordinate", "rows"])
+def test_distributed_reader_checks_declared_sizes(huge_mtx, kind):
+    """The byte-range reader of precond.distributed: a size line beyond the file or the
+    memory is an error naming the file (one rank here), never an allocation or a silently
+    truncated matrix."""
+    pytest.importorskip("mpi4py")
+    code = ("import sys\nfrom precond.distributed import read_matrix_market\ntry:\n"
+            "    read_matrix_market(sys.argv[1], device='cpu')\nexcept RuntimeError as e:\n    print(e)\n    sys.exit(3)\n")
+    proc = run_python(code, huge_mtx[kind])
+    assert proc.returncode == 3, (proc.returncode, proc.stdout[-800:], proc.stderr[-1500:])
+    assert str(huge_mtx[kind]) in proc.stdout

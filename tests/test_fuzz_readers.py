@@ -312,3 +312,28 @@ def test_read_vertex_cover_corrupted(tmp_path, memory_cap, n, data, ops):
     graphkit.write_vertex_cover(cover, buf, n=n)
     path = _write(tmp_path, "c.vc", corrupt(buf.getvalue().encode(), ops))
     expect_valid_or_clean_error(graphkit.read_vertex_cover, check_vc, path)
+
+
+def _read_distributed(path):
+    from precond.distributed import read_matrix_market
+
+    return read_matrix_market(path, device="cpu")
+
+
+def _check_distributed(A):
+    assert A.shape[0] == A.shape[1] >= 0
+
+
+@FUZZ
+@given(data=matrix_files(), ops=st.lists(corruption, min_size=1, max_size=4), compression=st.sampled_from(["", "", ".gz"]))
+def test_distributed_matrix_market_reader_corrupted(tmp_path, memory_cap, data, ops, compression):
+    """The byte-range reader of precond.distributed (one rank): errors are collective
+    (DistributedError, a RuntimeError) but name the file as well."""
+    pytest.importorskip("mpi4py")
+    from kernels.mpi import DistributedError
+
+    path = _write(tmp_path, "a.mtx" + compression, _compress(corrupt(data, ops), compression))
+    try:
+        _check_distributed(_read_distributed(path))
+    except (ValueError, OSError, DistributedError) as exc:
+        assert path.name in str(exc), f"message does not name the file: {exc!r}"

@@ -23,11 +23,13 @@ __all__ = ["read_matrix_market"]
 _BLOCK = 1 << 24  # bytes parsed at a time when streaming
 
 
-def _header(path):
-    """``(field, symmetry, (rows, cols, entries), offset of the first entry line)``."""
-    from matrices.mmio import mm_header, open_maybe_compressed
+def _header(path, share=1.0):
+    """``(field, symmetry, (rows, cols, entries), offset of the first entry line)``; the
+    declared sizes checked against the file and the memory (``share``: this rank's part)."""
+    from matrices.mmio import check_declared_sizes, mm_header, open_maybe_compressed
 
     _, fmt, field, symmetry = mm_header(path)
+    check_declared_sizes(path, share=share)
     if fmt != "coordinate":
         return fmt, field, symmetry, None, None
     with open_maybe_compressed(path) as fh:
@@ -129,7 +131,7 @@ def read_matrix_market(path, comm=None, *, row_starts=None, dtype=None, device="
     meta, error = None, None
     if comm.rank == 0:
         try:
-            meta = _header(path)
+            meta = _header(path, 1.0 / comm.size)
         except Exception as exc:  # noqa: BLE001 - reported collectively
             error = exc
     agree(comm, error, "matrix file")
@@ -149,7 +151,7 @@ def read_matrix_market(path, comm=None, *, row_starts=None, dtype=None, device="
     agree(comm, error if comm.rank == 0 else None)
     lo, hi = int(starts[comm.rank]), int(starts[comm.rank + 1])
     compressed = Path(path).suffix.lower() in (".gz", ".bz2", ".xz")
-    error, parts = None, []
+    error, parts, lines = None, [], [0]  # lines: the entry lines this rank parsed
     try:
         if compressed:
             from matrices.mmio import open_maybe_compressed
@@ -164,11 +166,12 @@ def read_matrix_market(path, comm=None, *, row_starts=None, dtype=None, device="
                     block = rest + block
                     cut = block.rfind(b"\n") + 1
                     rest = block[cut:]
-                    parts.append(_keep(_parse(block[:cut], field, path), symmetry, lo, hi))
+                    parts.append(_keep(_count(_parse(block[:cut], field, path), lines), symmetry, lo, hi))
                 if rest.strip():
-                    parts.append(_keep(_parse(rest, field, path), symmetry, lo, hi))
+                    parts.append(_keep(_count(_parse(rest, field, path), lines), symmetry, lo, hi))
         else:
-            parts.append(_expand(*_parse(_byte_range(path, offset, comm.rank, comm.size), field, path), symmetry))
+            entries = _count(_parse(_byte_range(path, offset, comm.rank, comm.size), field, path), lines)
+            parts.append(_expand(*entries, symmetry))
         i, j, v = (np.concatenate([p[k] for p in parts]) if parts else np.zeros(0) for k in range(3))
         i, j = i.astype(np.int64), j.astype(np.int64)
         if len(i) and (i.min() < 0 or j.min() < 0 or i.max() >= n or j.max() >= n):
@@ -176,12 +179,22 @@ def read_matrix_market(path, comm=None, *, row_starts=None, dtype=None, device="
     except Exception as exc:  # noqa: BLE001 - reported collectively
         error = exc
     agree(comm, error, "matrix file")
+    # every rank streams a compressed file whole; byte ranges split the lines among the ranks
+    found = lines[0] if compressed else comm.allreduce(lines[0])
+    agree(comm, None if found == size[2] else ValueError(f"{path}: the size line states {size[2]} entries but the "
+                                                         f"file has {found}"), "matrix file")
     if not compressed:
         i, j, v = _redistribute(comm, starts, i, j, v)
     vdtype = np.dtype(dtype) if dtype is not None else (np.complex128 if field == "complex" else np.float64)
     local = sp.csr_matrix((v.astype(vdtype), (i - lo, j)), shape=(hi - lo, n))
     local.sum_duplicates()
     return DistributedCSR.from_local_rows(local, comm, row_starts=starts, device=device, cuda_aware_mpi=cuda_aware_mpi)
+
+
+def _count(entries, lines):
+    """``entries`` unchanged; their number added to ``lines[0]``."""
+    lines[0] += len(entries[0])
+    return entries
 
 
 def _keep(entries, symmetry, lo, hi):
