@@ -214,7 +214,10 @@ def read_matrix(path: str | os.PathLike, dtype: DTypeLike | None = None, *,
     _, fmt, field, symmetry = mm_header(path, data=data)
     if data is None and path.suffix.lower() in _OPENERS:
         data = read_file_bytes(path)
-    check_declared_sizes(path, data=data)
+    lineno, sizes = check_declared_sizes(path, data=data)
+    data = _safe_text(path, data)
+    if fmt == "array" and 0 in sizes[:2]:  # SciPy's reader crashes on an empty dense array
+        return _empty_array(path, data, lineno, sizes, dtype)
     try:
         # a path (C++ reads the file itself) or an in-memory copy: never a file object that
         # an exception could close under SciPy's reader threads
@@ -234,6 +237,47 @@ def read_matrix(path: str | os.PathLike, dtype: DTypeLike | None = None, *,
     A.sum_duplicates()
     A.sort_indices()
     return A
+
+
+def _empty_array(path: Path, data: bytes | None, size_line: int, sizes, dtype) -> sp.csr_matrix:
+    """A dense file of ``0 x k`` or ``k x 0``: nothing may follow its size line."""
+    with _text_source(path, data) as fh:
+        for lineno, raw in enumerate(iter(fh.readline, b""), 1):
+            text = raw.decode("latin-1").strip()
+            if lineno > size_line and text and not text.startswith("%"):
+                raise ValueError(f"{path}:{lineno}: a {sizes[0]} x {sizes[1]} array holds no values, the file has "
+                                 f"{text[:80]!r}")
+    return sp.csr_matrix(tuple(sizes[:2]), dtype=np.float64 if dtype is None else dtype)
+
+
+def _safe_text(path: Path, data: bytes | None) -> bytes | None:
+    """What SciPy's C++ reader may be given: text without NUL bytes that ends with a newline.
+
+    That reader crashes the interpreter (a segmentation fault) on a NUL byte and on a file
+    whose last token is a cut-off exponent (``5.0E-`` at the very end). A NUL byte is a
+    ``ValueError`` naming its line; a missing final newline is added (``data`` then holds
+    the file's bytes). Returns ``data``, or None when the file can be read as it is.
+    """
+    def nul_error(text: bytes, at: int, line0: int = 1) -> ValueError:
+        line = line0 + text.count(b"\n", 0, at)
+        return ValueError(f"{path}:{line}: NUL byte in a text file")
+
+    if data is not None:
+        at = data.find(b"\0")
+        if at >= 0:
+            raise nul_error(data, at)
+        return data if data.endswith(b"\n") else data + b"\n"
+    lines, last = 1, b"\n"
+    with open(path, "rb") as fh:
+        while chunk := fh.read(_CHUNK):
+            at = chunk.find(b"\0")
+            if at >= 0:
+                raise nul_error(chunk, at, lines)
+            lines += chunk.count(b"\n")
+            last = chunk[-1:]
+    if last == b"\n":
+        return None
+    return read_file_bytes(path) + b"\n"
 
 
 def _size_line(path: Path, data: bytes | None):
@@ -301,6 +345,8 @@ def check_declared_sizes(path: str | os.PathLike, *, data: bytes | None = None,
     rows, cols = sizes[:2]
     item = 16 if field == "complex" else 8
     per_value = {"pattern": 0, "complex": 2}.get(field, 1)  # tokens of a value
+    if symmetry != "general" and rows != cols:
+        raise ValueError(f"{where}: a {symmetry} matrix must be square, got {rows} x {cols}")
     if fmt == "coordinate":
         entries = sizes[2]
         what = f"{entries} entries"
@@ -309,8 +355,6 @@ def check_declared_sizes(path: str | os.PathLike, *, data: bytes | None = None,
         need = 2 * stored * (16 + item) + 16 * (rows + 1)
         tokens_per_entry = 2 + per_value
     else:
-        if symmetry != "general" and rows != cols:
-            raise ValueError(f"{where}: a {symmetry} matrix must be square, got {rows} x {cols}")
         n = rows
         entries = {"general": rows * cols, "symmetric": n * (n + 1) // 2, "hermitian": n * (n + 1) // 2,
                    "skew-symmetric": n * (n - 1) // 2}[symmetry]

@@ -595,3 +595,25 @@ def test_distributed_reader_checks_declared_sizes(huge_mtx, kind):
     proc = run_python(code, huge_mtx[kind])
     assert proc.returncode == 3, (proc.returncode, proc.stdout[-800:], proc.stderr[-1500:])
     assert str(huge_mtx[kind]) in proc.stdout
+
+
+# SciPy's C++ Matrix Market reader crashes the interpreter (SIGSEGV) on these: found by
+# the fuzzing; read_matrix must answer instead (each in its own interpreter, in case)
+@pytest.mark.parametrize("text,outcome", [
+    (b"%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1.0\n2 2 5.0E-", "ok"),  # cut-off exponent at EOF
+    (b"%%MatrixMarket matrix array real general\n2 1\n1.0\n5e", "ok"),
+    (b"%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1.0\n2 2 5\x00.0\n", ":4: NUL byte"),
+    (b"%%MatrixMarket matrix array real general\n2 1\n1.0\n5\x000\n", ":4: NUL byte"),
+    (b"%%MatrixMarket matrix array real general\n0 0\n", "ok"),
+    (b"%%MatrixMarket matrix array real general\n0 3\n1.5\n2.5\n", ":3: a 0 x 3 array holds no values"),
+    (b"%%MatrixMarket matrix coordinate real symmetric\n2 3 1\n1 1 1.0\n", ":2: a symmetric matrix must be square"),
+])
+def test_read_matrix_inputs_that_crash_scipys_reader(tmp_path, text, outcome):
+    path = tmp_path / "crash.mtx"
+    path.write_bytes(text)
+    proc = run_python(READ_MATRIX, path)
+    if outcome == "ok":
+        assert proc.returncode == 0, (proc.returncode, proc.stdout, proc.stderr[-1500:])
+    else:
+        assert proc.returncode == 3, (proc.returncode, proc.stderr[-1500:])
+        assert f"{path}{outcome}" in proc.stdout, proc.stdout

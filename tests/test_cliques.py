@@ -328,3 +328,23 @@ def test_enumeration_resumes_after_any_node_budget(count_only):
             _, flat, off = MceState(G.indptr, G.indices, 1, False, 1 << 20).run(node_budget=0)
             assert sorted(found) == sorted(tuple(sorted(flat[a:b].tolist())) for a, b in zip(off[:-1], off[1:]))
             assert len(set(found)) == len(found)
+
+
+def test_count_and_listing_report_progress():
+    """The CPU search reports the sub-problems started (what the CLI's bar shows), rising
+    to every vertex, and counts the same with or without the callback."""
+    from graphkit.generators import uniform_random
+    from kernels.cliques import mce_cpu
+
+    G = uniform_random(400, avg_degree=16, seed=5)
+    seen = []
+    budget = mce_cpu.NODE_BUDGET
+    mce_cpu.NODE_BUDGET = 50  # many short runs; restored below
+    try:
+        res = graphkit.count_maximal_cliques(G, device="cpu", progress=lambda done, total: seen.append((done, total)))
+        listed = sum(1 for _ in graphkit.maximal_cliques(G, device="cpu"))
+    finally:
+        mce_cpu.NODE_BUDGET = budget
+    assert len(seen) > 3 and all(t == G.n for _, t in seen)
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen) and seen[-1][0] <= G.n
+    assert res.count == listed == graphkit.count_maximal_cliques(G, device="cpu").count

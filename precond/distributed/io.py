@@ -29,7 +29,10 @@ def _header(path, share=1.0):
     from matrices.mmio import check_declared_sizes, mm_header, open_maybe_compressed
 
     _, fmt, field, symmetry = mm_header(path)
-    check_declared_sizes(path, share=share)
+    lineno, sizes = check_declared_sizes(path, share=share)
+    if sizes[0] != sizes[1]:
+        raise ValueError(f"{path}:{lineno}: matrix is {sizes[0]} x {sizes[1]}; a distributed solve needs a square "
+                         "matrix")
     if fmt != "coordinate":
         return fmt, field, symmetry, None, None
     with open_maybe_compressed(path) as fh:
