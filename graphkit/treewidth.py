@@ -1,36 +1,34 @@
-"""Exact treewidth and tree decompositions (paper 002: van der Zanden & Bodlaender).
+"""Exact treewidth and tree decompositions.
 
-Pipeline of :func:`treewidth`:
+The treewidth of a graph ``G`` is the smallest width (largest bag size minus one) of a
+tree decomposition of ``G``: a tree whose nodes carry bags of vertices such that every
+vertex is in a bag, both ends of every edge share a bag, and the bags holding any vertex
+form a connected subtree. Equivalently it is the smallest, over elimination orderings, of
+the largest number of later neighbours a vertex has when the vertices are eliminated in
+that order (each elimination making the remaining neighbourhood a clique).
 
-1. **Safe reductions** (beyond the paper; as in PACE solvers): repeatedly eliminate
-   *simplicial* vertices (neighbourhood is a clique; raises the lower bound to their
-   degree) and *almost simplicial* vertices (all neighbours but one form a clique) whose
-   degree is at most the current lower bound. Both are safe: the treewidth of the graph
-   is the maximum of the lower bound and the treewidth of the reduced graph.
-2. **Split** the reduced graph into connected components and these into atoms along
-   clique minimal separators (MCS-M, Berry et al.); atoms are solved independently and
-   their decompositions glued along the separators (safe: the treewidth is the maximum
-   over the atoms).
-3. **Bounds** per component: upper bound from the min-degree and min-fill heuristics,
-   lower bound from degeneracy, minor-min-width and a maximum clique.
-4. **Exact search** (Section 3 of the paper) for ``k`` from the lower bound upwards: a
-   breadth-first sweep over sets ``S`` of eliminated vertices, with the three
-   optimizations of the paper (a maximum clique is never eliminated, edges are added
-   between pairs with more than ``k`` vertex-disjoint paths, the search stops once
-   ``k + 1`` vertices remain). Duplicates are removed exactly with a hash set
-   (``dedup="exact"``, the default, so ``optimal=True`` is a proof) or, as in the paper,
-   with a Bloom filter (``dedup="bloom"``: a Monte Carlo method; a false positive can drop
-   the state that leads to a solution, so only the widths certified by the lower bounds
-   are reported as optimal).
-5. The elimination ordering is read back from parent pointers stored with every state,
-   and the tree decomposition is built from the ordering.
+:func:`treewidth` computes it exactly, with a decomposition and an ordering, by the pipeline
+of the strongest published solvers (:mod:`kernels.treewidth.solve`): simplicial and almost
+simplicial reductions, greedy upper bounds and contraction lower bounds, a split at safe
+separators, and for each remaining piece an exact search for ``k`` rising from the lower
+bound. The default search is Tamaki's positive-instance driven dynamic programming
+(``method="pid"``, CPU, Numba); the breadth-first search over elimination prefixes of van der
+Zanden and Bodlaender (``method="bfs"``, CPU or GPU, exact hash set or the paper's Bloom
+filter) is kept for small dense pieces and for reproducing that paper. Every phase honours
+``time_limit``: at the limit the best valid decomposition comes back with ``optimal=False``
+and the proven lower bound.
 
-What can be solved: the number of states is the number of feasible sets ``S``, which
-grows roughly like ``binomial(n, n/2)`` in the worst case; on one CPU core instances of
-about 30-40 vertices (after preprocessing) with moderate treewidth finish in seconds,
-on an H100 up to about 60 vertices (the paper's Table 1 instances). Larger graphs get the
-heuristic upper bound and the certified lower bound with ``optimal=False`` (time limit
-or wavefront overflow, reported in the result).
+References
+----------
+.. [1] H. Tamaki, "Positive-instance driven dynamic programming for treewidth", Journal of
+   Combinatorial Optimization 37(4):1283-1311, 2019 (ESA 2017).
+.. [2] T. C. van der Zanden and H. L. Bodlaender, "Computing treewidth on the GPU",
+   IPEC 2017, LIPIcs 89, 29:1-29:13.
+.. [3] H. L. Bodlaender and A. M. C. A. Koster, "Safe separators for treewidth", Discrete
+   Mathematics 306(3):337-350, 2006.
+.. [4] H. L. Bodlaender and A. M. C. A. Koster, "Treewidth computations I. Upper bounds" and
+   "II. Lower bounds", Information and Computation 208(3):259-275, 2010 and
+   209(7):1103-1119, 2011.
 """
 from __future__ import annotations
 
@@ -55,6 +53,7 @@ __all__ = [
 ]
 
 DEDUP = ("exact", "bloom")
+METHODS = ("auto", "pid", "bfs")
 
 
 @dataclass(frozen=True)
@@ -64,28 +63,38 @@ class TreewidthResult:
     Attributes
     ----------
     width : int
-        Width of the returned decomposition / ordering.
+        Width of the returned decomposition (and of ``ordering``).
     optimal : bool
-        ``True`` when ``width`` is proven to be the treewidth.
+        ``True`` only when ``width`` is proven to be the treewidth.
     lower_bound, upper_bound : int
         Proven lower bound and the width found (``upper_bound == width``).
-    ordering : ndarray
-        Elimination ordering (all vertices) of width ``width``.
-    decomposition : TreeDecomposition
-        Tree decomposition built from ``ordering`` (one bag per vertex).
     status : str
-        ``"optimal"``, ``"time_limit"``, ``"overflow"`` (a wavefront exceeded the state
-        buffer) or ``"monte_carlo"`` (Bloom-filter search could not prove optimality).
+        ``"optimal"``, ``"time_limit"``, ``"memory"`` (the exact search filled its
+        ``max_memory``), ``"overflow"`` (a ``bfs`` wavefront exceeded ``max_states``) or
+        ``"monte_carlo"`` (Bloom-filter search could not prove optimality).
+    phase : str or None
+        What proved optimality: ``"bounds"`` (greedy upper bound met a lower bound, after the
+        reductions and safe separators), ``"pid"`` or ``"bfs"`` (the exact search); ``None``
+        when not optimal.
+    method : str
+        Exact search used on the pieces (``"pid"`` or ``"bfs"``).
     states_expanded : int
-        Total number of states expanded over all components and values of ``k``.
-    iterations : tuple of dict
-        One record per (component, k): ``component`` size, ``k``, ``found``,
-        ``expanded``, ``level_sizes``, ``overflow``, ``dropped``, ``device``, ``time``.
+        States expanded by the ``bfs`` search (0 for ``pid``).
     reduced_size : int
-        Largest component after the safe reductions.
+        Largest piece left after the reductions.
     device, dedup : str
     time : float
         Wall time in seconds.
+    ordering : ndarray
+        Elimination ordering (all vertices) of width at most ``width``.
+    decomposition : TreeDecomposition
+        Tree decomposition of width ``width``.
+    iterations : tuple of dict
+        One record per (piece, k) of the exact search.
+    stats : dict
+        Where the time went (``times``), the pieces and their exact-search statistics,
+        the number of safe-separator parts and what supplied the lower bound
+        (``lower_bound_from``).
     """
 
     width: int
@@ -101,81 +110,19 @@ class TreewidthResult:
     ordering: np.ndarray = field(repr=False)
     decomposition: TreeDecomposition = field(repr=False)
     iterations: tuple = field(repr=False, default=())
+    phase: str | None = None
+    method: str = "pid"
+    stats: dict = field(repr=False, default_factory=dict)
 
     @property
     def states_per_second(self) -> float:
-        """States expanded per second of wall time."""
+        """States expanded per second of wall time (``bfs``)."""
         return self.states_expanded / self.time if self.time > 0 else 0.0
 
 
 # --------------------------------------------------------------------------- helpers
 def _adjacency_sets(G) -> list:
     return [set(G.indices[G.indptr[v]: G.indptr[v + 1]].tolist()) for v in range(G.n)]
-
-
-def _dense(adj: list, verts) -> np.ndarray:
-    idx = {v: i for i, v in enumerate(verts)}
-    A = np.zeros((len(verts), len(verts)), dtype=np.bool_)
-    for i, v in enumerate(verts):
-        for u in adj[v]:
-            j = idx.get(u)
-            if j is not None:
-                A[i, j] = True
-    return A
-
-
-def _missing_pairs(adj, N, limit):
-    """Up to ``limit`` non-adjacent pairs inside ``N``."""
-    out = []
-    Nl = list(N)
-    for i, a in enumerate(Nl):
-        na = adj[a]
-        for b in Nl[i + 1:]:
-            if b not in na:
-                out.append((a, b))
-                if len(out) >= limit:
-                    return out
-    return out
-
-
-def _eliminate(adj, v):
-    N = adj[v]
-    for a in N:
-        adj[a].discard(v)
-        adj[a] |= N
-        adj[a].discard(a)
-    adj[v] = set()
-
-
-def _reduce(adj, alive, low):
-    """Simplicial / almost simplicial reductions in place; returns (eliminated order, low)."""
-    order = []
-    changed = True
-    while changed:
-        changed = False
-        for v in list(alive):
-            N = adj[v]
-            d = len(N)
-            if d > 64 and d > low:
-                continue  # simplicial check too costly for the gain
-            missing = _missing_pairs(adj, N, d if d <= low else 1)
-            ok = False
-            if not missing:
-                low = max(low, d)
-                ok = True
-            elif d <= low:
-                cand = set(missing[0])
-                for pair in missing[1:]:
-                    cand &= set(pair)
-                    if not cand:
-                        break
-                ok = bool(cand)
-            if ok:
-                _eliminate(adj, v)
-                alive.discard(v)
-                order.append(v)
-                changed = True
-    return order, low
 
 
 def ordering_width(G, ordering) -> int:
@@ -319,8 +266,8 @@ def is_tree_decomposition(G, td, width=None) -> bool:
 def treewidth_bounds(G):
     """Fast lower and upper bounds: ``(lower, upper, ordering)``.
 
-    Lower bound: the largest of degeneracy and minor-min-width; upper bound: the better
-    of the min-degree and min-fill elimination orderings (returned).
+    Lower bound: the larger of the degeneracy and the contraction bound MMD+; upper bound:
+    the better of the min-degree and min-fill elimination orderings (returned).
 
     Examples
     --------
@@ -329,101 +276,17 @@ def treewidth_bounds(G):
     >>> lo, hi
     (4, 4)
     """
-    from kernels import treewidth as ktw
+    from kernels.treewidth import bounds
+    from kernels.treewidth.solve import _bitsets_from_csr
 
     G = as_graph(G)
     if G.n == 0:
         return -1, -1, np.zeros(0, dtype=np.int64)
-    A = G.to_scipy().toarray() != 0
-    lo = max(int(ktw.degeneracy(A)), int(ktw.minor_min_width(A)))
-    o1, w1 = ktw.greedy_ordering(A, 0)
-    o2, w2 = ktw.greedy_ordering(A, 1)
+    adj = _bitsets_from_csr(G.indptr.astype(np.int64), G.indices.astype(np.int64), G.n)
+    lo = max(int(bounds.degeneracy(adj)), int(bounds.mmd_plus(adj, -1)))
+    o1, w1 = bounds.elimination_ordering(adj, bounds.MIN_DEGREE, -1, -1)
+    o2, w2 = bounds.elimination_ordering(adj, bounds.MIN_FILL, -1, -1)
     return lo, int(min(w1, w2)), (o1 if w1 <= w2 else o2)
-
-
-# --------------------------------------------------------------------------- clique separators
-def _mcs_m(nbrs):
-    """MCS-M (Berry, Blair, Heggernes, Peyton) with clique generators (MCS-M+).
-
-    Returns the minimal elimination ordering (first eliminated first), ``madj`` (the
-    neighbours of each vertex in the minimal triangulation that come later in the
-    ordering) and the set of generators ``X``: for ``x`` in ``X``, ``madj[x]`` is a
-    minimal separator of the triangulation.
-    """
-    import heapq
-
-    n = len(nbrs)
-    w = [0] * n
-    numbered = [False] * n
-    alpha = [0] * n
-    H = [set(nb) for nb in nbrs]
-    seq, gens = [], set()
-    prev = -1
-    for i in range(n, 0, -1):
-        v = max((u for u in range(n) if not numbered[u]), key=lambda u: w[u])
-        if w[v] <= prev:
-            gens.add(v)
-        prev = w[v]
-        dist = {}
-        heap = []
-        for u in nbrs[v]:
-            if not numbered[u]:
-                dist[u] = -1
-                heap.append((-1, u))
-        heapq.heapify(heap)
-        while heap:
-            d, x = heapq.heappop(heap)
-            if d > dist[x]:
-                continue
-            nd = max(d, w[x])
-            for y in nbrs[x]:
-                if numbered[y] or y == v:
-                    continue
-                if nd < dist.get(y, n + 1):
-                    dist[y] = nd
-                    heapq.heappush(heap, (nd, y))
-        for u, d in dist.items():
-            if d < w[u]:
-                w[u] += 1
-                H[u].add(v)
-                H[v].add(u)
-        numbered[v] = True
-        alpha[v] = i
-        seq.append(v)
-    order = seq[::-1]
-    madj = [{u for u in H[x] if alpha[u] > alpha[x]} for x in range(n)]
-    return order, madj, gens
-
-
-def _clique_atoms(nbrs):
-    """Decomposition by clique minimal separators (Berry, Pogorelcnik, Simonet).
-
-    Returns ``[(atom vertices, separator or None), ...]``; the separator of an atom is a
-    clique contained in a later atom, the last atom has none. Every atom of a connected
-    graph is solved on its induced subgraph; the treewidth is the maximum over atoms.
-    """
-    order, madj, gens = _mcs_m(nbrs)
-    remaining = set(range(len(nbrs)))
-    atoms = []
-    for x in order:
-        if x not in gens or x not in remaining:
-            continue
-        S = madj[x]
-        if not S <= remaining or any(len(S & nbrs[a]) != len(S) - 1 for a in S):
-            continue
-        comp, stack = {x}, [x]
-        while stack:
-            y = stack.pop()
-            for z in nbrs[y]:
-                if z in remaining and z not in S and z not in comp:
-                    comp.add(z)
-                    stack.append(z)
-        if len(comp) + len(S) >= len(remaining):
-            continue  # S does not separate what is left
-        atoms.append((sorted(comp | S), set(S)))
-        remaining -= comp
-    atoms.append((sorted(remaining), None))
-    return atoms
 
 
 def _ordering_from_bags(bags, edges, nverts):
@@ -453,152 +316,74 @@ def _ordering_from_bags(bags, edges, nverts):
     return np.asarray(order, dtype=np.int64)
 
 
-def _glue(atoms, atom_orders, A):
-    """Glue the decompositions of the atoms along their separators; returns an ordering."""
-    from .graph import Graph
-
-    bags, edges = [], []
-    starts = []
-    for (verts, _), order in zip(atoms, atom_orders):
-        verts = np.asarray(verts, dtype=np.int64)
-        sub = A[np.ix_(verts, verts)]
-        rows, cols = np.nonzero(np.triu(sub, 1))
-        td = decomposition_from_ordering(Graph.from_edges(verts.size, rows, cols), order)
-        starts.append(len(bags))
-        bags.extend(verts[b] for b in td.bags)
-        edges.extend((a + starts[-1], b + starts[-1]) for a, b in td.edges.tolist())
-    for i, (verts, S) in enumerate(atoms[:-1]):
-        lo, hi = starts[i], starts[i + 1]
-        mine = next(t for t in range(lo, hi) if S <= set(bags[t].tolist()))
-        other = None
-        for j in range(i + 1, len(atoms)):
-            if S <= set(atoms[j][0]):
-                end = starts[j + 1] if j + 1 < len(atoms) else len(bags)
-                other = next(t for t in range(starts[j], end) if S <= set(bags[t].tolist()))
+def _compact(bags, edges):
+    """Merge every bag into a neighbour that contains it (same width, fewer bags)."""
+    nb = len(bags)
+    if nb <= 1:
+        return bags, edges
+    sets = [set(b.tolist()) for b in bags]
+    nbrs = [set() for _ in range(nb)]
+    for a, b in edges:
+        nbrs[a].add(b)
+        nbrs[b].add(a)
+    alive = [True] * nb
+    for x in range(nb):
+        for y in list(nbrs[x]):
+            if alive[x] and sets[x] <= sets[y]:
+                # x disappears into y: its other neighbours move to y
+                for z in nbrs[x]:
+                    if z != y:
+                        nbrs[z].discard(x)
+                        nbrs[z].add(y)
+                        nbrs[y].add(z)
+                nbrs[y].discard(x)
+                nbrs[x] = set()
+                alive[x] = False
                 break
-        edges.append((mine, other))
-    return _ordering_from_bags(bags, edges, A.shape[0])
+    keep = [x for x in range(nb) if alive[x]]
+    index = {x: i for i, x in enumerate(keep)}
+    new_edges = sorted({(min(index[a], index[b]), max(index[a], index[b])) for a in keep for b in nbrs[a]})
+    return [np.asarray(sorted(sets[x]), dtype=np.int64) for x in keep], new_edges
 
 
-# --------------------------------------------------------------------------- component solver
-def _solve_component(A, low, dev, dedup, deadline, max_states, use_clique, use_paths, use_mmw, rule, records):
-    """Solve one connected component (dense ``A``); returns (order, width, lower, status)."""
-    from kernels import treewidth as ktw
-
-    s = A.shape[0]
-    o1, w1 = ktw.greedy_ordering(A, 0)
-    o2, w2 = ktw.greedy_ordering(A, 1)
-    ub, ub_order = (int(w1), o1) if w1 <= w2 else (int(w2), o2)
-    lb = int(ktw.degeneracy(A))
-    if use_mmw:
-        lb = max(lb, int(ktw.minor_min_width(A)))
-    C = ktw.max_clique(A) if use_clique else np.zeros(0, dtype=np.int64)
-    lb = max(lb, C.size - 1)
-    if ub <= max(lb, low):
-        return ub_order, ub, lb, "optimal"
-    K = None
-    if use_paths:
-        indptr = np.concatenate([[0], np.cumsum(A.sum(axis=1))]).astype(np.int64)
-        indices = np.nonzero(A)[1].astype(np.int64)
-        K = ktw.vertex_connectivity_matrix(indptr, indices, ub)
-        # LBP+ (Clautiaux et al.): if tw <= lb, adding the edges of pairs with more than lb
-        # vertex-disjoint paths keeps tw <= lb; a larger degeneracy / MMW of that graph
-        # therefore proves tw > lb.
-        while lb < ub:
-            Ak = A | (K >= lb + 1)
-            if max(int(ktw.degeneracy(Ak)), int(ktw.minor_min_width(Ak)) if use_mmw else 0) > lb:
-                lb += 1
-            else:
-                break
-    start = max(lb, low)
-    if ub <= start:
-        return ub_order, ub, lb, "optimal"
-    W = (s + 63) // 64
-    cand_mask = np.ones(s, dtype=np.bool_)
-    cand_mask[C] = False
-    cand = ktw.to_bitsets(cand_mask[None, :])[0]
-    mode = ktw.EXACT if dedup == "exact" else ktw.BLOOM
-    comp_dev = dev if (dev == "cpu" or W <= 4) else "cpu"
-    clock = time.perf_counter
-    for k in range(start, ub):
-        t0 = clock()
-        Ak = A.copy()
-        if K is not None:
-            Ak |= K >= k + 1
-        adj = ktw.to_bitsets(Ak)
-        target = s - k - 1
-        rec = {"component": s, "k": k, "device": comp_dev}
-        if comp_dev == "gpu":
-            r = ktw.search_gpu(adj, cand, k, target, mode=mode, max_states=max_states, deadline=deadline,
-                               clock=clock, rule=rule)
-            found, prefix, timed_out = r["found"], r["prefix"], r["timed_out"]
-            overflow, dropped = r["overflow"], r["dropped"]
-            rec.update(expanded=r["expanded"], level_sizes=r["level_sizes"])
-        else:
-            srch = ktw.LevelSearchCPU(adj, cand, k, target, mode=mode,
-                                      max_states=max_states if max_states else 1 << 24, rule=rule)
-            timed_out = False
-            while not srch.done:
-                if not srch.step(deadline, clock) or (deadline is not None and not srch.done and clock() > deadline):
-                    timed_out = True
-                    break
-            found, prefix = srch.found, srch.prefix()
-            overflow, dropped = srch.overflow, srch.dropped
-            rec.update(expanded=srch.expanded, level_sizes=list(srch.level_sizes))
-        rec.update(found=bool(found), overflow=bool(overflow), dropped=int(dropped), time=clock() - t0)
-        records.append(rec)
-        if found:
-            rest = np.setdiff1d(np.arange(s), prefix, assume_unique=False)
-            rest = np.concatenate([np.setdiff1d(rest, C), C]).astype(np.int64)
-            order = np.concatenate([prefix, rest]).astype(np.int64)
-            w = int(ktw.elimination_width(A, order))
-            if w > k:
-                raise RuntimeError(f"internal error: ordering of width {w} returned for k={k}")
-            return order, k, k if dedup == "exact" else lb, "optimal" if dedup == "exact" or k <= lb else "monte_carlo"
-        if timed_out:
-            return ub_order, ub, k if dedup == "exact" else lb, "time_limit"
-        if overflow:
-            return ub_order, ub, k if dedup == "exact" else lb, "overflow"
-        if dedup == "exact":
-            lb = k + 1
-    return ub_order, ub, ub if dedup == "exact" else lb, "optimal" if dedup == "exact" or ub <= lb else "monte_carlo"
-
-
-def treewidth(G, device="auto", time_limit=None, *, dedup="exact", preprocess=True, clique=True,
-              disjoint_paths=True, mmw=True, simplicial_rule=True, separators=True,
-              max_states=None) -> TreewidthResult:
-    """Exact treewidth with an elimination ordering and a tree decomposition.
+def treewidth(G, device="auto", time_limit=None, *, method="auto", dedup="exact", preprocess=True,
+              separators=True, clique=True, disjoint_paths=True, mmw=True, simplicial_rule=True,
+              max_states=None, max_memory=None) -> TreewidthResult:
+    """Exact treewidth with a tree decomposition and an elimination ordering.
 
     Parameters
     ----------
     G : Graph, networkx graph, scipy sparse matrix or path
     device : {"auto", "cpu", "gpu"}
-        Where the exact search runs (reductions and bounds run on the CPU).
+        Where the exact search runs. ``"auto"`` uses the CPU search (PID); the GPU runs the
+        breadth-first search (``method="bfs"``).
     time_limit : float, optional
-        Seconds; when reached, the best decomposition found is returned with
-        ``optimal=False`` and ``status="time_limit"``.
+        Seconds for the whole computation; at the limit the best decomposition found comes
+        back with ``optimal=False``, ``status="time_limit"`` and the proven lower bound.
+    method : {"auto", "pid", "bfs"}
+        Exact search on the pieces left by the preprocessing: positive-instance driven
+        dynamic programming (``"pid"``, CPU) or the paper's breadth-first search over
+        elimination prefixes (``"bfs"``, CPU or GPU). ``"auto"``: ``"bfs"`` when
+        ``device="gpu"``, else ``"pid"``.
     dedup : {"exact", "bloom"}
-        Duplicate removal of the search: exact hash set (proofs) or the paper's Bloom
-        filter (Monte Carlo: a failed ``k`` is only probable, so the result is optimal
-        only where the certified lower bound meets it).
+        Duplicate removal of ``method="bfs"``: exact hash set (proofs) or the paper's Bloom
+        filter (Monte Carlo: a failed ``k`` is only probable, so the result is optimal only
+        where a certified lower bound meets it).
     preprocess : bool
         Apply the simplicial / almost simplicial reductions.
-    clique, disjoint_paths, mmw : bool
-        The paper's optimizations: exclude a maximum clique, add edges between pairs
-        with more than ``k`` vertex-disjoint paths, minor-min-width lower bound (with the
-        disjoint-path edges also the LBP+ improvement of the lower bound).
-    simplicial_rule : bool
-        Beyond the paper: a state whose remaining graph has a simplicial or almost
-        simplicial vertex of degree at most ``k`` is expanded by that vertex only (safe,
-        and it cuts the number of states by orders of magnitude on sparse graphs).
-        ``False`` gives the paper's plain search.
     separators : bool
-        Split every component into atoms along clique minimal separators (MCS-M based,
-        safe), solve the atoms separately and glue their decompositions.
+        Split the greedy decomposition at safe separators and solve the parts separately.
+    clique, disjoint_paths, mmw, simplicial_rule : bool
+        Options of ``method="bfs"`` (the paper's optimizations): exclude a maximum clique
+        from elimination, add edges between pairs with more than ``k`` vertex-disjoint
+        paths (with the LBP+ lower bound), use the minor-min-width bound, and expand a
+        state with a simplicial or almost simplicial candidate by that vertex only.
     max_states : int, optional
-        Largest wavefront (states in one level). Default: ``2**24`` on the CPU, half the
-        free device memory on the GPU. A level that does not fit stops the search with
-        ``status="overflow"`` (unless a solution is found in that very round).
+        Largest ``bfs`` wavefront; a level that does not fit stops with
+        ``status="overflow"``.
+    max_memory : int, optional
+        Bytes the PID tables of one piece may take (default 2 GiB); a search that fills
+        them stops with ``status="memory"``.
 
     Returns
     -------
@@ -612,77 +397,55 @@ def treewidth(G, device="auto", time_limit=None, *, dedup="exact", preprocess=Tr
     (4, True)
     >>> graphkit.is_tree_decomposition(nx.grid_2d_graph(4, 4), res.decomposition, width=4)
     True
+    >>> res = graphkit.treewidth(nx.petersen_graph(), method="bfs", device="cpu")
+    >>> res.width, res.phase
+    (4, 'bfs')
+
+    References
+    ----------
+    .. [1] H. Tamaki, "Positive-instance driven dynamic programming for treewidth", Journal
+       of Combinatorial Optimization 37(4):1283-1311, 2019.
+    .. [2] T. C. van der Zanden and H. L. Bodlaender, "Computing treewidth on the GPU",
+       IPEC 2017, LIPIcs 89, 29:1-29:13.
     """
     if dedup not in DEDUP:
         raise ValueError(f"dedup must be one of {DEDUP}, got {dedup!r}")
-    if time_limit is not None and not (isinstance(time_limit, (int, float)) and time_limit > 0):
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    if time_limit is not None and (isinstance(time_limit, bool) or not isinstance(time_limit, (int, float))
+                                   or not time_limit > 0):
         raise ValueError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
     if max_states is not None and (not isinstance(max_states, (int, np.integer)) or max_states < 1):
         raise ValueError(f"max_states must be a positive integer, got {max_states!r}")
+    if max_memory is not None and (not isinstance(max_memory, (int, np.integer)) or max_memory < 1 << 20):
+        raise ValueError(f"max_memory must be an integer of at least 2**20 bytes, got {max_memory!r}")
+    t0 = time.perf_counter()
     G = as_graph(G)
     dev = resolve_device(device)
-    t0 = time.perf_counter()
-    deadline = None if time_limit is None else t0 + float(time_limit)
-    n = G.n
-    if n == 0:
-        return TreewidthResult(-1, True, -1, -1, "optimal", 0, 0, dev, dedup, 0.0, np.zeros(0, dtype=np.int64),
-                               TreeDecomposition([], np.zeros((0, 2), dtype=np.int64)), ())
-    adj = _adjacency_sets(G)
-    alive = set(range(n))
-    low = 0 if G.m == 0 else 1
-    prefix: list = []
-    if preprocess and G.m and n <= 4096:
-        # a valid lower bound up front lets the almost-simplicial rule remove more
-        from kernels import treewidth as ktw
+    if method == "auto":
+        method = "bfs" if device == "gpu" else "pid"
+    if method == "pid":
+        if device == "gpu":
+            raise ValueError("method='pid' runs on the CPU; use method='bfs' for the GPU")
+        dev = "cpu"
+    from kernels.treewidth.solve import solve
 
-        Afull = G.to_scipy().toarray() != 0
-        low = max(low, int(ktw.degeneracy(Afull)), int(ktw.minor_min_width(Afull)) if mmw else 0)
-        del Afull
-    if preprocess:
-        prefix, low = _reduce(adj, alive, low)
-    rest = np.asarray(sorted(alive), dtype=np.int64)
-    records: list = []
-    orders = [np.asarray(prefix, dtype=np.int64)]
-    lower = low
-    statuses = []
-    reduced = 0
-    if rest.size:
-        from scipy.sparse import csr_matrix
-        from scipy.sparse.csgraph import connected_components
-
-        A_all = _dense(adj, rest.tolist())
-        ncomp, labels = connected_components(csr_matrix(A_all), directed=False)
-        for c in range(ncomp):
-            verts = np.flatnonzero(labels == c)
-            A = A_all[np.ix_(verts, verts)]
-            if separators and verts.size > 3:
-                atoms = _clique_atoms([set(np.flatnonzero(row).tolist()) for row in A])
-            else:
-                atoms = [(list(range(verts.size)), None)]
-            atom_orders = []
-            for atom, _ in atoms:
-                reduced = max(reduced, len(atom))
-                Aa = A[np.ix_(atom, atom)]
-                order, width, lb, status = _solve_component(Aa, low, dev, dedup, deadline, max_states, clique,
-                                                            disjoint_paths, mmw, simplicial_rule, records)
-                atom_orders.append(order)
-                lower = max(lower, lb)
-                statuses.append(status)
-            order = atom_orders[0] if len(atoms) == 1 else _glue(atoms, atom_orders, A)
-            orders.append(rest[verts[order]])
-    ordering = np.concatenate(orders).astype(np.int64)
-    td = decomposition_from_ordering(G, ordering)
+    left = None if time_limit is None else max(1e-3, float(time_limit) - (time.perf_counter() - t0))
+    out = solve(G.indptr.astype(np.int64), G.indices.astype(np.int64), G.n, time_limit=left, method=method,
+                device=dev, options={"preprocess": preprocess, "separators": separators, "clique": clique,
+                                     "disjoint_paths": disjoint_paths, "mmw": mmw, "simplicial_rule": simplicial_rule,
+                                     "dedup": dedup, "max_states": max_states,
+                                     "max_memory": int(max_memory) if max_memory else 2 << 30})
+    bags, edges = _compact(out["bags"], out["edges"])
+    E = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
+    td = TreeDecomposition(bags, E)
+    ordering = _ordering_from_bags(bags, E, G.n) if G.n else np.zeros(0, dtype=np.int64)
     width = td.width
-    lower = min(lower, width)
-    status = "optimal"
-    for s in ("monte_carlo", "overflow", "time_limit"):
-        if s in statuses:
-            status = s
-    if lower == width:
-        status = "optimal"
-    expanded = int(sum(r["expanded"] for r in records))
-    return TreewidthResult(width, status == "optimal", int(lower), int(width), status, expanded, int(reduced), dev,
-                           dedup, time.perf_counter() - t0, ordering, td, tuple(records))
+    stats = {"times": out["times"], "pieces": out["pieces"], "parts": out["parts"],
+             "lower_bound_from": out["lb_source"]}
+    return TreewidthResult(width, out["status"] == "optimal", int(out["lower"]), int(width), out["status"],
+                           int(out["expanded"]), int(out["largest_core"]), dev, dedup, time.perf_counter() - t0,
+                           ordering, td, tuple(out["iterations"]), out["phase"], method, stats)
 
 
 def tree_decomposition(G, device="auto", time_limit=None, **kwargs) -> TreeDecomposition:

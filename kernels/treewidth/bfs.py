@@ -833,7 +833,7 @@ def search_gpu(adj, cand, k, target, mode=EXACT, max_states=None, nhash=8, bloom
     """
     import cupy
 
-    from .nvrtc import get_kernel
+    from ..nvrtc import get_kernel
 
     adj = np.ascontiguousarray(adj, dtype=np.uint64)
     n, W = adj.shape

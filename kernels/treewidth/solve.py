@@ -1,0 +1,629 @@
+"""Exact treewidth pipeline: reductions, bounds, safe separators, exact search per piece.
+
+:func:`solve` takes a graph (CSR) and returns a tree decomposition with a proven lower
+bound. The pipeline, every phase of which watches the deadline:
+
+1. Connected components are solved one by one; the treewidth is their maximum, so one
+   lower bound ``lb`` is shared by everything below (every graph handled is a minor of the
+   input, so a bound proven on it holds for the input).
+2. *Reductions*: simplicial and almost simplicial vertices are removed
+   (:func:`kernels.treewidth.preprocess.simplicial_reduce`); their bags are attached at
+   the end.
+3. *Bounds*: min-fill and min-degree elimination orderings give an upper bound and a
+   decomposition, MMD+ a lower bound. A piece whose upper bound does not exceed ``lb`` is
+   done.
+4. *Safe separators*: the edges of the greedy decomposition whose separator is a clique,
+   or becomes one by contracting either side onto it, cut the decomposition into parts;
+   each part, with its separators made cliques, is a minor of the graph and is solved on
+   its own (reductions again, then the exact search), and the decompositions are glued at
+   the separators.
+5. *Exact search* on each remaining piece for ``k = lb, lb + 1, ...`` below its upper
+   bound: positive-instance driven dynamic programming (``method="pid"``,
+   :mod:`kernels.treewidth.pid`) or the breadth-first search over elimination prefixes of
+   van der Zanden and Bodlaender (``method="bfs"``, :mod:`kernels.treewidth.bfs`, CPU or GPU).
+   A failed ``k`` raises ``lb``; a success gives the piece's decomposition.
+
+At the deadline (or when the search tables fill ``max_memory``) every unsolved piece
+keeps its greedy decomposition: the result is always a valid decomposition, with the
+proven lower bound next to it.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from . import bounds, pid, preprocess
+from ._bits import monotonic
+
+__all__ = ["solve", "PHASES"]
+
+PHASES = ("trivial", "bounds", "pid", "bfs")
+
+
+class _State:
+    """What the pieces of one solve share: the lower bound, the clock, options, records."""
+
+    def __init__(self, time_limit, method, device, options):
+        self.t0 = time.perf_counter()
+        self.end = None if time_limit is None else self.t0 + float(time_limit)
+        self.lb = 0
+        self.lb_source = "trivial"
+        self.method = method
+        self.device = device
+        self.opt = options
+        self.status = "optimal"  # becomes time_limit / memory / overflow / monte_carlo
+        self.pieces = []
+        self.exact_used = False
+        self.times = {"reduce": 0.0, "bounds": 0.0, "separators": 0.0, "exact": 0.0}
+        self.largest_core = 0
+        self.parts = 0
+        self.expanded = 0
+        self.iterations = []
+
+    def expired(self):
+        return self.end is not None and time.perf_counter() >= self.end
+
+    def left(self):
+        return float("inf") if self.end is None else self.end - time.perf_counter()
+
+    def compiled_deadline(self):
+        """The deadline on the clock of compiled code (0: none)."""
+        if self.end is None:
+            return 0.0
+        return monotonic() + max(self.left(), 1e-6)
+
+    def raise_lb(self, value, source):
+        if value > self.lb:
+            self.lb = int(value)
+            self.lb_source = source
+
+    def stop(self, status):
+        if self.status == "optimal" or status == "time_limit":
+            self.status = status
+
+
+# --------------------------------------------------------------------------- bitset graphs
+def _pack(bools):
+    """Boolean rows ``(r, n)`` to ``(r, W)`` uint64 bitsets."""
+    r, n = bools.shape
+    W = max(1, (n + 63) // 64)
+    out = np.zeros((r, W * 8), dtype=np.uint8)
+    if n:
+        packed = np.packbits(bools, axis=1, bitorder="little")
+        out[:, : packed.shape[1]] = packed
+    return out.view(np.uint64).reshape(r, W)
+
+
+def _unpack(bits, n):
+    return np.unpackbits(np.ascontiguousarray(bits).view(np.uint8), axis=-1, bitorder="little")[..., :n].astype(bool)
+
+
+def _bitsets_from_csr(indptr, indices, n):
+    bools = np.zeros((n, n), dtype=bool)
+    rows = np.repeat(np.arange(n), np.diff(indptr))
+    bools[rows, indices] = True
+    np.fill_diagonal(bools, False)
+    return _pack(bools)
+
+
+def _induced(adj, verts):
+    n = adj.shape[0]
+    return _pack(_unpack(adj[verts], n)[:, verts])
+
+
+def _components(adj):
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    n = adj.shape[0]
+    A = csr_matrix(_unpack(adj, n))
+    ncomp, labels = connected_components(A, directed=False)
+    order = np.argsort(labels, kind="stable")
+    splits = np.cumsum(np.bincount(labels, minlength=ncomp))[:-1]
+    return np.split(order, splits)
+
+
+def _csr(adj):
+    n = adj.shape[0]
+    B = _unpack(adj, n)
+    indptr = np.concatenate([[0], np.cumsum(B.sum(axis=1))]).astype(np.int64)
+    indices = np.nonzero(B)[1].astype(np.int64)
+    return indptr, indices
+
+
+def _subset(a, b):
+    return not np.any(a & ~b)
+
+
+# --------------------------------------------------------------------------- decompositions
+def _elimination_td(adj, order):
+    """Compact tree decomposition of an elimination ordering: (bag bitsets, edges)."""
+    bags, parent = bounds.ordering_bags(adj, np.asarray(order, dtype=np.int64))
+    n = bags.shape[0]
+    alive = np.ones(n, dtype=bool)
+    rep = np.arange(n)
+
+    def find(x):
+        while rep[x] != x:
+            rep[x] = rep[rep[x]]
+            x = rep[x]
+        return x
+
+    par = parent.copy()
+    for i in range(n):
+        if not alive[i]:
+            continue
+        while par[i] >= 0:
+            p = find(par[i])
+            if p == i or not _subset(bags[p], bags[i]):
+                par[i] = p
+                break
+            alive[p] = False
+            rep[p] = i
+            par[i] = par[p]
+    keep = np.flatnonzero(alive)
+    index = -np.ones(n, dtype=np.int64)
+    index[keep] = np.arange(keep.size)
+    edges = []
+    roots = []
+    for i in keep.tolist():
+        if par[i] >= 0:
+            edges.append((int(index[i]), int(index[find(par[i])])))
+        else:
+            roots.append(int(index[i]))
+    for a, b in zip(roots[:-1], roots[1:]):
+        edges.append((a, b))
+    return bags[keep], edges
+
+
+def _bag_lists(bag_bits, n):
+    return [np.flatnonzero(row) for row in _unpack(bag_bits, n)]
+
+
+def _single_bag(n):
+    return [np.arange(n, dtype=np.int64)], []
+
+
+def _attach_removed(bags, edges, removed, ptr, nbr):
+    """Add the bags of the vertices removed by the reductions (in reverse order)."""
+    if len(removed) == 0:
+        return bags, edges
+    bags = list(bags)
+    edges = list(edges)
+    index = {}
+    sets = [set(b.tolist()) for b in bags]
+    for i, s in enumerate(sets):
+        for v in s:
+            index.setdefault(v, []).append(i)
+    pos = {int(v): i for i, v in enumerate(removed.tolist())}
+    home = {}
+    for i in range(len(removed) - 1, -1, -1):
+        v = int(removed[i])
+        N = nbr[ptr[i]: ptr[i + 1]].tolist()
+        target = None
+        if N:
+            later = [u for u in N if u in pos]
+            if later:
+                target = home[min(later, key=pos.__getitem__)]
+            else:
+                Ns = set(N)
+                for b in index.get(N[0], ()):
+                    if Ns <= sets[b]:
+                        target = b
+                        break
+                if target is None:  # pragma: no cover - the reductions guarantee a bag
+                    raise RuntimeError("internal error: no bag holds the neighbourhood of a removed vertex")
+        elif bags:
+            target = 0
+        me = len(bags)
+        bags.append(np.asarray(sorted([v] + N), dtype=np.int64))
+        sets.append(None)
+        if target is not None:
+            edges.append((target, me))
+        home[v] = me
+    return bags, edges
+
+
+def _find_bag(bags_sets, S):
+    for i, b in enumerate(bags_sets):
+        if S <= b:
+            return i
+    return None
+
+
+# --------------------------------------------------------------------------- the recursion
+def _solve_graph(adj, state, depth):
+    """Decomposition of the (possibly disconnected) bitset graph ``adj``: (bags, edges)."""
+    n = adj.shape[0]
+    if n == 0:
+        return [], []
+    comps = _components(adj)
+    if len(comps) == 1:
+        return _solve_connected(adj, state, depth)
+    comps.sort(key=len, reverse=True)
+    bags, edges, roots = [], [], []
+    for comp in comps:
+        b, e = _solve_connected(_induced(adj, comp), state, depth)
+        off = len(bags)
+        roots.append(off)
+        bags.extend(comp[x] for x in b)
+        edges.extend((a + off, c + off) for a, c in e)
+    edges.extend(zip(roots[:-1], roots[1:]))
+    return bags, edges
+
+
+def _solve_connected(adj, state, depth):
+    n = adj.shape[0]
+    if n <= state.lb + 1 or n <= 2:
+        state.raise_lb(n - 1 if n <= 2 else 0, "trivial")
+        return _single_bag(n)
+    removed = np.zeros(0, dtype=np.int64)
+    ptr = nbr = None
+    core_adj = adj
+    core = np.arange(n)
+    if state.opt["preprocess"]:
+        t = time.perf_counter()
+        A = adj.copy()
+        alive = np.ones(n, dtype=np.bool_)
+        removed, ptr, nbr, low = preprocess.simplicial_reduce(A, alive, max(state.lb, 1))
+        # the simplicial degrees are clique sizes minus one in a minor of the input
+        state.raise_lb(low if removed.size else state.lb, "reductions")
+        core = np.flatnonzero(alive)
+        core_adj = _induced(A, core) if removed.size else A
+        state.times["reduce"] += time.perf_counter() - t
+    state.largest_core = max(state.largest_core, core.size)
+    if core.size == 0:
+        bags, edges = [], []
+    else:
+        bags, edges = [], []
+        comps = _components(core_adj) if removed.size else [np.arange(core.size)]
+        roots = []
+        for comp in sorted(comps, key=len, reverse=True):
+            sub = core_adj if len(comps) == 1 else _induced(core_adj, comp)
+            if depth == 0 and state.opt["separators"]:
+                b, e = _split_and_solve(sub, state)
+            else:
+                b, e = _exact(sub, state)
+            off = len(bags)
+            roots.append(off)
+            bags.extend(core[comp[x]] for x in b)
+            edges.extend((a + off, c + off) for a, c in e)
+        edges.extend(zip(roots[:-1], roots[1:]))
+    return _attach_removed(bags, edges, removed, ptr, nbr)
+
+
+def _greedy(adj, state):
+    """Best greedy elimination ordering: (order, width)."""
+    t = time.perf_counter()
+    best = bounds.elimination_ordering(adj, bounds.MIN_DEGREE, -1, -1)
+    if not state.expired():
+        o, w = bounds.elimination_ordering(adj, bounds.MIN_FILL, -1, best[1])
+        if w < best[1]:
+            best = (o, w)
+    state.times["bounds"] += time.perf_counter() - t
+    return best[0], int(best[1])
+
+
+def _lower(adj, state, ub):
+    t = time.perf_counter()
+    state.raise_lb(int(bounds.mmd_plus(adj, ub)), "mmd+")
+    state.times["bounds"] += time.perf_counter() - t
+
+
+def _split_and_solve(adj, state):
+    """Cut the greedy decomposition at safe separators and solve the parts."""
+    n = adj.shape[0]
+    order, ub = _greedy(adj, state)
+    _lower(adj, state, ub)
+    bag_bits, edges = _elimination_td(adj, order)
+    if ub <= state.lb or state.expired():
+        if ub > state.lb:
+            state.stop("time_limit")
+        return _bag_lists(bag_bits, n), edges
+    t = time.perf_counter()
+    nb = bag_bits.shape[0]
+    # root the decomposition at bag 0; subtree unions
+    tree = [[] for _ in range(nb)]
+    for a, b in edges:
+        tree[a].append(b)
+        tree[b].append(a)
+    parent = [-1] * nb
+    seen = [False] * nb
+    seen[0] = True
+    bfs = [0]
+    for x in bfs:
+        for y in tree[x]:
+            if not seen[y]:
+                seen[y] = True
+                parent[y] = x
+                bfs.append(y)
+    sub = bag_bits.copy()
+    for x in reversed(bfs):
+        if parent[x] >= 0:
+            sub[parent[x]] |= sub[x]
+    allv = np.zeros_like(bag_bits[0])
+    allv |= sub[0]
+    adj_bool = _unpack(adj, n)
+    safe = [False] * nb  # safe[x]: the edge from x to its parent
+    cache = {}
+    max_steps = int(state.opt["minor_steps"])
+    for x in bfs[1:]:
+        if state.expired():
+            break
+        p = parent[x]
+        S = bag_bits[x] & bag_bits[p]
+        key = S.tobytes()
+        below = sub[x] & ~S
+        above = allv & ~sub[x]
+        if key in cache and cache[key] is not None:
+            safe[x] = cache[key]
+            if safe[x]:
+                continue
+        Sv = np.flatnonzero(_unpack(S, n))
+        if Sv.size and adj_bool[np.ix_(Sv, Sv)].sum() == Sv.size * (Sv.size - 1):
+            ok = True  # a clique separator
+        else:
+            ok = bool(preprocess.clique_minor(adj, S, above, max_steps)) and bool(
+                preprocess.clique_minor(adj, S, below, max_steps))
+        safe[x] = ok
+        cache[key] = ok if ok else None
+    # parts: components of the tree without the safe edges
+    part = [-1] * nb
+    nparts = 0
+    for x in bfs:
+        if parent[x] >= 0 and not safe[x]:
+            part[x] = part[parent[x]]
+        else:
+            part[x] = nparts
+            nparts += 1
+    state.times["separators"] += time.perf_counter() - t
+    if nparts == 1:
+        return _exact(adj, state, (_bag_lists(bag_bits, n), edges))
+    state.parts += nparts
+    members = [[] for _ in range(nparts)]
+    for x in range(nb):
+        members[part[x]].append(x)
+    cuts = [(x, parent[x]) for x in bfs[1:] if safe[x]]
+    info = []
+    for q in range(nparts):
+        U_bits = np.bitwise_or.reduce(bag_bits[members[q]], axis=0)
+        U = np.flatnonzero(_unpack(U_bits, n))
+        part_bool = adj_bool[np.ix_(U, U)].copy()
+        for x, p in cuts:
+            if part[x] == q or part[p] == q:
+                S = np.flatnonzero(_unpack(bag_bits[x] & bag_bits[p], n))
+                loc = np.searchsorted(U, S)
+                part_bool[np.ix_(loc, loc)] = True
+        np.fill_diagonal(part_bool, False)
+        width = max(int(_unpack(bag_bits[i], n).sum()) for i in members[q]) - 1
+        info.append((U, _pack(part_bool), width))
+    # lower bounds of the parts first: the largest one makes the others cheap
+    if not state.expired():
+        for U, padj, width in sorted(info, key=lambda t: -t[2]):
+            if width > state.lb:
+                _lower(padj, state, width)
+            if state.expired():
+                break
+    new_bags = []
+    new_edges = []
+    offsets = [0] * nparts
+    for q in sorted(range(nparts), key=lambda q: -info[q][2]):
+        U, padj, width = info[q]
+        offsets[q] = len(new_bags)
+        if width <= state.lb or state.expired():
+            if width > state.lb:
+                state.stop("time_limit")
+            local = {x: i for i, x in enumerate(members[q])}
+            b = [np.flatnonzero(_unpack(bag_bits[x], n)) for x in members[q]]
+            e = [(local[a], local[c]) for a, c in edges if a in local and c in local]
+            new_bags.extend(b)
+        else:
+            b, e = _solve_graph(padj, state, 1)
+            new_bags.extend(U[x] for x in b)
+        new_edges.extend((a + offsets[q], c + offsets[q]) for a, c in e)
+    # glue the parts at their separators
+    sets = [set(b.tolist()) for b in new_bags]
+    ranges = {}
+    for q in range(nparts):
+        ranges[q] = (offsets[q], offsets[q] + _part_size(q, offsets, len(new_bags)))
+    for x, p in cuts:
+        S = set(np.flatnonzero(_unpack(bag_bits[x] & bag_bits[p], n)).tolist())
+        ends = []
+        for q in (part[x], part[p]):
+            lo, hi = ranges[q]
+            i = _find_bag(sets[lo:hi], S)
+            if i is None:  # pragma: no cover - a part's decomposition holds its separator cliques
+                raise RuntimeError("internal error: separator not in a bag of its part")
+            ends.append(lo + i)
+        new_edges.append((ends[0], ends[1]))
+    return new_bags, new_edges
+
+
+def _part_size(q, offsets, total):
+    later = [o for o in offsets if o > offsets[q]]
+    return (min(later) if later else total) - offsets[q]
+
+
+def _exact(adj, state, fallback=None):
+    """Exact search on one connected piece; the greedy decomposition when it stops early."""
+    n = adj.shape[0]
+    if n <= state.lb + 1:
+        return _single_bag(n)
+    if fallback is None:
+        order, ub = _greedy(adj, state)
+        _lower(adj, state, ub)
+        bag_bits, edges = _elimination_td(adj, order)
+        fallback = (_bag_lists(bag_bits, n), edges)
+    else:
+        ub = max(len(b) for b in fallback[0]) - 1
+    if ub <= state.lb:
+        return fallback
+    if state.expired():
+        state.stop("time_limit")
+        return fallback
+    state.exact_used = True
+    t = time.perf_counter()
+    try:
+        if state.method == "pid":
+            return _exact_pid(adj, state, ub, fallback)
+        return _exact_bfs(adj, state, ub, fallback)
+    finally:
+        state.times["exact"] += time.perf_counter() - t
+
+
+def _exact_pid(adj, state, ub, fallback):
+    n = adj.shape[0]
+    indptr, indices = _csr(adj)
+    solver = pid.PIDSolver(indptr, indices, max_memory=state.opt["max_memory"])
+    rec = {"piece": n, "method": "pid", "k": [], "ub": ub}
+    state.pieces.append(rec)
+    k = state.lb
+    while k < ub:
+        t = time.perf_counter()
+        st = solver.decide(k, state.compiled_deadline())
+        rec["k"].append((k, ("found", "exhausted", "time_limit", "memory")[st], time.perf_counter() - t))
+        state.iterations.append({"component": n, "k": k, "found": st == pid.FOUND, "time": time.perf_counter() - t,
+                                 "device": "cpu", **solver.stats})
+        if st == pid.FOUND:
+            bags, edges = solver.bags()
+            rec.update(solver.stats)
+            return bags, edges
+        if st == pid.EXHAUSTED:
+            state.raise_lb(k + 1, "pid")
+            k = max(k + 1, state.lb)
+            continue
+        state.stop("time_limit" if st == pid.TIMEOUT else "memory")
+        break
+    rec.update(solver.stats)
+    return fallback
+
+
+def _exact_bfs(adj, state, ub, fallback):
+    """The paper's breadth-first search over elimination prefixes on one piece."""
+    from . import bfs as kb
+
+    n = adj.shape[0]
+    A = _unpack(adj, n)
+    opt = state.opt
+    C = kb.max_clique(A) if opt["clique"] else np.zeros(0, dtype=np.int64)
+    state.raise_lb(C.size - 1, "clique")
+    lb = state.lb
+    K = None
+    if opt["disjoint_paths"]:
+        indptr, indices = _csr(adj)
+        K = kb.vertex_connectivity_matrix(indptr, indices, ub)
+        # LBP+ (Clautiaux et al.): with tw <= lb the edges between pairs with more than lb
+        # vertex-disjoint paths keep tw <= lb, so a larger bound on that graph proves tw > lb
+        while lb < ub and not state.expired():
+            Ak = A | (K >= lb + 1)
+            if max(int(kb.degeneracy(Ak)), int(kb.minor_min_width(Ak)) if opt["mmw"] else 0) > lb:
+                lb += 1
+            else:
+                break
+        state.raise_lb(lb, "lbp+")
+    if ub <= state.lb:
+        return fallback
+    W = (n + 63) // 64
+    cand_mask = np.ones(n, dtype=np.bool_)
+    cand_mask[C] = False
+    cand = kb.to_bitsets(cand_mask[None, :])[0]
+    mode = kb.EXACT if opt["dedup"] == "exact" else kb.BLOOM
+    dev = state.device if (state.device == "cpu" or W <= 4) else "cpu"
+    clock = time.perf_counter
+    deadline = state.end
+    for k in range(state.lb, ub):
+        t0 = clock()
+        Ak = A.copy()
+        if K is not None:
+            Ak |= K >= k + 1
+        adjk = kb.to_bitsets(Ak)
+        target = n - k - 1
+        rec = {"component": n, "k": k, "device": dev}
+        if dev == "gpu":
+            r = kb.search_gpu(adjk, cand, k, target, mode=mode, max_states=opt["max_states"], deadline=deadline,
+                              clock=clock, rule=opt["simplicial_rule"])
+            found, prefix, timed_out = r["found"], r["prefix"], r["timed_out"]
+            overflow, dropped = r["overflow"], r["dropped"]
+            rec.update(expanded=r["expanded"], level_sizes=r["level_sizes"])
+        else:
+            srch = kb.LevelSearchCPU(adjk, cand, k, target, mode=mode,
+                                     max_states=opt["max_states"] or 1 << 24, rule=opt["simplicial_rule"])
+            timed_out = False
+            while not srch.done:
+                if not srch.step(deadline, clock) or (deadline is not None and not srch.done and clock() > deadline):
+                    timed_out = True
+                    break
+            found, prefix = srch.found, srch.prefix()
+            overflow, dropped = srch.overflow, srch.dropped
+            rec.update(expanded=srch.expanded, level_sizes=list(srch.level_sizes))
+        rec.update(found=bool(found), overflow=bool(overflow), dropped=int(dropped), time=clock() - t0)
+        state.iterations.append(rec)
+        state.expanded += int(rec["expanded"])
+        if found:
+            rest = np.setdiff1d(np.arange(n), prefix)
+            rest = np.concatenate([np.setdiff1d(rest, C), C]).astype(np.int64)
+            order = np.concatenate([prefix, rest]).astype(np.int64)
+            w = int(bounds.ordering_width(adj, order))
+            if w > k:  # pragma: no cover - the search only returns feasible prefixes
+                raise RuntimeError(f"internal error: ordering of width {w} returned for k={k}")
+            if opt["dedup"] != "exact":
+                state.stop("monte_carlo")
+            bag_bits, edges = _elimination_td(adj, order)
+            return _bag_lists(bag_bits, n), edges
+        if timed_out:
+            state.stop("time_limit")
+            return fallback
+        if overflow:
+            state.stop("overflow")
+            return fallback
+        if opt["dedup"] == "exact":
+            state.raise_lb(k + 1, "bfs")
+    return fallback
+
+
+def solve(indptr, indices, n, *, time_limit=None, method="pid", device="cpu", options=None):
+    """Tree decomposition of minimum width (best found within ``time_limit``).
+
+    Parameters
+    ----------
+    indptr, indices : ndarray
+        CSR adjacency of a simple undirected graph with ``n`` vertices.
+    time_limit : float, optional
+        Seconds for the whole solve.
+    method : {"pid", "bfs"}
+        Exact search of the pieces left after preprocessing.
+    device : {"cpu", "gpu"}
+        Where ``method="bfs"`` runs.
+    options : dict
+        ``preprocess``, ``separators`` (bool), ``max_memory`` (bytes for the PID tables),
+        ``minor_steps``, and for ``bfs``: ``clique``, ``disjoint_paths``, ``mmw``,
+        ``simplicial_rule``, ``dedup``, ``max_states``.
+
+    Returns
+    -------
+    dict
+        ``bags`` (list of vertex arrays), ``edges`` (list of pairs), ``width``, ``lower``,
+        ``status``, ``phase`` and statistics.
+    """
+    opt = {"preprocess": True, "separators": True, "max_memory": 2 << 30, "minor_steps": 100000, "clique": True,
+           "disjoint_paths": True, "mmw": True, "simplicial_rule": True, "dedup": "exact", "max_states": None}
+    opt.update(options or {})
+    state = _State(time_limit, method, device, opt)
+    adj = _bitsets_from_csr(np.asarray(indptr), np.asarray(indices), n)
+    if n and len(indices):
+        state.raise_lb(1, "trivial")
+    bags, edges = _solve_graph(adj, state, 0)
+    width = max((len(b) for b in bags), default=0) - 1
+    lower = min(state.lb, width)
+    status = "optimal" if lower == width else state.status
+    if status != "optimal":
+        phase = None
+    elif state.exact_used:
+        phase = state.method
+    else:
+        phase = "bounds"
+    return {"bags": bags, "edges": edges, "width": width, "lower": lower, "status": status, "phase": phase,
+            "pieces": state.pieces, "iterations": state.iterations, "times": state.times,
+            "largest_core": state.largest_core, "parts": state.parts, "expanded": state.expanded,
+            "lb_source": state.lb_source, "time": time.perf_counter() - state.t0}
