@@ -1,238 +1,257 @@
-"""Benchmark of exact treewidth (paper 002, Table 1) on the instances of ../shared/data.
+"""Benchmarks of exact treewidth on the shared instances.
 
-For each of the paper's Table 1 graphs that is available: the width found (and whether
-it is proven), the states expanded and the time of
+``--set pace2017`` (the default): the 159 PACE 2017 exact-track instances of
+``../shared/data/graphs/bench/`` with known widths. Each instance runs in a fresh worker
+process pinned to one CPU, after a warm-up that loads the compiled kernels (the Numba
+compilation is never timed), with the solver's ``time_limit`` and a hard kill a few seconds
+later. One run at the largest limit gives every column: the solver's path does not depend
+on the limit, so an instance is solved within ``t`` seconds when its run proved optimality
+in at most ``t`` seconds. Prints a Markdown summary (solved counts, median times on the
+instances both solve) and a per-instance table next to the times of Tamaki's PACE 2017
+solver in ``bench/peers.csv`` (measured on the development CPU, 20 s each, one core).
 
-* ``paper`` mode: the paper's search (no reductions, no in-search simplicial rule; the
-  clique and disjoint-path optimizations on, exact hash-set deduplication);
-* ``full`` mode: the library default (reductions, LBP+ bound, simplicial rule);
+``--set paper``: the paper-002 Table 1 graphs (van der Zanden and Bodlaender, "Computing
+treewidth on the GPU") with the default pipeline and the paper's breadth-first search
+(``method="bfs"``, on the GPU when one is usable and on the CPU), next to the paper's
+GTX 1060 times.
 
-on the GPU (CUDA events around the whole solve, median of repeats for short runs, after a
-warm-up that compiles the kernels) and on the CPU (Numba, same run, with a time limit),
-next to the paper's GTX 1060 time and states, and the states-per-second rate next to the
-paper's 2-2.5 million per second. Also saves a plot of the results as ``<out>.png``
-(``--no-plot``: none).
-
-    python examples/bench_treewidth.py               # Table 1 instances that finish in seconds
-    python examples/bench_treewidth.py --all         # also the paper's overflowed instances
-    python examples/bench_treewidth.py --quick       # smoke run
+    python examples/bench_treewidth.py --set pace2017                 # 159 instances, 20 s and 60 s
+    python examples/bench_treewidth.py --set pace2017 --limits 20 --instances ex001,ex010
+    python examples/bench_treewidth.py --set paper
 """
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import graphkit  # noqa: E402
-from kernels.backend import gpu_available  # noqa: E402
-
-from _plotting import grouped_bars, leave_room_for_legend, mark_stopped, plot_path, save_figure  # noqa: E402
 from _shared_data import SHARED  # noqa: E402
 
-# name: (file, treewidth, paper GPU seconds, paper CPU seconds or None, paper states, paper overflow)
+BENCH = SHARED / "graphs" / "bench"
+TW_DIR = SHARED / "graphs" / "treewidth"
+
+# name: (file, treewidth, paper GPU seconds, paper states)
 PAPER = {
-    "water": ("water.1.21.gr", 9, 0.197, 0.006, 1_240, False),
-    "queen5_5": ("queen5_5.1.25.gr", 18, 0.212, 0.023, 3_134, False),
-    "queen6_6": ("queen6_6.1.36.gr", 25, 0.254, 0.389, 35_973, False),
-    "myciel4": ("myciel4.1.23.gr", 10, 0.234, 0.460, 97_765, False),
-    "RandomBoundedToleranceGraph_60": ("RandomBoundedToleranceGraph_60.1.59.gr", 30, 0.274, 0.635, 56_028, False),
-    "McGeeGraph": ("McGeeGraph.1.24.gr", 7, 1.298, 25.267, 3_853_249, False),
-    "NonisotropicUnitaryPolarGraph_3_3": ("NonisotropicUnitaryPolarGraph_3_3.1.63.gr", 53, 1.158, 60.444, 1_558_852,
-                                          False),
-    "DoubleStarSnark": ("DoubleStarSnark.1.30.gr", 6, 34.497, 873.370, 87_628_083, False),
-    "contiki_dhcpc_handle_dhcp": ("contiki_dhcpc_handle_dhcp.1.39.gr", 6, 1490.413, None, 2_933_148_926, True),
-    "HarborthGraph": ("HarborthGraph.1.40.gr", 5, 697.909, None, 1_535_664_481, True),
-    "1ubq": ("1ubq.1.47.gr", 12, 1132.360, None, 2_296_029_372, True),
-}
-DEFAULT = ["water", "queen5_5", "queen6_6", "myciel4", "RandomBoundedToleranceGraph_60", "McGeeGraph",
-           "NonisotropicUnitaryPolarGraph_3_3", "DoubleStarSnark"]
-QUICK = ["water", "queen5_5", "myciel4", "queen6_6"]
-PAPER_LABEL = "paper (GTX 1060)"
-MODES = {
-    "paper": dict(preprocess=False, simplicial_rule=False, mmw=False),
-    "full": dict(),
+    "water": ("water.1.21.gr", 9, 0.197, 1_240),
+    "queen5_5": ("queen5_5.1.25.gr", 18, 0.212, 3_134),
+    "queen6_6": ("queen6_6.1.36.gr", 25, 0.254, 35_973),
+    "myciel4": ("myciel4.1.23.gr", 10, 0.234, 97_765),
+    "RandomBoundedToleranceGraph_60": ("RandomBoundedToleranceGraph_60.1.59.gr", 30, 0.274, 56_028),
+    "McGeeGraph": ("McGeeGraph.1.24.gr", 7, 1.298, 3_853_249),
+    "NonisotropicUnitaryPolarGraph_3_3": ("NonisotropicUnitaryPolarGraph_3_3.1.63.gr", 53, 1.158, 1_558_852),
+    "DoubleStarSnark": ("DoubleStarSnark.1.30.gr", 6, 34.497, 87_628_083),
+    "contiki_dhcpc_handle_dhcp": ("contiki_dhcpc_handle_dhcp.1.39.gr", 6, 1490.413, 2_933_148_926),
+    "HarborthGraph": ("HarborthGraph.1.40.gr", 5, 697.909, 1_535_664_481),
+    "1ubq": ("1ubq.1.47.gr", 12, 1132.360, 2_296_029_372),
 }
 
 
-def solve(G, device, mode, time_limit):
-    return graphkit.treewidth(G, device=device, time_limit=time_limit, **MODES[mode])
+# --------------------------------------------------------------------------- worker
+def warm_up():
+    """Load (or compile, the first time on a machine) every kernel the solver uses."""
+    import networkx as nx
+
+    import graphkit
+
+    G = nx.convert_node_labels_to_integers(nx.grid_2d_graph(5, 7))
+    G.add_edges_from([(0, 40), (40, 41), (41, 42), (42, 40), (34, 43), (43, 44), (44, 34)])
+    graphkit.treewidth(G, device="cpu")
+    graphkit.treewidth(nx.petersen_graph(), device="cpu")
 
 
-def gpu_run(G, mode, time_limit, repeat):
-    """Median CUDA-event seconds of the whole solve; returns (result, seconds)."""
-    import cupy
+def worker(path, time_limit, cpu, method, device):
+    """Solve one instance; print one JSON line."""
+    if cpu is not None and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {cpu})
+    import graphkit
 
-    times, res = [], None
-    for i in range(repeat):
-        start, stop = cupy.cuda.Event(), cupy.cuda.Event()
-        start.record()
-        res = solve(G, "gpu", mode, time_limit)
-        stop.record()
-        stop.synchronize()
-        times.append(cupy.cuda.get_elapsed_time(start, stop) * 1e-3)
-        if times[-1] > 5.0:  # long runs: one measurement
-            break
-    return res, statistics.median(times)
-
-
-def cpu_run(G, mode, time_limit, repeat):
-    times, res = [], None
-    for i in range(repeat):
-        t0 = time.perf_counter()
-        res = solve(G, "cpu", mode, time_limit)
-        times.append(time.perf_counter() - t0)
-        if times[-1] > 2.0 or not res.optimal:
-            break
-    return res, statistics.median(times)
+    G = graphkit.read_graph(path)
+    warm_up()
+    t0 = time.perf_counter()
+    res = graphkit.treewidth(G, device=device, time_limit=time_limit, method=method)
+    seconds = time.perf_counter() - t0
+    valid = graphkit.is_tree_decomposition(G, res.decomposition, width=res.width)
+    print(json.dumps({"width": res.width, "lower": res.lower_bound, "optimal": res.optimal, "status": res.status,
+                      "phase": res.phase, "seconds": seconds, "valid": bool(valid), "core": res.reduced_size,
+                      "parts": res.stats.get("parts", 0), "times": res.stats.get("times", {})}))
 
 
-def record(prefix, res, seconds):
-    return {
-        f"{prefix}_width": res.width,
-        f"{prefix}_optimal": res.optimal,
-        f"{prefix}_status": res.status,
-        f"{prefix}_lower": res.lower_bound,
-        f"{prefix}_states": res.states_expanded,
-        f"{prefix}_time": seconds,
-        f"{prefix}_states_per_s": res.states_expanded / seconds if seconds > 0 else 0.0,
-    }
+def run_worker(path, time_limit, cpu, method="auto", device="cpu", grace=15.0):
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", str(path), "--time-limit", str(time_limit),
+           "--method", method, "--device", device]
+    if cpu is not None:
+        cmd += ["--cpu", str(cpu)]
+    t0 = time.perf_counter()
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=time_limit + grace)
+    except subprocess.TimeoutExpired:
+        return {"status": "killed", "optimal": False, "seconds": time.perf_counter() - t0, "valid": False}
+    lines = [ln for ln in out.stdout.splitlines() if ln.startswith("{")]
+    if out.returncode != 0 or not lines:
+        return {"status": "crashed", "optimal": False, "seconds": time.perf_counter() - t0, "valid": False,
+                "error": out.stderr.strip().splitlines()[-1:] if out.stderr else []}
+    return json.loads(lines[-1])
 
 
-def method_columns(rows, field):
-    """``{"GPU paper mode": [value per graph], ...}`` of ``<device>_<field>`` for the runs that exist."""
-    graphs = list(dict.fromkeys(r["graph"] for r in rows))
-    modes = list(dict.fromkeys(r["mode"] for r in rows))
-    by_run = {(r["graph"], r["mode"]): r for r in rows}
-    columns = {}
-    for device in ("gpu", "cpu"):
-        for mode in modes:
-            values = [by_run.get((g, mode), {}).get(f"{device}_{field}") for g in graphs]
-            if any(v is not None for v in values):
-                columns[f"{device.upper()} {mode} mode"] = values
-    return columns
+# --------------------------------------------------------------------------- PACE 2017
+def pace_instances():
+    with open(BENCH / "answers.csv") as fh:
+        answers = [r for r in csv.DictReader(fh) if r["set"] == "tw17"]
+    with open(BENCH / "peers.csv") as fh:
+        peers = {r["file"]: r for r in csv.DictReader(fh) if r["set"] == "tw17"}
+    rows = []
+    for r in answers:
+        p = peers.get(r["file"], {})
+        rows.append({"name": Path(r["file"]).name.removesuffix(".gr.xz"), "file": r["file"], "n": int(r["n"]),
+                     "m": int(r["m"]), "tw": int(r["answer"]),
+                     "peer_seconds": float(p["seconds"]) if p.get("solved") == "1" else None,
+                     "peer_solver": p.get("solver", "")})
+    return rows
 
 
-def paper_column(rows, field):
-    """The paper's ``paper_<field>`` per graph."""
-    return list({r["graph"]: r[f"paper_{field}"] for r in rows}.values())
+def _solved_within(row, limit):
+    return bool(row.get("optimal")) and row.get("seconds", 1e9) <= limit
 
 
-def methods_panel(ax, rows, field, paper, ylabel, title):
-    """One group per graph: ``field`` for each device and mode, the paper's GTX 1060 value hatched; runs that
-    ended by a time limit or a state overflow (the paper's too) are marked ">"."""
-    series = method_columns(rows, field)
-    series[PAPER_LABEL] = paper_column(rows, paper)
-    stopped = {name: [v is False for v in values] for name, values in method_columns(rows, "optimal").items()}
-    stopped[PAPER_LABEL] = paper_column(rows, "overflow")
-    grouped_bars(ax, list(dict.fromkeys(r["graph"] for r in rows)), series, ylabel=ylabel, log=True,
-                 title=f"{title} (>: stopped by a time limit or overflow)", hatched=(PAPER_LABEL,))
-    mark_stopped(ax, stopped)
-    leave_room_for_legend(ax)
+def pace_summary(rows, limits, peer_limit=20.0):
+    lines = []
+    peer_solved = [r for r in rows if r["peer_seconds"] is not None and r["peer_seconds"] <= peer_limit]
+    lines.append(f"| time limit | instances | solved (ours) | solved (Tamaki, {peer_limit:g} s) | both solve | "
+                 f"median s, ours (both) | median s, Tamaki (both) |")
+    lines.append("|---|---|---|---|---|---|---|")
+    for lim in limits:
+        ours = [r for r in rows if _solved_within(r, lim)]
+        both = [r for r in ours if r["peer_seconds"] is not None and r["peer_seconds"] <= peer_limit]
+        med_o = statistics.median(r["seconds"] for r in both) if both else float("nan")
+        med_p = statistics.median(r["peer_seconds"] for r in both) if both else float("nan")
+        lines.append(f"| {lim:g} s | {len(rows)} | {len(ours)} | {len(peer_solved)} | {len(both)} | {med_o:.2f} | "
+                     f"{med_p:.2f} |")
+    return "\n".join(lines)
 
 
-def plot_results(results, path):
-    """Bars per graph for each device and mode next to the paper's GTX 1060: the solve time, the states
-    expanded and the states expanded per second."""
-    rows = results["rows"]
-    panels = [lambda ax: methods_panel(ax, rows, "time", "gpu_time", "seconds", "time per instance"),
-              lambda ax: methods_panel(ax, rows, "states", "states", "states expanded", "states expanded"),
-              lambda ax: methods_panel(ax, rows, "states_per_s", "states_per_s", "states per second",
-                                       "states expanded per second")]
-    save_figure(path, panels, suptitle=f"exact treewidth; GPU: {results['meta']['gpu']}")
+def pace_table(rows, limits):
+    lines = ["| instance | n | m | tw | ours: width (lower) | ours s | phase | Tamaki s |", "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        if "width" in r:
+            wl = f"{r['width']}" if r["optimal"] else f"{r['width']} ({r['lower']})"
+        else:
+            wl = r.get("status", "-")
+        sec = f"{r['seconds']:.2f}" if r.get("optimal") else f"> {max(limits):g}"
+        peer = f"{r['peer_seconds']:.2f}" if r["peer_seconds"] is not None else "> 20"
+        lines.append(f"| {r['name']} | {r['n']} | {r['m']} | {r['tw']} | {wl} | {sec} | {r.get('phase') or '-'} | "
+                     f"{peer} |")
+    return "\n".join(lines)
+
+
+def run_pace(args):
+    if not (BENCH / "answers.csv").exists():
+        print(f"bench data not found at {BENCH}; nothing to benchmark", file=sys.stderr)
+        return 1
+    rows = pace_instances()
+    if args.instances:
+        wanted = set(args.instances.split(","))
+        rows = [r for r in rows if r["name"] in wanted]
+    if args.first:
+        rows = rows[: args.first]
+    limits = sorted(float(x) for x in args.limits.split(","))
+    # compile / load the kernels once before any timed run
+    subprocess.run([sys.executable, str(Path(__file__).resolve()), "--warm-up"], check=True)
+    for r in rows:
+        res = run_worker(BENCH / r["file"], max(limits), args.cpu, args.method, args.device)
+        r.update(res)
+        if r.get("optimal") and (r.get("width") != r["tw"] or not r.get("valid")):
+            r["error"] = f"wrong answer: width {r.get('width')} valid {r.get('valid')} (known {r['tw']})"
+            r["optimal"] = False
+        mark = f"{r.get('width')} ({r.get('lower')})" if "width" in r else r["status"]
+        print(f"{r['name']}: n={r['n']} tw={r['tw']} -> {mark} {r.get('status')} {r['seconds']:.2f} s "
+              f"[peer {r['peer_seconds']}]", file=sys.stderr, flush=True)
+        if "error" in r:
+            print(f"  ERROR {r['error']}", file=sys.stderr)
+    meta = {"machine": platform.processor() or platform.machine(), "cpu_count": os.cpu_count(), "cpu": args.cpu,
+            "limits": limits, "method": args.method, "device": args.device,
+            "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None}
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
+    print(f"## Exact treewidth, PACE 2017 exact track ({len(rows)} instances, one CPU each)\n")
+    print(pace_summary(rows, limits))
+    print()
+    print(pace_table(rows, limits))
+    print(f"\n(written to {out})", file=sys.stderr)
+    return 0 if not any("error" in r for r in rows) else 1
+
+
+# --------------------------------------------------------------------------- paper-002 Table 1
+def run_paper(args):
+    if not TW_DIR.is_dir():
+        print(f"shared data not found at {TW_DIR}; nothing to benchmark", file=sys.stderr)
+        return 1
+    from kernels.backend import gpu_available
+
+    names = list(PAPER) if args.all else list(PAPER)[:8]
+    if args.instances:
+        names = [x for x in args.instances.split(",") if x in PAPER]
+    configs = [("pid", "cpu"), ("bfs", "cpu")]
+    if gpu_available():
+        configs.append(("bfs", "gpu"))
+    subprocess.run([sys.executable, str(Path(__file__).resolve()), "--warm-up"], check=True)
+    rows = []
+    for name in names:
+        fname, tw, p_gpu, p_states = PAPER[name]
+        row = {"graph": name, "tw": tw, "paper_gpu_seconds": p_gpu, "paper_states": p_states}
+        for method, device in configs:
+            res = run_worker(TW_DIR / fname, args.paper_limit, args.cpu, method, device)
+            ok = res.get("optimal") and res.get("width") == tw and res.get("valid")
+            row[f"{method}_{device}"] = res["seconds"] if ok else None
+            row[f"{method}_{device}_status"] = res.get("status")
+        rows.append(row)
+        print(row, file=sys.stderr, flush=True)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"rows": rows}, indent=1))
+    cols = [f"{m}_{d}" for m, d in configs]
+    print("| graph | tw | paper GPU s (GTX 1060) | " + " | ".join(f"{c} s" for c in cols) + " |")
+    print("|---|---|---|" + "---|" * len(cols))
+    for r in rows:
+        cells = [f"{r[c]:.3f}" if r[c] is not None else f"> {args.paper_limit:g} ({r[c + '_status']})" for c in cols]
+        print(f"| {r['graph']} | {r['tw']} | {r['paper_gpu_seconds']:.3f} | " + " | ".join(cells) + " |")
+    return 0
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="four small instances")
-    ap.add_argument("--all", action="store_true", help="also the instances the paper could not finish")
-    ap.add_argument("--gpu-time-limit", type=float, default=60.0, help="seconds per GPU solve")
-    ap.add_argument("--cpu-time-limit", type=float, default=20.0, help="seconds per CPU solve")
-    ap.add_argument("--no-cpu", action="store_true", help="skip the CPU reference")
-    ap.add_argument("--modes", default="paper,full", help="comma-separated subset of: paper, full")
+    ap.add_argument("--set", choices=["pace2017", "paper"], default="pace2017")
+    ap.add_argument("--limits", default="20,60", help="seconds per instance (pace2017), comma-separated")
+    ap.add_argument("--paper-limit", type=float, default=60.0, help="seconds per instance (paper)")
+    ap.add_argument("--instances", default="", help="comma-separated instance names (e.g. ex001,ex010)")
+    ap.add_argument("--first", type=int, default=0, help="only the first N instances")
+    ap.add_argument("--all", action="store_true", help="paper: also the instances the paper could not finish")
+    ap.add_argument("--cpu", type=int, default=0, help="CPU to pin the workers to (-1: no pinning)")
+    ap.add_argument("--method", default="auto", choices=["auto", "pid", "bfs"])
+    ap.add_argument("--device", default="cpu", choices=["auto", "cpu", "gpu"])
     ap.add_argument("--out", default="bench_results/bench_treewidth.json")
-    ap.add_argument("--no-plot", action="store_true", help="do not write the PNG plot")
+    ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--time-limit", type=float, default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--warm-up", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    if not (SHARED / "graphs" / "treewidth").is_dir():
-        print(f"shared data not found at {SHARED}; nothing to benchmark", file=sys.stderr)
-        return 1
-    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
-    for m in modes:
-        if m not in MODES:
-            ap.error(f"unknown mode {m!r}")
-    names = QUICK if args.quick else (list(PAPER) if args.all else DEFAULT)
-    gpu = gpu_available()
-    device_name = "none"
-    if gpu:
-        import cupy
-
-        device_name = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
-        # warm-up: compile the kernels (all bitset widths used below are 1 word)
-        warm = graphkit.read_graph(SHARED / "graphs" / "treewidth" / "water.1.21.gr")
-        for m in modes:
-            solve(warm, "gpu", m, None)
-    warm = graphkit.read_graph(SHARED / "graphs" / "treewidth" / "water.1.21.gr")
-    solve(warm, "cpu", "full", None)  # Numba compilation / cache load
-    rows = []
-    for name in names:
-        fname, tw, p_gpu, p_cpu, p_states, p_over = PAPER[name]
-        G = graphkit.read_graph(SHARED / "graphs" / "treewidth" / fname)
-        for mode in modes:
-            row = {"graph": name, "n": G.n, "m": G.m, "tw": tw, "mode": mode, "paper_gpu_time": p_gpu,
-                   "paper_cpu_time": p_cpu, "paper_states": p_states, "paper_overflow": p_over,
-                   "paper_states_per_s": p_states / p_gpu}
-            if gpu:
-                res, sec = gpu_run(G, mode, args.gpu_time_limit, repeat=3)
-                row.update(record("gpu", res, sec))
-                row["speedup_vs_paper_gpu"] = p_gpu / sec if res.optimal else None
-                assert not res.optimal or res.width == tw, (name, mode, res)
-            if not args.no_cpu:
-                res, sec = cpu_run(G, mode, args.cpu_time_limit, repeat=3)
-                row.update(record("cpu", res, sec))
-                assert not res.optimal or res.width == tw, (name, mode, res)
-            rows.append(row)
-            print_row(row, gpu, not args.no_cpu)
-    meta = {"machine": platform.processor() or platform.machine(), "cpu_count": os.cpu_count(), "gpu": device_name,
-            "gpu_time_limit": args.gpu_time_limit, "cpu_time_limit": args.cpu_time_limit,
-            "paper_gpu": "GTX 1060 (OpenCL), Table 1", "dedup": "exact"}
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    results = {"meta": meta, "rows": rows}
-    out.write_text(json.dumps(results, indent=1))
-    print(f"wrote {out}")
-    if not args.no_plot:
-        plot_results(results, plot_path(out))
-    return 0
-
-
-_HEADER_DONE = [False]
-
-
-def _fmt_t(row, p):
-    if f"{p}_time" not in row:
-        return "-"
-    mark = "" if row[f"{p}_optimal"] else f" ({row[f'{p}_status']})"
-    return f"{row[f'{p}_time']:.3f}{mark}"
-
-
-def print_row(row, gpu, cpu):
-    if not _HEADER_DONE[0]:
-        print(f"{'graph':<34} {'n':>3} {'tw':>3} {'mode':<5} | {'paper GPU s':>11} {'paper states':>13} | "
-              f"{'GPU w':>5} {'GPU s':>16} {'GPU states':>12} {'GPU st/s':>10} {'x paper':>7} | "
-              f"{'CPU w':>5} {'CPU s':>18} {'CPU states':>12} {'CPU st/s':>10}")
-        _HEADER_DONE[0] = True
-    g = (f"{row['gpu_width']:>5} {_fmt_t(row, 'gpu'):>16} {row['gpu_states']:>12} {row['gpu_states_per_s']:>10.3g} "
-         f"{(row['speedup_vs_paper_gpu'] or 0):>7.1f}") if "gpu_width" in row else f"{'-':>5} {'-':>16} {'-':>12} {'-':>10} {'-':>7}"
-    c = (f"{row['cpu_width']:>5} {_fmt_t(row, 'cpu'):>18} {row['cpu_states']:>12} {row['cpu_states_per_s']:>10.3g}"
-         if "cpu_width" in row else f"{'-':>5} {'-':>18} {'-':>12} {'-':>10}")
-    print(f"{row['graph']:<34} {row['n']:>3} {row['tw']:>3} {row['mode']:<5} | {row['paper_gpu_time']:>11.3f} "
-          f"{row['paper_states']:>13} | {g} | {c}", flush=True)
+    if args.cpu is not None and args.cpu < 0:
+        args.cpu = None
+    if args.warm_up:
+        warm_up()
+        return 0
+    if args.worker:
+        worker(args.worker, args.time_limit, args.cpu, args.method, args.device)
+        return 0
+    return run_pace(args) if args.set == "pace2017" else run_paper(args)
 
 
 if __name__ == "__main__":

@@ -108,7 +108,11 @@ _C_SUB = 14      # 0: waiting candidates, 1: simple O-block and query, 2: combin
 _C_POS = 15      # resume position inside the phase / step
 _C_NQ = 16       # number of query results in qout
 _C_NEED = 17     # how many of each table the next step may add (set by the search)
-_C_NCOUNT = 18
+_C_TQ = 18
+_C_TC = 19
+_C_VSCAN = 20
+_C_VIX = 21
+_C_NCOUNT = 22
 
 
 @njit(cache=True)
@@ -288,15 +292,22 @@ def _get_block(indptr, indices, n, C, S, bk_sets, bk_info, bk_table, cnt, visite
 # --------------------------------------------------------------------------- index of O-blocks
 # An I-block (C, S) combines with the O-blocks (T, O) with |T + S| <= k + 1, that is
 # |T - S| <= m for the budget m = k + 1 - |S|, with C inside O. With t = |T|, such a T
-# shares at least t - m vertices with S. O-blocks are indexed by pairs of vertices of T:
-# writing T = {t_0 < t_1 < ...}, the pair (t_i, t_j), i < j, is stored with rank j for
-# j <= _RANK. When t >= m + 2, the first two vertices of T that lie in S sit at positions
-# <= m + 1, so a query looks up every pair of S and keeps the entries of rank <= m + 1
-# whose pair is the first two vertices of T in S (each O-block is reported once). O-blocks
-# with t <= m + 1 are scanned from per-size lists, and queries with m + 1 > _RANK scan
-# every O-block.
-_RANK = 5
-_MAXPAIRS = _RANK * (_RANK + 1) // 2
+# shares at least t - m vertices with S. An O-block is indexed under (v, t) for every
+# vertex v of T, and, writing T = {t_0 < t_1 < ...}, under (t_i, t_j, j) for the pairs
+# i < j <= _RANK. When t = m + 1, T meets S: a query looks up (v, m + 1) for the vertices v
+# of S. When t >= m + 2, the first two vertices of T in S sit at positions i < j <= m + 1:
+# a query looks up (a, b, j) for the pairs a < b of S and j <= m + 1. An entry is reported
+# only through the first vertex (pair) of T in S, so each O-block once. O-blocks with
+# t <= m, and pairs beyond _RANK, are scanned from per-size lists.
+_RANK = 8
+_MAXPAIRS = _RANK * (_RANK + 1) // 2   # pair entries per O-block (plus one per vertex of T)
+
+
+@njit(cache=True)
+def _mix_int(x):
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
 
 
 @njit(cache=True)
@@ -309,46 +320,67 @@ def _pair_slot(ix_keys, key):
 
 
 @njit(cache=True)
-def _mix_int(x):
-    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return x ^ (x >> np.uint64(31))
+def _ix_add(key, j, fp, ix_keys, ix_head, ix_used, ix_ent, cnt):
+    slot = _pair_slot(ix_keys, key)
+    if ix_keys[slot] == 0:
+        ix_keys[slot] = key
+        ix_head[slot] = -1
+        ix_used[cnt[_C_NUSED]] = slot
+        cnt[_C_NUSED] += 1
+    ne = cnt[_C_NENT]
+    ix_ent[ne, 0] = ix_head[slot]
+    ix_ent[ne, 1] = j
+    ix_ent[ne, 2] = fp
+    ix_head[slot] = ne
+    cnt[_C_NENT] = ne + 1
 
 
 @njit(cache=True)
 def _ix_insert(ob_sets, ob_info, j, n, ix_keys, ix_head, ix_used, ix_ent, sz_head, cnt):
-    """Index O-block ``j``; returns False when the index is full."""
+    """Index O-block ``j`` (the caller made room)."""
     T = ob_sets[j, 0]
     t = ob_info[j, 0]
     ob_info[j, 1] = sz_head[t]
     sz_head[t] = j
+    fp = np.int64(_fingerprint(T))
     verts = np.empty(_RANK + 1, dtype=np.int64)
     nv = 0
     for q in range(T.shape[0]):
         x = T[q]
-        while x and nv <= _RANK:
-            verts[nv] = q * 64 + ctz(x)
+        while x:
+            v = q * 64 + ctz(x)
             x &= x - np.uint64(1)
-            nv += 1
-    ne = cnt[_C_NENT]
-    if ne + _MAXPAIRS > ix_ent.shape[0] or 2 * (cnt[_C_NUSED] + _MAXPAIRS) > ix_keys.shape[0]:
-        return False
+            _ix_add(_single_key(v, t, n), j, fp, ix_keys, ix_head, ix_used, ix_ent, cnt)
+            if nv <= _RANK:
+                verts[nv] = v
+                nv += 1
     for jj in range(1, nv):
         for ii in range(jj):
-            key = verts[ii] * n + verts[jj] + 1
-            slot = _pair_slot(ix_keys, key)
-            if ix_keys[slot] == 0:
-                ix_keys[slot] = key
-                ix_head[slot] = -1
-                ix_used[cnt[_C_NUSED]] = slot
-                cnt[_C_NUSED] += 1
-            ix_ent[ne, 0] = ix_head[slot]
-            ix_ent[ne, 1] = j
-            ix_ent[ne, 2] = jj
-            ix_head[slot] = ne
-            ne += 1
-    cnt[_C_NENT] = ne
-    return True
+            _ix_add(_pair_key(verts[ii], verts[jj], jj, n), j, fp, ix_keys, ix_head, ix_used, ix_ent, cnt)
+
+
+@njit(cache=True)
+def _fingerprint(T):
+    """64-bit signature of a set: bit h(v) for each vertex v. ``|T - S| <= m`` implies
+    ``popcount(fp(T) & ~fp(S)) <= m``, a test that needs no access to the set itself."""
+    f = np.uint64(0)
+    for q in range(T.shape[0]):
+        x = T[q]
+        while x:
+            v = q * 64 + ctz(x)
+            x &= x - np.uint64(1)
+            f |= np.uint64(1) << ((np.uint64(v) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(58))
+    return f
+
+
+@njit(cache=True)
+def _single_key(v, t, n):
+    return 1 + v * (n + 2) + t
+
+
+@njit(cache=True)
+def _pair_key(a, b, r, n):
+    return 2 + n * (n + 2) + (a * n + b) * (_RANK + 1) + r
 
 
 @njit(cache=True)
@@ -379,29 +411,41 @@ def _plug_ok(C, S, c0, m, ob_sets, j):
 
 
 @njit(cache=True)
-def _ix_query(C, S, m, k, n, ob_sets, ob_info, ix_keys, ix_head, ix_ent, sz_head, cnt, out, sverts):
-    """O-blocks ``(T, O)`` with ``C`` inside ``O``, ``|T - S| <= m`` and ``S`` not inside ``T``;
-    written to ``out``, returns how many."""
-    c0 = _first(C)
-    nout = 0
-    # O-blocks with at most m + 1 vertices, from the size lists
-    for t in range(1, min(m + 1, k) + 1):
+def _first_in(T, S, which):
+    """The first (which=0) or second (which=1) vertex of T inside S, or -1."""
+    seen = 0
+    for w in range(T.shape[0]):
+        y = T[w] & S[w]
+        while y:
+            v = w * 64 + ctz(y)
+            y &= y - np.uint64(1)
+            if seen == which:
+                return v
+            seen += 1
+    return -1
+
+
+@njit(cache=True)
+def _scan_sizes(C, S, c0, m, lo, hi, ob_sets, ob_info, sz_head, out, nout, cnt):
+    for t in range(lo, hi + 1):
         j = sz_head[t]
         while j >= 0:
             if _plug_ok(C, S, c0, m, ob_sets, j):
                 out[nout] = j
                 nout += 1
             j = ob_info[j, 1]
-    if m + 2 > k:
-        return nout
-    if m + 1 > _RANK:
-        for t in range(m + 2, k + 1):
-            j = sz_head[t]
-            while j >= 0:
-                if _plug_ok(C, S, c0, m, ob_sets, j):
-                    out[nout] = j
-                    nout += 1
-                j = ob_info[j, 1]
+    return nout
+
+
+@njit(cache=True)
+def _ix_query(C, S, m, k, n, ob_sets, ob_info, ix_keys, ix_head, ix_ent, sz_head, cnt, out, sverts):
+    """O-blocks ``(T, O)`` with ``C`` inside ``O``, ``|T - S| <= m`` and ``S`` not inside ``T``;
+    written to ``out``, returns how many."""
+    c0 = _first(C)
+    nfs = ~_fingerprint(S)
+    # no overlap needed: |T| <= m
+    nout = _scan_sizes(C, S, c0, m, 1, min(m, k), ob_sets, ob_info, sz_head, out, 0, cnt)
+    if m + 1 > k:
         return nout
     ns = 0
     for q in range(S.shape[0]):
@@ -410,35 +454,42 @@ def _ix_query(C, S, m, k, n, ob_sets, ob_info, ix_keys, ix_head, ix_ent, sz_head
             sverts[ns] = q * 64 + ctz(x)
             x &= x - np.uint64(1)
             ns += 1
+    # |T| = m + 1: T meets S; report through the first vertex of T in S
+    for a in range(ns):
+        slot = _pair_slot(ix_keys, _single_key(sverts[a], m + 1, n))
+        if ix_keys[slot] == 0:
+            continue
+        e = ix_head[slot]
+        while e >= 0:
+            cnt[_C_VSCAN] += 1
+            j = ix_ent[e, 1]
+            if (popcount(np.uint64(ix_ent[e, 2]) & nfs) <= m and _first_in(ob_sets[j, 0], S, 0) == sverts[a]
+                    and _plug_ok(C, S, c0, m, ob_sets, j)):
+                out[nout] = j
+                nout += 1
+            e = ix_ent[e, 0]
+    if m + 2 > k:
+        return nout
+    # |T| >= m + 2: the first two vertices of T in S sit at positions i < r <= m + 1
+    if m + 1 > _RANK:
+        return _scan_sizes(C, S, c0, m, m + 2, k, ob_sets, ob_info, sz_head, out, nout, cnt)
     for b in range(1, ns):
         for a in range(b):
-            key = sverts[a] * n + sverts[b] + 1
-            slot = _pair_slot(ix_keys, key)
-            if ix_keys[slot] == 0:
-                continue
-            e = ix_head[slot]
-            while e >= 0:
-                j = ix_ent[e, 1]
-                if ix_ent[e, 2] <= m + 1 and ob_info[j, 0] >= m + 2:
-                    # report only through the first two vertices of T inside S
-                    T = ob_sets[j, 0]
-                    f1 = -1
-                    f2 = -1
-                    for w in range(T.shape[0]):
-                        y = T[w] & S[w]
-                        while y and f2 < 0:
-                            v = w * 64 + ctz(y)
-                            y &= y - np.uint64(1)
-                            if f1 < 0:
-                                f1 = v
-                            else:
-                                f2 = v
-                        if f2 >= 0:
-                            break
-                    if f1 == sverts[a] and f2 == sverts[b] and _plug_ok(C, S, c0, m, ob_sets, j):
-                        out[nout] = j
-                        nout += 1
-                e = ix_ent[e, 0]
+            for r in range(1, m + 2):
+                slot = _pair_slot(ix_keys, _pair_key(sverts[a], sverts[b], r, n))
+                if ix_keys[slot] == 0:
+                    continue
+                e = ix_head[slot]
+                while e >= 0:
+                    cnt[_C_VIX] += 1
+                    j = ix_ent[e, 1]
+                    if popcount(np.uint64(ix_ent[e, 2]) & nfs) <= m and ob_info[j, 0] >= m + 2:
+                        T = ob_sets[j, 0]
+                        if (_first_in(T, S, 0) == sverts[a] and _first_in(T, S, 1) == sverts[b]
+                                and _plug_ok(C, S, c0, m, ob_sets, j)):
+                            out[nout] = j
+                            nout += 1
+                    e = ix_ent[e, 0]
     return nout
 
 
@@ -463,7 +514,8 @@ def _room(st, n, k):
             and npm <= pm_sets.shape[0] and 2 * npm <= pm_table.shape[0]
             and nin <= pm_inb.shape[0] and nw <= wl_next.shape[0]
             and no <= ob_sets.shape[0] and 2 * no <= ob_table.shape[0] and no <= qout.shape[0]
-            and cnt[_C_NENT] + _MAXPAIRS <= ix_ent.shape[0] and 2 * (cnt[_C_NUSED] + _MAXPAIRS) <= ix_keys.shape[0])
+            and cnt[_C_NENT] + _MAXPAIRS + k + 2 <= ix_ent.shape[0]
+            and 2 * (cnt[_C_NUSED] + _MAXPAIRS + k + 2) <= ix_keys.shape[0])
 
 
 @njit(cache=True)
@@ -782,8 +834,10 @@ def pid_run(k, g, st, deadline):
                 _new_oblock(T, O, k, g, st, sc)
                 if cnt[_C_SOLUTION] >= 0:
                     return FOUND
+            t0 = monotonic()
             cnt[_C_NQ] = _ix_query(C, S, k + 1 - ssize, k, n, ob_sets, ob_info, ix_keys, ix_head, ix_ent, sz_head,
                                    cnt, qout, sc[12])
+            cnt[_C_TQ] += np.int64((monotonic() - t0) * 1e6)
             cnt[_C_POS] = 0
             cnt[_C_SUB] = 2
         # combinations with the O-blocks found
@@ -792,7 +846,9 @@ def pid_run(k, g, st, deadline):
             if not _room(st, n, k):
                 cnt[_C_POS] = i
                 return _GROW
+            t0 = monotonic()
             _combine(b, qout[i], k, g, st, sc)
+            cnt[_C_TC] += np.int64((monotonic() - t0) * 1e6)
             i += 1
             if cnt[_C_SOLUTION] >= 0:
                 return FOUND
@@ -898,10 +954,10 @@ class PIDSolver:
         self.ob_info = np.empty((capO, 2), dtype=np.int32)
         self.ob_table = np.zeros(2 * capO, dtype=np.int32)
         self.qout = np.empty(capO, dtype=np.int64)
-        self.ix_keys = np.zeros(2 * _MAXPAIRS * capO, dtype=np.int64)
+        self.ix_keys = np.zeros(_pow2(2 * _MAXPAIRS * capO), dtype=np.int64)
         self.ix_head = np.empty(self.ix_keys.size, dtype=np.int32)
-        self.ix_used = np.empty(_MAXPAIRS * capO, dtype=np.int64)
-        self.ix_ent = np.empty((_MAXPAIRS * capO, 3), dtype=np.int32)
+        self.ix_used = np.empty(self.ix_keys.size // 2, dtype=np.int64)
+        self.ix_ent = np.empty((_MAXPAIRS * capO, 3), dtype=np.int64)
         self.sz_head = np.full(n + 2, -1, dtype=np.int32)
         self.pm_sets = np.empty((capP, W), dtype=np.uint64)
         self.pm_info = np.empty((capP, _P_COLS), dtype=np.int32)
@@ -926,7 +982,8 @@ class PIDSolver:
         nb = int(c[_C_NB])
         return {"blocks": nb, "feasible": int(np.count_nonzero(self.bk_info[:nb, _B_FEASIBLE])),
                 "oblocks": int(c[_C_NO]), "candidates": int(c[_C_PMCTRIED]), "combinations": int(c[_C_PLUGS]),
-                "memory": self.memory}
+                "memory": self.memory, "tq": c[_C_TQ] * 1e-6, "tc": c[_C_TC] * 1e-6,
+                "vscan": int(c[_C_VSCAN]), "vix": int(c[_C_VIX])}
 
     def _grow(self):
         """Double every table that is more than half full; False when over ``max_memory``."""
@@ -938,8 +995,8 @@ class PIDSolver:
         need_in = int(c[_C_NINB]) + steps * (n + 1)
         need_w = int(c[_C_NWAIT]) + steps * (n + 1)
         need_o = int(c[_C_NO]) + 1
-        need_e = int(c[_C_NENT]) + _MAXPAIRS
-        need_u = int(c[_C_NUSED]) + _MAXPAIRS
+        need_e = int(c[_C_NENT]) + _MAXPAIRS + k + 2
+        need_u = int(c[_C_NUSED]) + _MAXPAIRS + k + 2
         plan = {}
         if need_b > self.bk_sets.shape[0] or 2 * need_b > self.bk_table.size or need_b > self.queue.size:
             plan["b"] = _pow2(2 * need_b)
@@ -968,7 +1025,7 @@ class PIDSolver:
         if "o" in plan:
             extra += (plan["o"] - self.ob_sets.shape[0]) * (16 * W + 8 + 8 + 8)
         if "e" in plan:
-            extra += (plan["e"] - self.ix_ent.shape[0]) * 12
+            extra += (plan["e"] - self.ix_ent.shape[0]) * 24
         if "u" in plan:
             extra += (plan["u"] - self.ix_keys.size) * 12 + (plan["u"] // 2 - self.ix_used.size) * 8
         if self.memory + extra > self.max_memory:
