@@ -301,6 +301,7 @@ def _get_block(indptr, indices, n, C, S, bk_sets, bk_info, bk_table, cnt, visite
 # t <= m, and pairs beyond _RANK, are scanned from per-size lists.
 _RANK = 8
 _MAXPAIRS = _RANK * (_RANK + 1) // 2   # pair entries per O-block (plus one per vertex of T)
+_CHUNK = 4       # entries per chunk of an index list
 
 
 @njit(cache=True)
@@ -320,29 +321,37 @@ def _pair_slot(ix_keys, key):
 
 
 @njit(cache=True)
-def _ix_add(key, j, fp, ix_keys, ix_head, ix_used, ix_ent, cnt):
+def _ix_add(key, j, fp, ix_keys, ix_head, ix_used, ix_ent, ix_fp, cnt):
+    """Append O-block ``j`` (fingerprint ``fp``) to the list of ``key``. Lists are chains of
+    chunks of _CHUNK entries so that a query reads them mostly sequentially."""
     slot = _pair_slot(ix_keys, key)
     if ix_keys[slot] == 0:
         ix_keys[slot] = key
         ix_head[slot] = -1
         ix_used[cnt[_C_NUSED]] = slot
         cnt[_C_NUSED] += 1
-    ne = cnt[_C_NENT]
-    ix_ent[ne, 0] = ix_head[slot]
-    ix_ent[ne, 1] = j
-    ix_ent[ne, 2] = fp
-    ix_head[slot] = ne
-    cnt[_C_NENT] = ne + 1
+    h = ix_head[slot]
+    if h < 0 or ix_ent[h, _CHUNK + 1] == _CHUNK:
+        nc = cnt[_C_NENT]
+        cnt[_C_NENT] = nc + 1
+        ix_ent[nc, _CHUNK] = h
+        ix_ent[nc, _CHUNK + 1] = 0
+        ix_head[slot] = nc
+        h = nc
+    i = ix_ent[h, _CHUNK + 1]
+    ix_ent[h, i] = j
+    ix_fp[h, i] = fp
+    ix_ent[h, _CHUNK + 1] = i + 1
 
 
 @njit(cache=True)
-def _ix_insert(ob_sets, ob_info, j, n, ix_keys, ix_head, ix_used, ix_ent, sz_head, cnt):
+def _ix_insert(ob_sets, ob_info, j, n, ix_keys, ix_head, ix_used, ix_ent, ix_fp, sz_head, cnt):
     """Index O-block ``j`` (the caller made room)."""
     T = ob_sets[j, 0]
     t = ob_info[j, 0]
     ob_info[j, 1] = sz_head[t]
     sz_head[t] = j
-    fp = np.int64(_fingerprint(T))
+    fp = _fingerprint(T)
     verts = np.empty(_RANK + 1, dtype=np.int64)
     nv = 0
     for q in range(T.shape[0]):
@@ -350,13 +359,13 @@ def _ix_insert(ob_sets, ob_info, j, n, ix_keys, ix_head, ix_used, ix_ent, sz_hea
         while x:
             v = q * 64 + ctz(x)
             x &= x - np.uint64(1)
-            _ix_add(_single_key(v, t, n), j, fp, ix_keys, ix_head, ix_used, ix_ent, cnt)
+            _ix_add(_single_key(v, t, n), j, fp, ix_keys, ix_head, ix_used, ix_ent, ix_fp, cnt)
             if nv <= _RANK:
                 verts[nv] = v
                 nv += 1
     for jj in range(1, nv):
         for ii in range(jj):
-            _ix_add(_pair_key(verts[ii], verts[jj], jj, n), j, fp, ix_keys, ix_head, ix_used, ix_ent, cnt)
+            _ix_add(_pair_key(verts[ii], verts[jj], jj, n), j, fp, ix_keys, ix_head, ix_used, ix_ent, ix_fp, cnt)
 
 
 @njit(cache=True)
@@ -438,7 +447,7 @@ def _scan_sizes(C, S, c0, m, lo, hi, ob_sets, ob_info, sz_head, out, nout, cnt):
 
 
 @njit(cache=True)
-def _ix_query(C, S, m, k, n, ob_sets, ob_info, ix_keys, ix_head, ix_ent, sz_head, cnt, out, sverts):
+def _ix_query(C, S, m, k, n, ob_sets, ob_info, ix_keys, ix_head, ix_ent, ix_fp, sz_head, cnt, out, sverts):
     """O-blocks ``(T, O)`` with ``C`` inside ``O``, ``|T - S| <= m`` and ``S`` not inside ``T``;
     written to ``out``, returns how many."""
     c0 = _first(C)
@@ -459,15 +468,16 @@ def _ix_query(C, S, m, k, n, ob_sets, ob_info, ix_keys, ix_head, ix_ent, sz_head
         slot = _pair_slot(ix_keys, _single_key(sverts[a], m + 1, n))
         if ix_keys[slot] == 0:
             continue
-        e = ix_head[slot]
-        while e >= 0:
-            cnt[_C_VSCAN] += 1
-            j = ix_ent[e, 1]
-            if (popcount(np.uint64(ix_ent[e, 2]) & nfs) <= m and _first_in(ob_sets[j, 0], S, 0) == sverts[a]
-                    and _plug_ok(C, S, c0, m, ob_sets, j)):
-                out[nout] = j
-                nout += 1
-            e = ix_ent[e, 0]
+        h = ix_head[slot]
+        while h >= 0:
+            for i in range(ix_ent[h, _CHUNK + 1]):
+                if popcount(ix_fp[h, i] & nfs) > m:
+                    continue
+                j = ix_ent[h, i]
+                if _first_in(ob_sets[j, 0], S, 0) == sverts[a] and _plug_ok(C, S, c0, m, ob_sets, j):
+                    out[nout] = j
+                    nout += 1
+            h = ix_ent[h, _CHUNK]
     if m + 2 > k:
         return nout
     # |T| >= m + 2: the first two vertices of T in S sit at positions i < r <= m + 1
@@ -479,17 +489,20 @@ def _ix_query(C, S, m, k, n, ob_sets, ob_info, ix_keys, ix_head, ix_ent, sz_head
                 slot = _pair_slot(ix_keys, _pair_key(sverts[a], sverts[b], r, n))
                 if ix_keys[slot] == 0:
                     continue
-                e = ix_head[slot]
-                while e >= 0:
-                    cnt[_C_VIX] += 1
-                    j = ix_ent[e, 1]
-                    if popcount(np.uint64(ix_ent[e, 2]) & nfs) <= m and ob_info[j, 0] >= m + 2:
+                h = ix_head[slot]
+                while h >= 0:
+                    for i in range(ix_ent[h, _CHUNK + 1]):
+                        if popcount(ix_fp[h, i] & nfs) > m:
+                            continue
+                        j = ix_ent[h, i]
+                        if ob_info[j, 0] < m + 2:
+                            continue
                         T = ob_sets[j, 0]
                         if (_first_in(T, S, 0) == sverts[a] and _first_in(T, S, 1) == sverts[b]
                                 and _plug_ok(C, S, c0, m, ob_sets, j)):
                             out[nout] = j
                             nout += 1
-                    e = ix_ent[e, 0]
+                    h = ix_ent[h, _CHUNK]
     return nout
 
 
@@ -497,12 +510,12 @@ def _ix_query(C, S, m, k, n, ob_sets, ob_info, ix_keys, ix_head, ix_ent, sz_head
 # --------------------------------------------------------------------------- the search
 # The tables travel as one tuple (st) and the scratch arrays as another (sc):
 #   st = (bk_sets, bk_info, bk_table, ob_sets, ob_info, ob_table, ix_keys, ix_head, ix_used,
-#         ix_ent, sz_head, pm_sets, pm_info, pm_inb, pm_table, wl_next, wl_pm, queue, qout, cnt)
+#         ix_ent, ix_fp, sz_head, pm_sets, pm_info, pm_inb, pm_table, wl_next, wl_pm, queue, qout, cnt)
 #   sc = (cbuf, sbuf, blist, visited, comp2, sep2, stack, tgt, miss, K, T, O, sverts)
 @njit(cache=True)
 def _room(st, n, k):
     """Whether one step (an O-block with its crowns, or one candidate) fits in the tables."""
-    (bk_sets, bk_info, bk_table, ob_sets, ob_info, ob_table, ix_keys, ix_head, ix_used, ix_ent, sz_head, pm_sets,
+    (bk_sets, bk_info, bk_table, ob_sets, ob_info, ob_table, ix_keys, ix_head, ix_used, ix_ent, ix_fp, sz_head, pm_sets,
      pm_info, pm_inb, pm_table, wl_next, wl_pm, queue, qout, cnt) = st
     steps = k + 2
     nb = cnt[_C_NB] + steps * (n + 2)
@@ -522,7 +535,7 @@ def _room(st, n, k):
 def _endorse(pm, g, st, sc):
     """Endorse the target block of the ready candidate ``pm`` (or record the solution)."""
     indptr, indices, adj = g
-    (bk_sets, bk_info, bk_table, ob_sets, ob_info, ob_table, ix_keys, ix_head, ix_used, ix_ent, sz_head, pm_sets,
+    (bk_sets, bk_info, bk_table, ob_sets, ob_info, ob_table, ix_keys, ix_head, ix_used, ix_ent, ix_fp, sz_head, pm_sets,
      pm_info, pm_inb, pm_table, wl_next, wl_pm, queue, qout, cnt) = st
     cbuf, sbuf, blist, visited, comp2, sep2, stack, tgt, miss, K, T, O, sverts = sc
     n = adj.shape[0]
@@ -553,7 +566,7 @@ def _endorse(pm, g, st, sc):
 def _try_pmc(K, g, st, sc):
     """Process the candidate potential maximal clique ``K`` (ignored when seen before)."""
     indptr, indices, adj = g
-    (bk_sets, bk_info, bk_table, ob_sets, ob_info, ob_table, ix_keys, ix_head, ix_used, ix_ent, sz_head, pm_sets,
+    (bk_sets, bk_info, bk_table, ob_sets, ob_info, ob_table, ix_keys, ix_head, ix_used, ix_ent, ix_fp, sz_head, pm_sets,
      pm_info, pm_inb, pm_table, wl_next, wl_pm, queue, qout, cnt) = st
     cbuf, sbuf, blist, visited, comp2, sep2, stack, tgt, miss, Kx, T, O, sverts = sc
     n = adj.shape[0]
@@ -661,7 +674,7 @@ def _try_pmc(K, g, st, sc):
 def _new_oblock(Tn, On, k, g, st, sc):
     """Create the O-block ``(Tn, On)`` unless known, and try its crowns ``T + (N(v) & O)``."""
     indptr, indices, adj = g
-    (bk_sets, bk_info, bk_table, ob_sets, ob_info, ob_table, ix_keys, ix_head, ix_used, ix_ent, sz_head, pm_sets,
+    (bk_sets, bk_info, bk_table, ob_sets, ob_info, ob_table, ix_keys, ix_head, ix_used, ix_ent, ix_fp, sz_head, pm_sets,
      pm_info, pm_inb, pm_table, wl_next, wl_pm, queue, qout, cnt) = st
     cbuf, sbuf, blist, visited, comp2, sep2, stack, tgt, miss, K, T, O, sverts = sc
     n = adj.shape[0]
@@ -676,7 +689,7 @@ def _new_oblock(Tn, On, k, g, st, sc):
     ob_info[j, 0] = tsize
     _insert(ob_table, Tn, j)
     cnt[_C_NO] = j + 1
-    _ix_insert(ob_sets, ob_info, j, n, ix_keys, ix_head, ix_used, ix_ent, sz_head, cnt)
+    _ix_insert(ob_sets, ob_info, j, n, ix_keys, ix_head, ix_used, ix_ent, ix_fp, sz_head, cnt)
     for q in range(W):
         x = ob_sets[j, 0, q]
         while x:
@@ -695,7 +708,7 @@ def _new_oblock(Tn, On, k, g, st, sc):
 def _combine(b, j, k, g, st, sc):
     """Combine the I-block ``b`` with the O-block ``j``: a new O-block or a candidate."""
     indptr, indices, adj = g
-    (bk_sets, bk_info, bk_table, ob_sets, ob_info, ob_table, ix_keys, ix_head, ix_used, ix_ent, sz_head, pm_sets,
+    (bk_sets, bk_info, bk_table, ob_sets, ob_info, ob_table, ix_keys, ix_head, ix_used, ix_ent, ix_fp, sz_head, pm_sets,
      pm_info, pm_inb, pm_table, wl_next, wl_pm, queue, qout, cnt) = st
     cbuf, sbuf, blist, visited, comp2, sep2, stack, tgt, miss, K, T, O, sverts = sc
     n = adj.shape[0]
@@ -754,7 +767,7 @@ def pid_run(k, g, st, deadline):
     :func:`monotonic` clock (``<= 0``: none).
     """
     indptr, indices, adj = g
-    (bk_sets, bk_info, bk_table, ob_sets, ob_info, ob_table, ix_keys, ix_head, ix_used, ix_ent, sz_head, pm_sets,
+    (bk_sets, bk_info, bk_table, ob_sets, ob_info, ob_table, ix_keys, ix_head, ix_used, ix_ent, ix_fp, sz_head, pm_sets,
      pm_info, pm_inb, pm_table, wl_next, wl_pm, queue, qout, cnt) = st
     n, W = adj.shape
     sc = (np.zeros((n + 1, W), dtype=np.uint64), np.zeros((n + 1, W), dtype=np.uint64), np.zeros(n + 1, dtype=np.int64),
@@ -835,7 +848,7 @@ def pid_run(k, g, st, deadline):
                 if cnt[_C_SOLUTION] >= 0:
                     return FOUND
             t0 = monotonic()
-            cnt[_C_NQ] = _ix_query(C, S, k + 1 - ssize, k, n, ob_sets, ob_info, ix_keys, ix_head, ix_ent, sz_head,
+            cnt[_C_NQ] = _ix_query(C, S, k + 1 - ssize, k, n, ob_sets, ob_info, ix_keys, ix_head, ix_ent, ix_fp, sz_head,
                                    cnt, qout, sc[12])
             cnt[_C_TQ] += np.int64((monotonic() - t0) * 1e6)
             cnt[_C_POS] = 0
@@ -927,7 +940,7 @@ class PIDSolver:
     """
 
     _TABLES = ("bk_sets", "bk_info", "bk_table", "ob_sets", "ob_info", "ob_table", "ix_keys", "ix_head", "ix_used",
-               "ix_ent", "sz_head", "pm_sets", "pm_info", "pm_inb", "pm_table", "wl_next", "wl_pm", "queue", "qout",
+               "ix_ent", "ix_fp", "sz_head", "pm_sets", "pm_info", "pm_inb", "pm_table", "wl_next", "wl_pm", "queue", "qout",
                "cnt")
 
     def __init__(self, indptr, indices, max_memory=2 << 30):
@@ -957,7 +970,8 @@ class PIDSolver:
         self.ix_keys = np.zeros(_pow2(2 * _MAXPAIRS * capO), dtype=np.int64)
         self.ix_head = np.empty(self.ix_keys.size, dtype=np.int32)
         self.ix_used = np.empty(self.ix_keys.size // 2, dtype=np.int64)
-        self.ix_ent = np.empty((_MAXPAIRS * capO, 3), dtype=np.int64)
+        self.ix_ent = np.empty((_MAXPAIRS * capO, _CHUNK + 2), dtype=np.int32)
+        self.ix_fp = np.empty((_MAXPAIRS * capO, _CHUNK), dtype=np.uint64)
         self.sz_head = np.full(n + 2, -1, dtype=np.int32)
         self.pm_sets = np.empty((capP, W), dtype=np.uint64)
         self.pm_info = np.empty((capP, _P_COLS), dtype=np.int32)
@@ -1025,7 +1039,7 @@ class PIDSolver:
         if "o" in plan:
             extra += (plan["o"] - self.ob_sets.shape[0]) * (16 * W + 8 + 8 + 8)
         if "e" in plan:
-            extra += (plan["e"] - self.ix_ent.shape[0]) * 24
+            extra += (plan["e"] - self.ix_ent.shape[0]) * (12 * _CHUNK + 8)
         if "u" in plan:
             extra += (plan["u"] - self.ix_keys.size) * 12 + (plan["u"] // 2 - self.ix_used.size) * 8
         if self.memory + extra > self.max_memory:
@@ -1057,6 +1071,7 @@ class PIDSolver:
             _rehash(self.ob_table, self.ob_sets, int(c[_C_NO]), 0)
         if "e" in plan:
             self.ix_ent = _grown(self.ix_ent, plan["e"])
+            self.ix_fp = _grown(self.ix_fp, plan["e"])
         if "u" in plan:
             keys = np.zeros(plan["u"], dtype=np.int64)
             head = np.empty(plan["u"], dtype=np.int32)

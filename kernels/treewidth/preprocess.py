@@ -169,15 +169,21 @@ def clique_minor(adj, S, allowed, max_steps):
     Each vertex of ``S`` starts its own branch set; repeatedly, the pair of branch sets
     that are not adjacent and have the fewest common free neighbours gets connected: by the
     free vertex that connects the most non-adjacent pairs, or when none is common, by a
-    shortest path of free vertices. Returns True when every pair is adjacent (a clique
-    minor exists), False when the greedy gets stuck or runs out of ``max_steps``.
+    shortest path of free vertices. Returns ``(ok, owner)``: ``ok`` is True when every pair
+    of branch sets is adjacent (a clique minor exists), False when the greedy gets stuck or
+    runs out of ``max_steps``; ``owner[v]`` is the index (in increasing vertex order) of the
+    vertex of ``S`` whose branch set holds ``v``, or -1.
     """
     n, W = adj.shape
     s = 0
     for q in range(W):
         s += popcount(S[q])
+    owner = np.full(n, -1, dtype=np.int64)
     if s <= 1:
-        return True
+        for q in range(W):
+            if S[q]:
+                owner[q * 64 + ctz(S[q])] = 0
+        return True, owner
     verts = np.empty(s, dtype=np.int64)
     i = 0
     for q in range(W):
@@ -225,7 +231,13 @@ def clique_minor(adj, S, allowed, max_steps):
                     bi = i
                     bj = j
         if bi < 0:
-            return True
+            for i in range(s):
+                for q in range(W):
+                    x = B[i, q]
+                    while x:
+                        owner[q * 64 + ctz(x)] = i
+                        x &= x - np.uint64(1)
+            return True, owner
         if bc > 0:
             # the common free neighbour (and side) that covers the most uncovered pairs
             best = -1
@@ -285,9 +297,7 @@ def clique_minor(adj, S, allowed, max_steps):
                         queue[tail] = r
                         tail += 1
         if end < 0:
-            for t in range(tail):
-                parent[queue[t]] = -1
-            return False
+            return False, owner
         u = end
         while True:
             B[bi, u >> 6] |= np.uint64(1) << np.uint64(u & 63)
@@ -299,4 +309,4 @@ def clique_minor(adj, S, allowed, max_steps):
             u = parent[u]
         for t in range(tail):
             parent[queue[t]] = -1
-    return False
+    return False, owner

@@ -364,8 +364,8 @@ def _split_and_solve(adj, state):
         if Sv.size and adj_bool[np.ix_(Sv, Sv)].sum() == Sv.size * (Sv.size - 1):
             ok = True  # a clique separator
         else:
-            ok = bool(preprocess.clique_minor(adj, S, above, max_steps)) and bool(
-                preprocess.clique_minor(adj, S, below, max_steps))
+            ok = preprocess.clique_minor(adj, S, above, max_steps)[0] and preprocess.clique_minor(
+                adj, S, below, max_steps)[0]
         safe[x] = ok
         cache[key] = ok if ok else None
     # parts: components of the tree without the safe edges

@@ -1,0 +1,260 @@
+"""Tests of the exact treewidth kernels: PID search, bounds, reductions, safe separators."""
+from __future__ import annotations
+
+import itertools
+import time
+
+import networkx as nx
+import numpy as np
+import pytest
+
+import graphkit
+from graphkit.treewidth import is_tree_decomposition, treewidth
+from kernels.treewidth import bounds, pid, preprocess
+from kernels.treewidth._bits import monotonic
+from kernels.treewidth.solve import _bitsets_from_csr
+from test_treewidth import subset_dp
+
+
+def _csr(G):
+    G = nx.convert_node_labels_to_integers(G)
+    n = G.number_of_nodes()
+    indptr, indices = [0], []
+    for v in range(n):
+        indices += sorted(G[v])
+        indptr.append(len(indices))
+    return G, np.asarray(indptr, dtype=np.int64), np.asarray(indices, dtype=np.int64)
+
+
+def _bits(G):
+    G, indptr, indices = _csr(G)
+    return G, _bitsets_from_csr(indptr, indices, G.number_of_nodes())
+
+
+def _td(bags, edges):
+    return graphkit.TreeDecomposition([np.asarray(b) for b in bags], np.asarray(edges, dtype=np.int64).reshape(-1, 2))
+
+
+def _connected_random(rng, lo, hi):
+    while True:
+        n = int(rng.integers(lo, hi + 1))
+        G = nx.gnp_random_graph(n, float(rng.uniform(0.15, 0.7)), seed=int(rng.integers(1 << 30)))
+        if nx.is_connected(G):
+            return G
+
+
+# ---------------------------------------------------------------- PID decision procedure
+
+
+def test_pid_decides_every_k_like_the_subset_dp():
+    rng = np.random.default_rng(1)
+    for _ in range(40):
+        G, indptr, indices = _csr(_connected_random(rng, 3, 11))
+        tw = subset_dp(G)
+        s = pid.PIDSolver(indptr, indices)
+        for k in range(G.number_of_nodes()):
+            st = s.decide(k)
+            assert st == (pid.FOUND if k >= tw else pid.EXHAUSTED), (k, tw, list(G.edges))
+            if st == pid.FOUND:
+                bags, edges = s.bags()
+                assert is_tree_decomposition(G, _td(bags, edges))
+                assert max(len(b) for b in bags) - 1 <= k
+                break
+
+
+@pytest.mark.parametrize("G, tw", [
+    (nx.grid_2d_graph(5, 6), 5),
+    (nx.petersen_graph(), 4),
+    (nx.complete_bipartite_graph(4, 6), 4),
+    (nx.circular_ladder_graph(9), 3),
+    (nx.hypercube_graph(4), 6),
+    (nx.convert_node_labels_to_integers(nx.grid_2d_graph(3, 40)), 3),  # three-word bitsets
+])
+def test_pid_structured_graphs(G, tw):
+    G, indptr, indices = _csr(G)
+    s = pid.PIDSolver(indptr, indices)
+    assert s.decide(tw - 1) == pid.EXHAUSTED
+    assert s.decide(tw) == pid.FOUND
+    bags, edges = s.bags()
+    assert is_tree_decomposition(G, _td(bags, edges), width=tw)
+
+
+def test_pid_deadline_then_resume():
+    G, indptr, indices = _csr(nx.grid_2d_graph(6, 6))
+    s = pid.PIDSolver(indptr, indices)
+    assert s.decide(4) == pid.EXHAUSTED
+    assert s.decide(5, deadline=monotonic() - 1.0) == pid.TIMEOUT
+    assert s.decide(5) == pid.EXHAUSTED  # resumes where it stopped
+    assert s.decide(6) == pid.FOUND
+    with pytest.raises(ValueError):
+        s.decide(3)
+
+
+def test_pid_memory_limit_is_a_clean_stop():
+    G, indptr, indices = _csr(nx.grid_2d_graph(7, 7))
+    s = pid.PIDSolver(indptr, indices, max_memory=1 << 20)
+    st = pid.EXHAUSTED
+    k = 3
+    while st == pid.EXHAUSTED:
+        st = s.decide(k)
+        k += 1
+    assert st == pid.MEMORY and s.memory <= 1 << 20
+    with pytest.raises(RuntimeError):
+        s.bags()
+
+
+def test_treewidth_reports_memory_status():
+    G = nx.grid_2d_graph(9, 9)
+    res = treewidth(G, max_memory=1 << 20)
+    assert res.status == "memory" and not res.optimal
+    assert res.lower_bound <= 9 <= res.width
+    assert is_tree_decomposition(G, res.decomposition, width=res.width)
+
+
+# ---------------------------------------------------------------- bounds
+
+
+def test_bounds_bracket_the_treewidth():
+    rng = np.random.default_rng(2)
+    for _ in range(30):
+        G, A = _bits(_connected_random(rng, 4, 11))
+        tw = subset_dp(G)
+        for crit in (bounds.MIN_DEGREE, bounds.MIN_FILL):
+            for seed in (-1, 3):
+                order, w = bounds.elimination_ordering(A, crit, seed, -1)
+                assert sorted(order.tolist()) == list(range(G.number_of_nodes()))
+                assert bounds.ordering_width(A, order) == w >= tw
+                assert graphkit.ordering_width(G, order) == w
+        assert bounds.degeneracy(A) <= tw
+        assert bounds.mmd_plus(A, -1) <= tw
+
+
+def test_elimination_ordering_stops_early():
+    _, A = _bits(nx.grid_2d_graph(6, 6))
+    order, w = bounds.elimination_ordering(A, bounds.MIN_DEGREE, -1, 3)
+    assert w > 3 and sorted(order.tolist()) == list(range(36))
+
+
+def test_ordering_bags_form_a_decomposition():
+    G, A = _bits(nx.petersen_graph())
+    order, w = bounds.elimination_ordering(A, bounds.MIN_FILL, -1, -1)
+    bags, parent = bounds.ordering_bags(A, order)
+    rows = [np.flatnonzero(np.unpackbits(b.view(np.uint8), bitorder="little")) for b in bags]
+    edges = [(i, int(p)) for i, p in enumerate(parent) if p >= 0]
+    assert is_tree_decomposition(G, _td(rows, edges), width=w)
+
+
+# ---------------------------------------------------------------- reductions and separators
+
+
+def test_simplicial_rules_are_safe():
+    rng = np.random.default_rng(3)
+    for _ in range(40):
+        G, A = _bits(nx.gnp_random_graph(int(rng.integers(4, 12)), float(rng.uniform(0.1, 0.5)),
+                                         seed=int(rng.integers(1 << 30))))
+        tw = subset_dp(G) if G.number_of_nodes() else -1
+        low0 = int(bounds.mmd_plus(A, -1))
+        B = A.copy()
+        alive = np.ones(G.number_of_nodes(), dtype=np.bool_)
+        removed, ptr, nbr, low = preprocess.simplicial_reduce(B, alive, low0)
+        rest = np.flatnonzero(alive)
+        H = nx.Graph()
+        H.add_nodes_from(rest.tolist())
+        for u in rest.tolist():
+            for v in np.flatnonzero(np.unpackbits(B[u].view(np.uint8), bitorder="little")).tolist():
+                H.add_edge(u, v)
+        assert set(removed.tolist()) | set(rest.tolist()) == set(G.nodes)
+        assert max(low, subset_dp(H) if H.number_of_nodes() else -1) == max(tw, low0)
+        assert low <= max(tw, low0)
+
+
+def test_clique_minor_is_a_real_minor():
+    rng = np.random.default_rng(4)
+    found = 0
+    for _ in range(60):
+        G, A = _bits(_connected_random(rng, 6, 14))
+        n = G.number_of_nodes()
+        S = rng.choice(n, size=int(rng.integers(2, 5)), replace=False)
+        allowed = np.setdiff1d(np.arange(n), S)
+        Sb = np.zeros(A.shape[1], dtype=np.uint64)
+        Ab = np.zeros(A.shape[1], dtype=np.uint64)
+        for v in S:
+            Sb[v >> 6] |= np.uint64(1) << np.uint64(v & 63)
+        for v in allowed:
+            Ab[v >> 6] |= np.uint64(1) << np.uint64(v & 63)
+        ok, owner = preprocess.clique_minor(A, Sb, Ab, 10000)
+        if not ok:
+            continue
+        found += 1
+        Ss = sorted(S.tolist())
+        branch = [set(np.flatnonzero(owner == i).tolist()) for i in range(len(Ss))]
+        for i, v in enumerate(Ss):
+            assert v in branch[i] and nx.is_connected(G.subgraph(branch[i]))
+            assert branch[i] - {v} <= set(allowed.tolist())
+        for i, j in itertools.combinations(range(len(Ss)), 2):
+            assert any(G.has_edge(a, b) for a in branch[i] for b in branch[j])
+    assert found > 10
+
+
+def test_clique_minor_fails_without_room():
+    G, A = _bits(nx.path_graph(3))
+    Sb = np.array([np.uint64(0b101)], dtype=np.uint64)
+    ok, _ = preprocess.clique_minor(A, Sb, np.zeros(1, dtype=np.uint64), 100)
+    assert not ok
+    ok, owner = preprocess.clique_minor(A, Sb, np.array([np.uint64(0b010)], dtype=np.uint64), 100)
+    assert ok and owner.tolist()[1] in (0, 1)
+
+
+def _glued(seed):
+    """Random pieces glued along cliques of size 1-3 plus a few extra edges: safe separators."""
+    rng = np.random.default_rng(seed)
+    G = nx.gnp_random_graph(6, 0.5, seed=seed)
+    nxt = 6
+    for piece in range(3):
+        size = int(rng.integers(1, 4))
+        glue = [int(x) for x in rng.choice(list(G.nodes), size=size, replace=False)]
+        H = nx.gnp_random_graph(6, 0.5, seed=seed * 10 + piece)
+        mapping = {i: (glue[i] if i < size else nxt + i - size) for i in range(6)}
+        nxt += 6 - size
+        G.add_edges_from((mapping[a], mapping[b]) for a, b in H.edges)
+        G.add_edges_from(itertools.combinations(glue, 2))
+        G.add_nodes_from(mapping.values())
+    return nx.convert_node_labels_to_integers(G)
+
+
+def test_safe_separators_keep_the_width():
+    for seed in range(12):
+        G = _glued(seed)
+        a = treewidth(G, preprocess=False, separators=True)
+        b = treewidth(G, preprocess=False, separators=False)
+        c = treewidth(G)
+        assert a.width == b.width == c.width and a.optimal and b.optimal and c.optimal
+        if G.number_of_nodes() <= 13:
+            assert a.width == subset_dp(G)
+        for r in (a, b, c):
+            assert is_tree_decomposition(G, r.decomposition, width=r.width)
+
+
+# ---------------------------------------------------------------- time limits (issue #41 item 7)
+
+
+def test_time_limit_on_a_large_grid():
+    G = nx.grid_2d_graph(40, 40)
+    treewidth(nx.grid_2d_graph(3, 3), time_limit=1)  # load the kernels first
+    t0 = time.perf_counter()
+    res = treewidth(G, time_limit=1)
+    elapsed = time.perf_counter() - t0
+    assert elapsed < 1.0 + 1.5, elapsed
+    assert not res.optimal and res.status == "time_limit"
+    assert res.lower_bound <= 40 <= res.width
+    assert is_tree_decomposition(G, res.decomposition, width=res.width)
+
+
+@pytest.mark.parametrize("limit", [0.05, 0.3])
+def test_time_limit_on_a_random_graph(limit):
+    G = nx.gnm_random_graph(1500, 4500, seed=1)
+    t0 = time.perf_counter()
+    res = treewidth(G, time_limit=limit)
+    assert time.perf_counter() - t0 < limit + 1.5
+    assert is_tree_decomposition(G, res.decomposition, width=res.width)
+    assert res.lower_bound <= res.width
