@@ -1,4 +1,4 @@
-"""Tests of graphkit.treewidth / kernels.treewidth (paper 002)."""
+"""Tests of graphkit.treewidth: the public API, the paper-002 search (method="bfs"), shared instances."""
 from __future__ import annotations
 
 import csv
@@ -126,9 +126,13 @@ def test_empty_graph():
 @pytest.mark.parametrize("opts", [
     {},
     {"preprocess": False},
-    {"preprocess": False, "clique": False, "disjoint_paths": False, "mmw": False, "simplicial_rule": False},
-    {"preprocess": False, "simplicial_rule": False},
-    {"dedup": "bloom"},
+    {"separators": False},
+    {"preprocess": False, "separators": False},
+    {"method": "bfs"},
+    {"method": "bfs", "preprocess": False, "separators": False, "clique": False, "disjoint_paths": False,
+     "mmw": False, "simplicial_rule": False},
+    {"method": "bfs", "preprocess": False, "simplicial_rule": False},
+    {"method": "bfs", "dedup": "bloom"},
 ])
 def test_random_graphs_against_subset_dp(opts):
     for seed in range(12):
@@ -138,8 +142,12 @@ def test_random_graphs_against_subset_dp(opts):
         res = treewidth(G, device="cpu", **opts)
         assert res.width == exp, (seed, opts)
         assert is_tree_decomposition(G, res.decomposition, width=exp)
+        assert graphkit.ordering_width(G, res.ordering) <= exp
         if opts.get("dedup") != "bloom":
             assert res.optimal
+        assert res.method == opts.get("method", "pid")
+        if res.optimal:
+            assert res.phase in ("bounds", "pid", "bfs")
 
 
 def test_subset_dp_matches_brute_force():
@@ -187,7 +195,7 @@ def test_decision_search_multiword(length):
             prefix = srch.prefix()
             order = np.concatenate([prefix, np.setdiff1d(np.arange(n), prefix)])
             assert ktw.elimination_width(A, order) <= k
-    res = treewidth(G, device="cpu", preprocess=False)
+    res = treewidth(G, device="cpu", preprocess=False, method="bfs")
     assert res.width == tw and res.optimal
 
 
@@ -225,55 +233,21 @@ def test_bloom_matches_exact_level_sizes_on_small_graph():
 
 def test_overflow_is_reported():
     G = nx.grid_2d_graph(5, 6)
-    res = treewidth(G, device="cpu", max_states=8, preprocess=False, simplicial_rule=False)
+    res = treewidth(G, device="cpu", max_states=8, preprocess=False, separators=False, simplicial_rule=False,
+                    method="bfs")
     assert res.status in ("overflow", "optimal")
     assert any(r["overflow"] for r in res.iterations)
     assert is_tree_decomposition(G, res.decomposition, width=res.width)
     assert res.lower_bound <= 5 <= res.width
 
 
-def test_time_limit_returns_best_found(shared_data):
-    G = read_graph(shared_data / "graphs" / "treewidth" / "ex070.gr")
-    res = treewidth(G, device="cpu", time_limit=1.0)
-    assert not res.optimal and res.status == "time_limit"
-    assert res.lower_bound <= 8 <= res.width
-    assert is_tree_decomposition(G, res.decomposition, width=res.width)
-
-
-def _glued(seed):
-    """Random pieces glued along cliques of size 1-3: several atoms."""
-    rng = np.random.default_rng(seed)
-    G = nx.gnp_random_graph(5, 0.5, seed=seed)
-    nxt = 5
-    for piece in range(3):
-        size = int(rng.integers(1, 4))
-        nodes = list(G.nodes)
-        glue = [int(x) for x in rng.choice(nodes, size=size, replace=False)]
-        H = nx.gnp_random_graph(5, 0.5, seed=seed * 10 + piece)
-        mapping = {i: (glue[i] if i < size else nxt + i - size) for i in range(5)}
-        nxt += 5 - size
-        G.add_edges_from((mapping[a], mapping[b]) for a, b in H.edges)
-        G.add_edges_from(itertools.combinations(glue, 2))
-        G.add_nodes_from(mapping.values())
-    return nx.convert_node_labels_to_integers(G)
-
-
-def test_clique_separator_atoms():
-    from graphkit.treewidth import _clique_atoms
-
-    G = nx.Graph(list(nx.complete_graph(4).edges) + [(2, 4), (3, 4), (2, 5), (3, 5), (4, 5), (5, 6), (6, 7), (7, 8),
-                                                     (8, 5)])
-    atoms = _clique_atoms([set(G[v]) for v in range(9)])
-    assert sorted(tuple(a) for a, _ in atoms) == [(0, 1, 2, 3), (2, 3, 4, 5), (5, 6, 7, 8)]
-    for seed in range(15):
-        G = _glued(seed)
-        exp = subset_dp(G) if G.number_of_nodes() <= 12 else None
-        a = treewidth(G, device="cpu", preprocess=False, separators=True)
-        b = treewidth(G, device="cpu", preprocess=False, separators=False)
-        assert a.width == b.width and a.optimal and b.optimal
-        if exp is not None:
-            assert a.width == exp
-        assert is_tree_decomposition(G, a.decomposition, width=a.width)
+def test_time_limit_returns_best_found():
+    G = nx.random_regular_graph(3, 300, seed=1)
+    for method in ("pid", "bfs"):
+        res = treewidth(G, device="cpu", time_limit=1.0, method=method)
+        assert not res.optimal and res.status == "time_limit"
+        assert res.lower_bound < res.width
+        assert is_tree_decomposition(G, res.decomposition, width=res.width)
 
 
 def test_bounds():
@@ -333,6 +307,14 @@ def test_decomposition_from_ordering_bad_input():
 def test_bad_arguments():
     G = nx.path_graph(3)
     with pytest.raises(ValueError):
+        treewidth(G, method="magic")
+    with pytest.raises(ValueError):
+        treewidth(G, method="pid", device="gpu")
+    with pytest.raises(ValueError):
+        treewidth(G, max_memory=10)
+    with pytest.raises(ValueError):
+        treewidth(G, time_limit=True)
+    with pytest.raises(ValueError):
         treewidth(G, dedup="cuckoo")
     with pytest.raises(ValueError):
         treewidth(G, time_limit=-1)
@@ -351,9 +333,10 @@ def test_tree_decomposition_convenience():
 # ---------------------------------------------------------------- shared instances
 
 QUICK = ["water.1.21.gr", "myciel4.1.23.gr", "queen5_5.1.25.gr", "queen6_6.1.36.gr", "grid-0016-4-4.gr",
-         "grid-0036-6-6.gr", "RandomBoundedToleranceGraph_60.1.59.gr", "ex081", "ex096"]
-SLOW = ["McGeeGraph.1.24.gr", "NonisotropicUnitaryPolarGraph_3_3.1.63.gr", "DoubleStarSnark.1.30.gr",
-        "contiki_dhcpc_handle_dhcp.1.39.gr", "HarborthGraph.1.40.gr", "1ubq.1.47.gr"]
+         "grid-0036-6-6.gr", "RandomBoundedToleranceGraph_60.1.59.gr", "McGeeGraph.1.24.gr", "DoubleStarSnark.1.30.gr",
+         "contiki_dhcpc_handle_dhcp.1.39.gr", "HarborthGraph.1.40.gr", "1ubq.1.47.gr", "ex008", "ex028", "ex051",
+         "ex058", "ex068", "ex070", "ex075", "ex081", "ex096"]
+SLOW = ["NonisotropicUnitaryPolarGraph_3_3.1.63.gr", "ex026", "ex031", "ex065", "ex107", "ex117", "ex145"]
 
 
 def _answers(shared_data):
@@ -361,11 +344,11 @@ def _answers(shared_data):
         return {r["name"]: int(r["answer"]) for r in csv.DictReader(fh) if r["set"] in ("tw", "tw17")}
 
 
-def _check_instance(shared_data, name, time_limit=None, device="cpu"):
+def _check_instance(shared_data, name, time_limit=None, device="cpu", method="auto"):
     ans = _answers(shared_data)
     key = name if name in ans else name.removesuffix(".gr")
     G = read_graph(shared_data / "graphs" / "treewidth" / (name if name.endswith(".gr") else name + ".gr"))
-    res = treewidth(G, device=device, time_limit=time_limit)
+    res = treewidth(G, device=device, time_limit=time_limit, method=method)
     assert is_tree_decomposition(G, res.decomposition, width=res.width)
     if res.optimal:
         assert res.width == ans[key]
@@ -394,14 +377,29 @@ def test_grid_0025_file_is_not_a_5x5_grid(shared_data):
 @pytest.mark.slow
 @pytest.mark.parametrize("name", SLOW)
 def test_shared_instances_slow(shared_data, name):
-    _check_instance(shared_data, name, time_limit=600)
+    _check_instance(shared_data, name, time_limit=120)
+
+
+def _bench_rows(shared_data):
+    path = shared_data / "graphs" / "bench" / "answers.csv"
+    if not path.exists():
+        pytest.skip("bench set not available")
+    with open(path) as fh:
+        return [r for r in csv.DictReader(fh) if r["set"] == "tw17"]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["ex070", "ex145", "ex065", "ex117", "ex051"])
-def test_pace2017_instances_bounds(shared_data, name):
-    # beyond what a search over vertex sets can prove quickly: bounds must bracket the answer
-    _check_instance(shared_data, name, time_limit=120)
+@pytest.mark.parametrize("index", range(159))
+def test_pace2017_bench_instances(shared_data, index):
+    """The bench set at 20 s each: a valid decomposition, bounds around the known width,
+    optimal only with the known width."""
+    row = _bench_rows(shared_data)[index]
+    G = read_graph(shared_data / "graphs" / "bench" / row["file"])
+    res = treewidth(G, time_limit=20)
+    tw = int(row["answer"])
+    assert is_tree_decomposition(G, res.decomposition, width=res.width)
+    assert res.lower_bound <= tw <= res.width
+    assert not res.optimal or res.width == tw
 
 
 def test_cli_tw(shared_data, capsys):
@@ -411,9 +409,10 @@ def test_cli_tw(shared_data, capsys):
     assert main(["tw", str(path), "--device", "cpu"]) == 0
     out = capsys.readouterr().out
     lines = out.splitlines()
-    assert lines[0] == "s td 23 11 23"
-    assert sum(1 for ln in lines if ln.startswith("b ")) == 23
-    assert len(lines) == 1 + 23 + 22
+    _, _, nbags, width, n = lines[0].split()
+    assert (width, n) == ("11", "23")
+    assert sum(1 for ln in lines if ln.startswith("b ")) == int(nbags)
+    assert len(lines) == 1 + 2 * int(nbags) - 1
 
 
 def test_cli_tw_roundtrip(shared_data, tmp_path):
@@ -499,11 +498,11 @@ def test_gpu_overflow_reported():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("name", QUICK + ["McGeeGraph.1.24.gr", "NonisotropicUnitaryPolarGraph_3_3.1.63.gr"])
+@pytest.mark.parametrize("name", QUICK + ["NonisotropicUnitaryPolarGraph_3_3.1.63.gr"])
 def test_gpu_shared_instances(shared_data, name):
     res = _check_instance(shared_data, name, device="gpu")
-    assert res.optimal and res.device == "gpu"
-    cpu = _check_instance(shared_data, name, device="cpu") if name in QUICK else None
+    assert res.optimal and res.device == "gpu" and res.method == "bfs"
+    cpu = _check_instance(shared_data, name, device="cpu", method="bfs") if name in QUICK[:8] else None
     if cpu is not None:
         assert cpu.width == res.width
         assert cpu.states_expanded == res.states_expanded
@@ -514,6 +513,6 @@ def test_gpu_treewidth_random_graphs():
     for seed in range(6):
         G = random_graph(11, 0.3, 300 + seed)
         exp = subset_dp(G)
-        res = treewidth(G, device="gpu", preprocess=False)
+        res = treewidth(G, device="gpu", preprocess=False, separators=False)
         assert res.width == exp
         assert is_tree_decomposition(G, res.decomposition, width=exp)

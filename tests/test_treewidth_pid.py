@@ -66,7 +66,7 @@ def test_pid_decides_every_k_like_the_subset_dp():
     (nx.grid_2d_graph(5, 6), 5),
     (nx.petersen_graph(), 4),
     (nx.complete_bipartite_graph(4, 6), 4),
-    (nx.circular_ladder_graph(9), 3),
+    (nx.circular_ladder_graph(9), 4),
     (nx.hypercube_graph(4), 6),
     (nx.convert_node_labels_to_integers(nx.grid_2d_graph(3, 40)), 3),  # three-word bitsets
 ])

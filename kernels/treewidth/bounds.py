@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._bits import ctz, popcount
+from ._bits import ctz, monotonic, popcount
 
 __all__ = ["elimination_ordering", "ordering_width", "ordering_bags", "degeneracy", "mmd_plus", "MIN_DEGREE",
            "MIN_FILL"]
@@ -54,13 +54,15 @@ def _fill_of(B, v, W, alive):
 
 
 @njit(cache=True)
-def elimination_ordering(adj, criterion, seed, stop_width):
+def elimination_ordering(adj, criterion, seed, stop_width, deadline=0.0):
     """Greedy elimination ordering: ``(order, width)``.
 
     ``criterion``: MIN_DEGREE or MIN_FILL; ties are broken by smaller degree, then by a
     random key drawn from ``seed`` (``seed < 0``: by vertex index). The elimination stops
-    early, returning ``width = stop_width`` and a partial order padded by the remaining
-    vertices, as soon as the width exceeds ``stop_width`` (``stop_width < 0``: never).
+    early, returning a width above ``stop_width`` and a partial order padded by the
+    remaining vertices, as soon as the width exceeds ``stop_width`` (``stop_width < 0``:
+    never). Past ``deadline`` (on the :func:`monotonic` clock; ``<= 0``: none) min-fill
+    continues as min-degree, which costs no fill computations.
     """
     n, W = adj.shape
     B = adj.copy()
@@ -88,6 +90,8 @@ def elimination_ordering(adj, criterion, seed, stop_width):
     dirty = np.zeros(n, dtype=np.bool_)
     width = -1
     for step in range(n):
+        if criterion == MIN_FILL and deadline > 0 and (step & 63) == 0 and monotonic() > deadline:
+            criterion = MIN_DEGREE
         best = -1
         for v in range(n):
             if not alive[v]:
@@ -254,12 +258,13 @@ def degeneracy(adj):
 
 
 @njit(cache=True)
-def mmd_plus(adj, stop_at):
+def mmd_plus(adj, stop_at, deadline=0.0):
     """Contraction degeneracy lower bound MMD+ (least-c) with the second-smallest degree.
 
     Repeatedly: record the second-smallest degree of the current minor (``tw >= delta_2``),
     then contract a minimum-degree vertex into the neighbour with which it shares the fewest
-    neighbours. Stops early once the bound reaches ``stop_at`` (``< 0``: never).
+    neighbours. Stops early once the bound reaches ``stop_at`` (``< 0``: never) or past
+    ``deadline`` (:func:`monotonic` clock, ``<= 0``: none), with the bound found so far.
     """
     n, W = adj.shape
     B = adj.copy()
@@ -270,6 +275,8 @@ def mmd_plus(adj, stop_at):
             deg[v] += popcount(B[v, q])
     best = 0
     for left in range(n, 1, -1):
+        if deadline > 0 and (left & 63) == 0 and monotonic() > deadline:
+            return best
         v = -1
         second = -1
         for u in range(n):

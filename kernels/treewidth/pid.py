@@ -786,6 +786,9 @@ def pid_run(k, g, st, deadline):
             if not _room(st, n, k):
                 cnt[_C_POS] = v
                 return _GROW
+            if deadline > 0 and (v & 63) == 63 and monotonic() > deadline:
+                cnt[_C_POS] = v
+                return TIMEOUT
             c = 0
             for w in range(W):
                 K[w] = adj[v, w]

@@ -34,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._bits import ctz, popcount
+from ._bits import ctz, monotonic, popcount
 
 __all__ = ["simplicial_reduce", "clique_minor"]
 
@@ -90,13 +90,14 @@ def _simplicial_kind(B, v, W):
 
 
 @njit(cache=True)
-def simplicial_reduce(adj, alive, low):
+def simplicial_reduce(adj, alive, low, deadline=0.0):
     """Apply the simplicial and almost simplicial rules in place.
 
     ``adj`` (bitset adjacency) gains the fill edges and loses the removed vertices;
     ``alive`` is cleared for them. Returns ``(removed, nbr_ptr, nbr, low)``: the removed
     vertices in order, the neighbourhood of each at its removal (CSR), and the raised
-    lower bound.
+    lower bound. Stops early (every removal so far stays valid) past ``deadline``
+    (:func:`monotonic` clock, ``<= 0``: none).
     """
     n, W = adj.shape
     removed = np.empty(n, dtype=np.int64)
@@ -114,7 +115,11 @@ def simplicial_reduce(adj, alive, low):
                 top += 1
                 queued[v] = True
         low_before = low
+        ticks = 0
         while top:
+            ticks += 1
+            if deadline > 0 and (ticks & 255) == 0 and monotonic() > deadline:
+                return removed[:nr], nbr_ptr[: nr + 1], nbr[: nbr_ptr[nr]], low
             top -= 1
             v = stack[top]
             queued[v] = False
@@ -163,13 +168,14 @@ def simplicial_reduce(adj, alive, low):
 
 
 @njit(cache=True)
-def clique_minor(adj, S, allowed, max_steps):
+def clique_minor(adj, S, allowed, max_steps, deadline=0.0):
     """Greedy search for branch sets that contract ``allowed`` onto ``S`` into a clique.
 
     Each vertex of ``S`` starts its own branch set; repeatedly, the pair of branch sets
     that are not adjacent and have the fewest common free neighbours gets connected: by the
     free vertex that connects the most non-adjacent pairs, or when none is common, by a
-    shortest path of free vertices. Returns ``(ok, owner)``: ``ok`` is True when every pair
+    shortest path of free vertices; gives up past ``deadline`` (:func:`monotonic` clock,
+    ``<= 0``: none). Returns ``(ok, owner)``: ``ok`` is True when every pair
     of branch sets is adjacent (a clique minor exists), False when the greedy gets stuck or
     runs out of ``max_steps``; ``owner[v]`` is the index (in increasing vertex order) of the
     vertex of ``S`` whose branch set holds ``v``, or -1.
@@ -207,6 +213,8 @@ def clique_minor(adj, S, allowed, max_steps):
     queue = np.empty(n, dtype=np.int64)
     cand = np.empty(W, dtype=np.uint64)
     for step in range(max_steps):
+        if deadline > 0 and (step & 15) == 15 and monotonic() > deadline:
+            return False, owner
         # uncovered pair with the fewest common free neighbours
         bi = -1
         bj = -1

@@ -266,7 +266,7 @@ def _solve_connected(adj, state, depth):
         t = time.perf_counter()
         A = adj.copy()
         alive = np.ones(n, dtype=np.bool_)
-        removed, ptr, nbr, low = preprocess.simplicial_reduce(A, alive, max(state.lb, 1))
+        removed, ptr, nbr, low = preprocess.simplicial_reduce(A, alive, max(state.lb, 1), state.compiled_deadline())
         # the simplicial degrees are clique sizes minus one in a minor of the input
         state.raise_lb(low if removed.size else state.lb, "reductions")
         core = np.flatnonzero(alive)
@@ -296,9 +296,9 @@ def _solve_connected(adj, state, depth):
 def _greedy(adj, state):
     """Best greedy elimination ordering: (order, width)."""
     t = time.perf_counter()
-    best = bounds.elimination_ordering(adj, bounds.MIN_DEGREE, -1, -1)
+    best = bounds.elimination_ordering(adj, bounds.MIN_DEGREE, -1, -1, 0.0)
     if not state.expired():
-        o, w = bounds.elimination_ordering(adj, bounds.MIN_FILL, -1, best[1])
+        o, w = bounds.elimination_ordering(adj, bounds.MIN_FILL, -1, best[1], state.compiled_deadline())
         if w < best[1]:
             best = (o, w)
     state.times["bounds"] += time.perf_counter() - t
@@ -307,7 +307,7 @@ def _greedy(adj, state):
 
 def _lower(adj, state, ub):
     t = time.perf_counter()
-    state.raise_lb(int(bounds.mmd_plus(adj, ub)), "mmd+")
+    state.raise_lb(int(bounds.mmd_plus(adj, ub, state.compiled_deadline())), "mmd+")
     state.times["bounds"] += time.perf_counter() - t
 
 
@@ -364,8 +364,9 @@ def _split_and_solve(adj, state):
         if Sv.size and adj_bool[np.ix_(Sv, Sv)].sum() == Sv.size * (Sv.size - 1):
             ok = True  # a clique separator
         else:
-            ok = preprocess.clique_minor(adj, S, above, max_steps)[0] and preprocess.clique_minor(
-                adj, S, below, max_steps)[0]
+            deadline = state.compiled_deadline()
+            ok = preprocess.clique_minor(adj, S, above, max_steps, deadline)[0] and preprocess.clique_minor(
+                adj, S, below, max_steps, deadline)[0]
         safe[x] = ok
         cache[key] = ok if ok else None
     # parts: components of the tree without the safe edges
