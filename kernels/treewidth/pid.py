@@ -112,7 +112,8 @@ _C_TQ = 18
 _C_TC = 19
 _C_VSCAN = 20
 _C_VIX = 21
-_C_NCOUNT = 22
+_C_SCANF = 22    # scan every O-block when |O-blocks| * W < SCANF * (index lookups); set by the solver
+_C_NCOUNT = 23
 
 
 @njit(cache=True)
@@ -439,6 +440,7 @@ def _scan_sizes(C, S, c0, m, lo, hi, ob_sets, ob_info, sz_head, out, nout, cnt):
     for t in range(lo, hi + 1):
         j = sz_head[t]
         while j >= 0:
+            cnt[_C_VSCAN] += 1
             if _plug_ok(C, S, c0, m, ob_sets, j):
                 out[nout] = j
                 nout += 1
@@ -447,10 +449,45 @@ def _scan_sizes(C, S, c0, m, lo, hi, ob_sets, ob_info, sz_head, out, nout, cnt):
 
 
 @njit(cache=True)
+def _scan_all(C, S, c0, m, ob_sets, no, out):
+    """Every O-block against the I-block, reading the table in order (fast for small ``W``)."""
+    W = C.shape[0]
+    nout = 0
+    for j in range(no):
+        out_ = 0
+        ok = True
+        inside = True
+        for w in range(W):
+            t = ob_sets[j, 0, w]
+            out_ += popcount(t & ~S[w])
+            if out_ > m or (t & C[w]):
+                ok = False
+                break
+            if S[w] & ~t:
+                inside = False
+        if ok and not inside and _has(ob_sets[j, 1], c0) == 1:
+            out[nout] = j
+            nout += 1
+    return nout
+
+
+@njit(cache=True)
 def _ix_query(C, S, m, k, n, ob_sets, ob_info, ix_keys, ix_head, ix_ent, ix_fp, sz_head, cnt, out, sverts):
     """O-blocks ``(T, O)`` with ``C`` inside ``O``, ``|T - S| <= m`` and ``S`` not inside ``T``;
-    written to ``out``, returns how many."""
+    written to ``out``, returns how many.
+
+    Chooses between the index and a sequential scan of all O-blocks by their estimated cost:
+    about ``|S| (|S| - 1) / 2 (m + 1)`` list lookups against ``W`` words per O-block.
+    """
     c0 = _first(C)
+    ssize = 0
+    for w in range(S.shape[0]):
+        ssize += popcount(S[w])
+    no = cnt[_C_NO]
+    lookups = ssize * (ssize - 1) // 2 * (m + 1) + ssize
+    if m + 1 > _RANK or no * S.shape[0] < cnt[_C_SCANF] * lookups:
+        cnt[_C_VSCAN] += no
+        return _scan_all(C, S, c0, m, ob_sets, no, out)
     nfs = ~_fingerprint(S)
     # no overlap needed: |T| <= m
     nout = _scan_sizes(C, S, c0, m, 1, min(m, k), ob_sets, ob_info, sz_head, out, 0, cnt)
@@ -495,6 +532,7 @@ def _ix_query(C, S, m, k, n, ob_sets, ob_info, ix_keys, ix_head, ix_ent, ix_fp, 
                         if popcount(ix_fp[h, i] & nfs) > m:
                             continue
                         j = ix_ent[h, i]
+                        cnt[_C_VIX] += 1
                         if ob_info[j, 0] < m + 2:
                             continue
                         T = ob_sets[j, 0]
@@ -984,6 +1022,7 @@ class PIDSolver:
         self.wl_pm = np.empty(4 * capP, dtype=np.int32)
         self.cnt = np.zeros(_C_NCOUNT, dtype=np.int64)
         self.cnt[_C_SOLUTION] = -1
+        self.cnt[_C_SCANF] = 256
         self.k = None
         self.status = None
 
