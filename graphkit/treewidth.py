@@ -419,14 +419,14 @@ def treewidth(G, device="auto", time_limit=None, *, method="auto", dedup="exact"
         raise ValueError(f"max_states must be a positive integer, got {max_states!r}")
     if max_memory is not None and (not isinstance(max_memory, (int, np.integer)) or max_memory < 1 << 20):
         raise ValueError(f"max_memory must be an integer of at least 2**20 bytes, got {max_memory!r}")
+    if method == "pid" and device == "gpu":
+        raise ValueError("method='pid' runs on the CPU; use method='bfs' for the GPU")
     t0 = time.perf_counter()
     G = as_graph(G)
     dev = resolve_device(device)
     if method == "auto":
         method = "bfs" if device == "gpu" else "pid"
     if method == "pid":
-        if device == "gpu":
-            raise ValueError("method='pid' runs on the CPU; use method='bfs' for the GPU")
         dev = "cpu"
     from kernels.treewidth.solve import solve
 
