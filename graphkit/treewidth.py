@@ -398,8 +398,8 @@ def treewidth(G, device="auto", time_limit=None, *, method="auto", dedup="exact"
     >>> graphkit.is_tree_decomposition(nx.grid_2d_graph(4, 4), res.decomposition, width=4)
     True
     >>> res = graphkit.treewidth(nx.petersen_graph(), method="bfs", device="cpu")
-    >>> res.width, res.phase
-    (4, 'bfs')
+    >>> res.width, res.optimal, res.method
+    (4, True, 'bfs')
 
     References
     ----------
