@@ -120,34 +120,38 @@ def pace_instances():
     return rows
 
 
-def _solved_within(row, limit):
-    return bool(row.get("optimal")) and row.get("seconds", 1e9) <= limit
+def _seconds(row, clock):
+    return row.get("cpu_seconds" if clock == "cpu" else "seconds", 1e9)
 
 
-def pace_summary(rows, limits, peer_limit=20.0):
+def _solved_within(row, limit, clock="wall"):
+    return bool(row.get("optimal")) and _seconds(row, clock) <= limit
+
+
+def pace_summary(rows, limits, peer_limit=20.0, clock="wall"):
     lines = []
     peer_solved = [r for r in rows if r["peer_seconds"] is not None and r["peer_seconds"] <= peer_limit]
     lines.append(f"| time limit | instances | solved (ours) | solved (Tamaki, {peer_limit:g} s) | both solve | "
                  f"median s, ours (both) | median s, Tamaki (both) |")
     lines.append("|---|---|---|---|---|---|---|")
     for lim in limits:
-        ours = [r for r in rows if _solved_within(r, lim)]
+        ours = [r for r in rows if _solved_within(r, lim, clock)]
         both = [r for r in ours if r["peer_seconds"] is not None and r["peer_seconds"] <= peer_limit]
-        med_o = statistics.median(r["seconds"] for r in both) if both else float("nan")
+        med_o = statistics.median(_seconds(r, clock) for r in both) if both else float("nan")
         med_p = statistics.median(r["peer_seconds"] for r in both) if both else float("nan")
         lines.append(f"| {lim:g} s | {len(rows)} | {len(ours)} | {len(peer_solved)} | {len(both)} | {med_o:.2f} | "
                      f"{med_p:.2f} |")
     return "\n".join(lines)
 
 
-def pace_table(rows, limits):
+def pace_table(rows, limits, clock="wall"):
     lines = ["| instance | n | m | tw | ours: width (lower) | ours s | phase | Tamaki s |", "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         if "width" in r:
             wl = f"{r['width']}" if r["optimal"] else f"{r['width']} ({r['lower']})"
         else:
             wl = r.get("status", "-")
-        sec = f"{r['seconds']:.2f}" if r.get("optimal") else f"> {max(limits):g}"
+        sec = f"{_seconds(r, clock):.2f}" if _solved_within(r, max(limits), clock) else f"> {max(limits):g}"
         peer = f"{r['peer_seconds']:.2f}" if r["peer_seconds"] is not None else "> 20"
         lines.append(f"| {r['name']} | {r['n']} | {r['m']} | {r['tw']} | {wl} | {sec} | {r.get('phase') or '-'} | "
                      f"{peer} |")
@@ -165,10 +169,12 @@ def run_pace(args):
     if args.first:
         rows = rows[: args.first]
     limits = sorted(float(x) for x in args.limits.split(","))
+    # on a shared machine, --clock cpu judges by CPU seconds and gives the solver more wall time
+    wall_limit = max(limits) * (3.0 if args.clock == "cpu" else 1.0)
     # compile / load the kernels once before any timed run
     subprocess.run([sys.executable, str(Path(__file__).resolve()), "--warm-up"], check=True)
     for r in rows:
-        res = run_worker(BENCH / r["file"], max(limits), args.cpu, args.method, args.device)
+        res = run_worker(BENCH / r["file"], wall_limit, args.cpu, args.method, args.device)
         r.update(res)
         if r.get("optimal") and (r.get("width") != r["tw"] or not r.get("valid")):
             r["error"] = f"wrong answer: width {r.get('width')} valid {r.get('valid')} (known {r['tw']})"
@@ -179,15 +185,16 @@ def run_pace(args):
         if "error" in r:
             print(f"  ERROR {r['error']}", file=sys.stderr)
     meta = {"machine": platform.processor() or platform.machine(), "cpu_count": os.cpu_count(), "cpu": args.cpu,
-            "limits": limits, "method": args.method, "device": args.device,
+            "limits": limits, "clock": args.clock, "method": args.method, "device": args.device,
             "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None}
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
-    print(f"## Exact treewidth, PACE 2017 exact track ({len(rows)} instances, one CPU each)\n")
-    print(pace_summary(rows, limits))
+    what = "CPU seconds" if args.clock == "cpu" else "wall-clock seconds"
+    print(f"## Exact treewidth, PACE 2017 exact track ({len(rows)} instances, one CPU each, {what})\n")
+    print(pace_summary(rows, limits, clock=args.clock))
     print()
-    print(pace_table(rows, limits))
+    print(pace_table(rows, limits, clock=args.clock))
     print(f"\n(written to {out})", file=sys.stderr)
     return 0 if not any("error" in r for r in rows) else 1
 
@@ -238,6 +245,8 @@ def main(argv=None):
     ap.add_argument("--first", type=int, default=0, help="only the first N instances")
     ap.add_argument("--all", action="store_true", help="paper: also the instances the paper could not finish")
     ap.add_argument("--cpu", type=int, default=0, help="CPU to pin the workers to (-1: no pinning)")
+    ap.add_argument("--clock", default="wall", choices=["wall", "cpu"],
+                    help="judge the limits by wall-clock or, on a shared machine, by CPU seconds")
     ap.add_argument("--method", default="auto", choices=["auto", "pid", "bfs"])
     ap.add_argument("--device", default="cpu", choices=["auto", "cpu", "gpu"])
     ap.add_argument("--out", default="bench_results/bench_treewidth.json")

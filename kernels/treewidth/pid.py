@@ -82,7 +82,7 @@ _B_WAIT = 5      # head of the list of pending candidates waiting for this block
 _B_COLS = 6
 
 # pm_info columns
-_P_STATE = 0     # 0 invalid, 1 pending, 2 endorsed
+_P_STATE = 0     # 0 invalid, 1 pending, 2 endorsed, 3 has a full component
 _P_OUT = 1       # outbound block or -1
 _P_START = 2
 _P_COUNT = 3
@@ -639,6 +639,7 @@ def _try_pmc(K, g, st, sc):
             for w in range(W):
                 visited[w] |= cbuf[nc, w]
             if count(sbuf[nc]) == ksize:
+                pm_info[pm, _P_STATE] = 3
                 return
             nc += 1
     # blocks; the outbound one with the largest separator (outbound separators form a chain)
@@ -758,8 +759,11 @@ def _combine(b, j, k, g, st, sc):
     for w in range(W):
         T[w] = ob_sets[j, 0, w] | S[w]
         tsz += popcount(T[w])
-    # known already as an O-block or a candidate: nothing new
+    # known already as an O-block, or as a candidate without a full component: nothing new
     if _lookup(ob_table, ob_sets, T, 0) >= 0:
+        return
+    p = _lookup_row(pm_table, pm_sets, T)
+    if p >= 0 and pm_info[p, _P_STATE] != 3:
         return
     # components of G - (T + S): those of G - T other than O keep their smaller
     # neighbourhoods, so the full ones lie in O - S
