@@ -86,9 +86,12 @@ class TreewidthResult:
     time : float
         Wall time in seconds.
     ordering : ndarray
-        Elimination ordering (all vertices) of width at most ``width``.
+        Elimination ordering (all vertices) of width at most ``width``; vertex names on a
+        labelled graph (networkx or igraph input), ids otherwise.
     decomposition : TreeDecomposition
-        Tree decomposition of width ``width``.
+        Tree decomposition of width ``width``; its bags hold vertex names on a labelled graph.
+    ordering_indices, decomposition_indices
+        The same in vertex ids ``0 .. n-1``.
     iterations : tuple of dict
         One record per (piece, k) of the exact search.
     stats : dict
@@ -113,6 +116,8 @@ class TreewidthResult:
     phase: str | None = None
     method: str = "pid"
     stats: dict = field(repr=False, default_factory=dict)
+    ordering_indices: np.ndarray | None = field(repr=False, default=None)
+    decomposition_indices: TreeDecomposition | None = field(repr=False, default=None)
 
     @property
     def states_per_second(self) -> float:
@@ -131,8 +136,8 @@ def ordering_width(G, ordering) -> int:
     Parameters
     ----------
     G : Graph or anything :func:`graphkit.as_graph` accepts
-    ordering : sequence of int
-        A permutation of the vertices.
+    ordering : sequence
+        A permutation of the vertices (their names on a labelled graph, e.g. networkx input).
 
     Examples
     --------
@@ -145,6 +150,20 @@ def ordering_width(G, ordering) -> int:
     return td.width
 
 
+def _ids(G, vertices):
+    """Vertex ids of ``vertices`` (names on a labelled graph)."""
+    return np.asarray(G.to_ids(vertices) if G.labelled else vertices)
+
+
+def _named(G, td):
+    """``td`` with its bags in the graph's vertex names (unchanged for an unlabelled graph)."""
+    if not G.labelled or not td.bags:
+        return td
+    sizes = [len(b) for b in td.bags]
+    names = G.to_labels(np.concatenate([np.asarray(b, dtype=np.int64) for b in td.bags]))
+    return TreeDecomposition(list(np.split(names, np.cumsum(sizes)[:-1])), td.edges)
+
+
 def decomposition_from_ordering(G, ordering) -> TreeDecomposition:
     """Tree decomposition of an elimination ordering: one bag per vertex.
 
@@ -155,13 +174,15 @@ def decomposition_from_ordering(G, ordering) -> TreeDecomposition:
     Parameters
     ----------
     G : Graph or anything :func:`graphkit.as_graph` accepts
-    ordering : sequence of int
-        A permutation of ``range(G.n)``.
+    ordering : sequence
+        A permutation of the vertices: ``range(G.n)``, or the vertex names of a labelled
+        graph (networkx input).
 
     Returns
     -------
     TreeDecomposition
-        Bag ``i`` belongs to ``ordering[i]``; its width is the width of the ordering.
+        Bag ``i`` belongs to ``ordering[i]``; its width is the width of the ordering. Bags
+        hold vertex names on a labelled graph.
 
     Examples
     --------
@@ -171,10 +192,10 @@ def decomposition_from_ordering(G, ordering) -> TreeDecomposition:
     ([[0, 1], [1, 2], [2]], [[0, 1], [1, 2]])
     """
     G = as_graph(G)
-    order = np.asarray(ordering, dtype=np.int64).ravel()
+    order = np.asarray(_ids(G, ordering), dtype=np.int64).ravel()
     n = G.n
     if order.size != n or (n and (order.min() < 0 or order.max() >= n or np.unique(order).size != n)):
-        raise ValueError("ordering must be a permutation of the vertices 0..n-1")
+        raise ValueError("ordering must be a permutation of the vertices")
     adj = _adjacency_sets(G)
     pos = np.empty(n, dtype=np.int64)
     pos[order] = np.arange(n)
@@ -192,7 +213,7 @@ def decomposition_from_ordering(G, ordering) -> TreeDecomposition:
     for a, b in zip(roots[:-1], roots[1:]):
         edges.append((a, b))
     E = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
-    return TreeDecomposition(bags, E)
+    return _named(G, TreeDecomposition(bags, E))
 
 
 def is_tree_decomposition(G, td, width=None) -> bool:
@@ -206,7 +227,8 @@ def is_tree_decomposition(G, td, width=None) -> bool:
     ----------
     G : Graph or anything :func:`graphkit.as_graph` accepts
     td : TreeDecomposition
-        Or any object with ``bags`` (sequence of vertex arrays) and ``edges`` (k x 2).
+        Or any object with ``bags`` (sequence of vertex arrays) and ``edges`` (k x 2). On a
+        labelled graph (networkx input) the bags hold vertex names.
     width : int, optional
         Required width (largest bag size minus one).
 
@@ -216,11 +238,20 @@ def is_tree_decomposition(G, td, width=None) -> bool:
     >>> td = graphkit.tree_decomposition(nx.cycle_graph(6))
     >>> graphkit.is_tree_decomposition(nx.cycle_graph(6), td, width=2)
     True
+    >>> G = nx.grid_2d_graph(3, 3)
+    >>> graphkit.is_tree_decomposition(G, graphkit.tree_decomposition(G), width=3)
+    True
     """
     G = as_graph(G)
     if not hasattr(td, "bags") or not hasattr(td, "edges"):
         raise TypeError(f"td must have 'bags' and 'edges', got {type(td).__name__}")
-    bags = [np.asarray(b, dtype=np.int64).ravel() for b in td.bags]
+    if G.labelled:
+        try:
+            bags = [G.to_ids(list(b)) for b in td.bags]
+        except KeyError:  # a name that is not a vertex
+            return False
+    else:
+        bags = [np.asarray(b, dtype=np.int64).ravel() for b in td.bags]
     nb = len(bags)
     E = np.asarray(td.edges, dtype=np.int64).reshape(-1, 2)
     n = G.n
@@ -286,7 +317,7 @@ def treewidth_bounds(G):
     lo = max(int(bounds.degeneracy(adj)), int(bounds.mmd_plus(adj, -1)))
     o1, w1 = bounds.elimination_ordering(adj, bounds.MIN_DEGREE, -1, -1)
     o2, w2 = bounds.elimination_ordering(adj, bounds.MIN_FILL, -1, -1)
-    return lo, int(min(w1, w2)), (o1 if w1 <= w2 else o2)
+    return lo, int(min(w1, w2)), G.to_labels(o1 if w1 <= w2 else o2)
 
 
 def _ordering_from_bags(bags, edges, nverts):
@@ -445,7 +476,8 @@ def treewidth(G, device="auto", time_limit=None, *, method="auto", dedup="exact"
              "lower_bound_from": out["lb_source"]}
     return TreewidthResult(width, out["status"] == "optimal", int(out["lower"]), int(width), out["status"],
                            int(out["expanded"]), int(out["largest_core"]), dev, dedup, time.perf_counter() - t0,
-                           ordering, td, tuple(out["iterations"]), out["phase"], method, stats)
+                           G.to_labels(ordering), _named(G, td), tuple(out["iterations"]), out["phase"], method,
+                           stats, ordering, td)
 
 
 def tree_decomposition(G, device="auto", time_limit=None, **kwargs) -> TreeDecomposition:

@@ -112,9 +112,31 @@ def test_known_families(G, expected):
     assert res.width == expected
     assert res.optimal and res.status == "optimal"
     assert res.lower_bound == res.upper_bound == expected
-    assert sorted(res.ordering.tolist()) == list(range(G.number_of_nodes()))
+    assert sorted(res.ordering_indices.tolist()) == list(range(G.number_of_nodes()))
+    assert set(res.ordering.tolist()) == set(G.nodes)
     assert is_tree_decomposition(G, res.decomposition, width=expected)
     assert graphkit.ordering_width(G, res.ordering) == expected
+
+
+def test_results_use_the_input_labels():
+    G = nx.path_graph([10, 20, 30, 40])
+    res = treewidth(G)
+    assert res.width == 1 and res.optimal
+    assert sorted(res.ordering.tolist()) == [10, 20, 30, 40]
+    assert all(set(b.tolist()) <= {10, 20, 30, 40} for b in res.decomposition.bags)
+    assert is_tree_decomposition(G, res.decomposition, width=1)
+    assert all(set(b.tolist()) <= {0, 1, 2, 3} for b in res.decomposition_indices.bags)
+    H = nx.grid_2d_graph(3, 4)
+    res = treewidth(H)
+    assert all(isinstance(v, tuple) for b in res.decomposition.bags for v in b)
+    assert is_tree_decomposition(H, res.decomposition, width=3)
+    assert graphkit.ordering_width(H, res.ordering) == 3
+    td = decomposition_from_ordering(H, res.ordering)
+    assert is_tree_decomposition(H, td, width=3)
+    # a bag naming a vertex that does not exist
+    bad = TreeDecomposition([np.array([(9, 9)], dtype=object)] + list(res.decomposition.bags[1:]),
+                            res.decomposition.edges)
+    assert not is_tree_decomposition(H, bad)
 
 
 def test_empty_graph():
@@ -424,8 +446,8 @@ def test_cli_tw_roundtrip(shared_data, tmp_path):
         assert main(["tw", str(path), "--device", "cpu", "--time-limit", "30"]) == 0
     out = tmp_path / "water.td"
     out.write_text(buf.getvalue())
-    td, n = read_tree_decomposition(out)
     G = read_graph(path)
+    td, n = read_tree_decomposition(out, base=G.index_base)
     assert n == G.n
     assert is_tree_decomposition(G, td, width=9)
 
