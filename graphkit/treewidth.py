@@ -308,12 +308,12 @@ def treewidth_bounds(G):
     (4, 4)
     """
     from kernels.treewidth import bounds
-    from kernels.treewidth.solve import _bitsets_from_csr
+    from kernels.treewidth.solve import bitsets_from_csr
 
     G = as_graph(G)
     if G.n == 0:
         return -1, -1, np.zeros(0, dtype=np.int64)
-    adj = _bitsets_from_csr(G.indptr.astype(np.int64), G.indices.astype(np.int64), G.n)
+    adj = bitsets_from_csr(G.indptr.astype(np.int64), G.indices.astype(np.int64), G.n)
     lo = max(int(bounds.degeneracy(adj)), int(bounds.mmd_plus(adj, -1)))
     o1, w1 = bounds.elimination_ordering(adj, bounds.MIN_DEGREE, -1, -1)
     o2, w2 = bounds.elimination_ordering(adj, bounds.MIN_FILL, -1, -1)
@@ -419,6 +419,12 @@ def treewidth(G, device="auto", time_limit=None, *, method="auto", dedup="exact"
     Returns
     -------
     TreewidthResult
+
+    Raises
+    ------
+    MemoryError
+        A connected component too large for the dense bitset representation of the
+        solver within ``max_memory`` (about ``n * n / 2`` bytes for ``n`` vertices).
 
     Examples
     --------

@@ -12,7 +12,7 @@ import graphkit
 from graphkit.treewidth import is_tree_decomposition, treewidth
 from kernels.treewidth import bounds, pid, preprocess
 from kernels.treewidth._bits import monotonic
-from kernels.treewidth.solve import _bitsets_from_csr
+from kernels.treewidth.solve import bitsets_from_csr
 from test_treewidth import subset_dp
 
 
@@ -28,7 +28,7 @@ def _csr(G):
 
 def _bits(G):
     G, indptr, indices = _csr(G)
-    return G, _bitsets_from_csr(indptr, indices, G.number_of_nodes())
+    return G, bitsets_from_csr(indptr, indices, G.number_of_nodes())
 
 
 def _td(bags, edges):
@@ -109,6 +109,12 @@ def test_treewidth_reports_memory_status():
     assert res.status == "memory" and not res.optimal
     assert res.lower_bound <= 9 <= res.width
     assert is_tree_decomposition(G, res.decomposition, width=res.width)
+
+
+def test_huge_component_is_a_clear_memory_error():
+    G = graphkit.Graph.from_edges(40000, np.arange(39999), np.arange(1, 40000))
+    with pytest.raises(MemoryError, match="40000 vertices"):
+        treewidth(G, max_memory=1 << 24)
 
 
 # ---------------------------------------------------------------- bounds

@@ -111,3 +111,77 @@ def from_bitset(a: np.ndarray) -> np.ndarray:
     """Sorted vertex indices of the bitset ``a``."""
     bits = np.unpackbits(np.ascontiguousarray(a, dtype="<u8").view(np.uint8), bitorder="little")
     return np.flatnonzero(bits).astype(np.int64)
+
+
+@njit(cache=True)
+def bits_components(adj):
+    """Connected components of a bitset graph: ``(count, label per vertex)``."""
+    n, W = adj.shape
+    label = np.full(n, -1, dtype=np.int64)
+    stack = np.empty(n, dtype=np.int64)
+    c = 0
+    for s in range(n):
+        if label[s] >= 0:
+            continue
+        label[s] = c
+        stack[0] = s
+        top = 1
+        while top:
+            top -= 1
+            u = stack[top]
+            for q in range(W):
+                x = adj[u, q]
+                while x:
+                    v = q * 64 + ctz(x)
+                    x &= x - np.uint64(1)
+                    if label[v] < 0:
+                        label[v] = c
+                        stack[top] = v
+                        top += 1
+        c += 1
+    return c, label
+
+
+@njit(cache=True)
+def bits_csr(adj):
+    """CSR ``(indptr, indices)`` of a bitset graph (sorted rows)."""
+    n, W = adj.shape
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    for u in range(n):
+        d = 0
+        for q in range(W):
+            d += popcount(adj[u, q])
+        indptr[u + 1] = indptr[u] + d
+    indices = np.empty(indptr[n], dtype=np.int64)
+    for u in range(n):
+        p = indptr[u]
+        for q in range(W):
+            x = adj[u, q]
+            while x:
+                indices[p] = q * 64 + ctz(x)
+                x &= x - np.uint64(1)
+                p += 1
+    return indptr, indices
+
+
+@njit(cache=True)
+def bits_induced(adj, verts):
+    """Bitset adjacency of the subgraph induced by ``verts`` (new vertex i is ``verts[i]``)."""
+    n, W = adj.shape
+    k = verts.shape[0]
+    W2 = max(1, (k + 63) // 64)
+    pos = np.full(n, -1, dtype=np.int64)
+    for i in range(k):
+        pos[verts[i]] = i
+    out = np.zeros((k, W2), dtype=np.uint64)
+    for i in range(k):
+        u = verts[i]
+        for q in range(W):
+            x = adj[u, q]
+            while x:
+                v = q * 64 + ctz(x)
+                x &= x - np.uint64(1)
+                j = pos[v]
+                if j >= 0:
+                    out[i, j >> 6] |= np.uint64(1) << np.uint64(j & 63)
+    return out

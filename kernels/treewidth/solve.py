@@ -34,9 +34,9 @@ import time
 import numpy as np
 
 from . import bounds, pid, preprocess
-from ._bits import monotonic
+from ._bits import bits_components, bits_csr, bits_induced, monotonic
 
-__all__ = ["solve", "PHASES"]
+__all__ = ["solve", "bitsets_from_csr", "PHASES"]
 
 PHASES = ("trivial", "bounds", "pid", "bfs")
 
@@ -84,52 +84,56 @@ class _State:
 
 
 # --------------------------------------------------------------------------- bitset graphs
-def _pack(bools):
-    """Boolean rows ``(r, n)`` to ``(r, W)`` uint64 bitsets."""
-    r, n = bools.shape
-    W = max(1, (n + 63) // 64)
-    out = np.zeros((r, W * 8), dtype=np.uint8)
-    if n:
-        packed = np.packbits(bools, axis=1, bitorder="little")
-        out[:, : packed.shape[1]] = packed
-    return out.view(np.uint64).reshape(r, W)
-
-
 def _unpack(bits, n):
     return np.unpackbits(np.ascontiguousarray(bits).view(np.uint8), axis=-1, bitorder="little")[..., :n].astype(bool)
 
 
-def _bitsets_from_csr(indptr, indices, n):
-    bools = np.zeros((n, n), dtype=bool)
-    rows = np.repeat(np.arange(n), np.diff(indptr))
-    bools[rows, indices] = True
-    np.fill_diagonal(bools, False)
-    return _pack(bools)
+def bitsets_from_csr(indptr, indices, n):
+    """``(n, W)`` uint64 bitset adjacency of a CSR graph (self loops dropped)."""
+    W = max(1, (n + 63) // 64)
+    adj = np.zeros((n, W), dtype=np.uint64)
+    indptr = np.asarray(indptr, dtype=np.int64)
+    cols = np.asarray(indices, dtype=np.int64)
+    rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(indptr))
+    keep = rows != cols
+    rows, cols = rows[keep], cols[keep]
+    np.bitwise_or.at(adj, (rows, cols >> 6), np.left_shift(np.uint64(1), (cols & 63).astype(np.uint64)))
+    return adj
 
 
 def _induced(adj, verts):
-    n = adj.shape[0]
-    return _pack(_unpack(adj[verts], n)[:, verts])
+    return bits_induced(adj, np.asarray(verts, dtype=np.int64))
 
 
 def _components(adj):
-    from scipy.sparse import csr_matrix
-    from scipy.sparse.csgraph import connected_components
-
-    n = adj.shape[0]
-    A = csr_matrix(_unpack(adj, n))
-    ncomp, labels = connected_components(A, directed=False)
+    ncomp, labels = bits_components(adj)
     order = np.argsort(labels, kind="stable")
     splits = np.cumsum(np.bincount(labels, minlength=ncomp))[:-1]
     return np.split(order, splits)
 
 
 def _csr(adj):
-    n = adj.shape[0]
-    B = _unpack(adj, n)
-    indptr = np.concatenate([[0], np.cumsum(B.sum(axis=1))]).astype(np.int64)
-    indices = np.nonzero(B)[1].astype(np.int64)
-    return indptr, indices
+    return bits_csr(adj)
+
+
+def _is_clique(adj, S, n):
+    """Whether the vertex set ``S`` (bitset) is a clique of the bitset graph ``adj``."""
+    Sv = np.flatnonzero(_unpack(S, n))
+    if Sv.size <= 1:
+        return True
+    miss = S[None, :] & ~adj[Sv]
+    miss[np.arange(Sv.size), Sv >> 6] &= ~np.left_shift(np.uint64(1), (Sv & 63).astype(np.uint64))
+    return not miss.any()
+
+
+def _make_clique(adj, verts):
+    """Add every edge between the vertices ``verts`` to the bitset graph ``adj`` (in place)."""
+    verts = np.asarray(verts, dtype=np.int64)
+    rows = np.repeat(verts, verts.size)
+    cols = np.tile(verts, verts.size)
+    keep = rows != cols
+    rows, cols = rows[keep], cols[keep]
+    np.bitwise_or.at(adj, (rows, cols >> 6), np.left_shift(np.uint64(1), (cols & 63).astype(np.uint64)))
 
 
 def _subset(a, b):
@@ -178,7 +182,8 @@ def _elimination_td(adj, order):
 
 
 def _bag_lists(bag_bits, n):
-    return [np.flatnonzero(row) for row in _unpack(bag_bits, n)]
+    ptr, idx = bits_csr(bag_bits)
+    return np.split(idx, ptr[1:-1])
 
 
 def _single_bag(n):
@@ -344,31 +349,22 @@ def _split_and_solve(adj, state):
             sub[parent[x]] |= sub[x]
     allv = np.zeros_like(bag_bits[0])
     allv |= sub[0]
-    adj_bool = _unpack(adj, n)
     safe = [False] * nb  # safe[x]: the edge from x to its parent
-    cache = {}
     max_steps = int(state.opt["minor_steps"])
     for x in bfs[1:]:
         if state.expired():
             break
         p = parent[x]
         S = bag_bits[x] & bag_bits[p]
-        key = S.tobytes()
         below = sub[x] & ~S
         above = allv & ~sub[x]
-        if key in cache and cache[key] is not None:
-            safe[x] = cache[key]
-            if safe[x]:
-                continue
-        Sv = np.flatnonzero(_unpack(S, n))
-        if Sv.size and adj_bool[np.ix_(Sv, Sv)].sum() == Sv.size * (Sv.size - 1):
+        if _is_clique(adj, S, n):
             ok = True  # a clique separator
         else:
             deadline = state.compiled_deadline()
             ok = preprocess.clique_minor(adj, S, above, max_steps, deadline)[0] and preprocess.clique_minor(
                 adj, S, below, max_steps, deadline)[0]
         safe[x] = ok
-        cache[key] = ok if ok else None
     # parts: components of the tree without the safe edges
     part = [-1] * nb
     nparts = 0
@@ -390,15 +386,13 @@ def _split_and_solve(adj, state):
     for q in range(nparts):
         U_bits = np.bitwise_or.reduce(bag_bits[members[q]], axis=0)
         U = np.flatnonzero(_unpack(U_bits, n))
-        part_bool = adj_bool[np.ix_(U, U)].copy()
+        padj = _induced(adj, U)
         for x, p in cuts:
             if part[x] == q or part[p] == q:
-                S = np.flatnonzero(_unpack(bag_bits[x] & bag_bits[p], n))
-                loc = np.searchsorted(U, S)
-                part_bool[np.ix_(loc, loc)] = True
-        np.fill_diagonal(part_bool, False)
+                loc = np.searchsorted(U, np.flatnonzero(_unpack(bag_bits[x] & bag_bits[p], n)))
+                _make_clique(padj, loc)
         width = max(int(_unpack(bag_bits[i], n).sum()) for i in members[q]) - 1
-        info.append((U, _pack(part_bool), width))
+        info.append((U, padj, width))
     # lower bounds of the parts first: the largest one makes the others cheap
     if not state.expired():
         for U, padj, width in sorted(info, key=lambda t: -t[2]):
@@ -611,10 +605,33 @@ def solve(indptr, indices, n, *, time_limit=None, method="pid", device="cpu", op
            "disjoint_paths": True, "mmw": True, "simplicial_rule": True, "dedup": "exact", "max_states": None}
     opt.update(options or {})
     state = _State(time_limit, method, device, opt)
-    adj = _bitsets_from_csr(np.asarray(indptr), np.asarray(indices), n)
+    indptr = np.asarray(indptr, dtype=np.int64)
+    indices = np.asarray(indices, dtype=np.int64)
     if n and len(indices):
         state.raise_lb(1, "trivial")
-    bags, edges = _solve_graph(adj, state, 0)
+    # components on the sparse graph; each is handled as a dense bitset graph (n^2 / 8 bytes)
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    A = csr_matrix((np.ones(indices.size, dtype=np.int8), indices, indptr), shape=(n, n))
+    ncomp, labels = connected_components(A, directed=False) if n else (0, np.zeros(0, dtype=np.int64))
+    comps = np.split(np.argsort(labels, kind="stable"), np.cumsum(np.bincount(labels, minlength=ncomp))[:-1])
+    comps = sorted((c for c in comps if c.size), key=len, reverse=True)
+    largest = comps[0].size if comps else 0
+    need = 4 * largest * ((largest + 63) // 64) * 8
+    if need > opt["max_memory"]:
+        raise MemoryError(f"treewidth: a connected component of {largest} vertices needs about {need / 2**30:.1f} GiB "
+                          f"for its dense bitset adjacency (max_memory={opt['max_memory'] / 2**30:.1f} GiB)")
+    bags, edges, roots = [], [], []
+    for comp in comps:
+        sub = A[comp][:, comp].tocsr()
+        sub.sort_indices()
+        b, e = _solve_connected(bitsets_from_csr(sub.indptr, sub.indices, comp.size), state, 0)
+        off = len(bags)
+        roots.append(off)
+        bags.extend(comp[x] for x in b)
+        edges.extend((a + off, c + off) for a, c in e)
+    edges.extend(zip(roots[:-1], roots[1:]))
     width = max((len(b) for b in bags), default=0) - 1
     lower = min(state.lb, width)
     status = "optimal" if lower == width else state.status
