@@ -7,7 +7,9 @@ import bz2
 import gzip
 import io
 import lzma
+import os
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -26,7 +28,10 @@ import matrices  # noqa: E402
 # corrupted edge lists hold self-loops and repeated edges, which the readers drop with a warning
 pytestmark = pytest.mark.filterwarnings("ignore:dropped:UserWarning")
 
-FUZZ = settings(max_examples=40, deadline=None, database=None, derandomize=True,
+#: Examples per fuzz test: 40 in the default run; the slow test below reruns the file with
+#: more ($GPUFOREST_FUZZ_EXAMPLES) in a child interpreter, so that a crash fails a test.
+EXAMPLES = int(os.environ.get("GPUFOREST_FUZZ_EXAMPLES", "40"))
+FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=EXAMPLES <= 40,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 CAP_BYTES = 3 << 29  # 1.5 GiB of address space above what the process holds when a test starts
 
@@ -337,3 +342,18 @@ def test_distributed_matrix_market_reader_corrupted(tmp_path, memory_cap, data, 
         _check_distributed(_read_distributed(path))
     except (ValueError, OSError, DistributedError) as exc:
         assert path.name in str(exc), f"message does not name the file: {exc!r}"
+
+
+@pytest.mark.slow
+def test_fuzz_longer_in_a_child_interpreter():
+    """Every fuzz test above with 25 times the examples, random rather than fixed, in a
+    child process: a reader that crashed the interpreter (as SciPy's C++ reader did) fails
+    this test instead of ending the run."""
+    if EXAMPLES > 40:
+        pytest.skip("already the long run")
+    root = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, GPUFOREST_FUZZ_EXAMPLES="1000",
+               PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow",
+                           str(Path(__file__))], capture_output=True, text=True, env=env, cwd=root, timeout=3600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
