@@ -347,7 +347,7 @@ def amg(A, *, smoother="algebraic_tridiagonal", coarsening="smoothed_aggregation
         (``hierarchy_options`` go to ``pyamg.smoothed_aggregation_solver`` /
         ``ruge_stuben_solver``: strength measures, ``smooth=("energy", ...)``,
         ``max_levels``, ... ; ``max_coarse`` defaults to 500 here) and moved to the
-        device of ``A``. ``"pairwise"``: aggregation by two rounds of matching of the
+        device of ``A`` (pyamg's random draws seeded: one matrix, one hierarchy). ``"pairwise"``: aggregation by two rounds of matching of the
         strong-connection graph (the project's [0,1]-factor), aggregates of up to four
         rows, every step on the backend of ``A`` (options ``theta`` 0.25, ``rounds`` 2,
         ``max_levels`` 20, ``max_coarse`` 500, ``matching``: a dict of the factor's

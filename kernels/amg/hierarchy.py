@@ -12,11 +12,15 @@ from .aggregation import pairwise_level
 from .cycle import LevelOperator
 
 __all__ = ["Hierarchy", "pyamg_hierarchy", "pairwise_hierarchy", "smoothed_prolongator", "from_pyamg",
-           "PYAMG_SMOOTHER_OPTIONS"]
+           "PYAMG_SMOOTHER_OPTIONS", "PYAMG_SEED"]
 
 #: pyamg options that configure pyamg's own cycle, not the hierarchy: refused, since the
 #: cycle and its smoothers are ours (``smoother=`` chooses them).
 PYAMG_SMOOTHER_OPTIONS = ("presmoother", "postsmoother", "coarse_solver", "keep")
+
+#: The seed of NumPy's global generator while pyamg builds a hierarchy (see
+#: :func:`pyamg_hierarchy`).
+PYAMG_SEED = 0
 
 
 class Hierarchy:
@@ -80,7 +84,16 @@ def from_pyamg(ml, like):
 def pyamg_hierarchy(A, coarsening, options):
     """A hierarchy built by pyamg on the host (``coarsening`` "smoothed_aggregation" or
     "ruge_stuben", ``options`` passed through to pyamg's solver), then moved to the
-    backend of ``A``. Returns ``(hierarchy, ml)``."""
+    backend of ``A``. Returns ``(hierarchy, ml)``.
+
+    pyamg draws from NumPy's global generator while it builds: the start vectors of its
+    spectral radius estimates (the damping of smoothed aggregation's prolongator
+    smoother, which changes the coarse operators in their fifth digit from one build to
+    the next), the random weights of the CLJP and PMIS splittings and of MIS aggregation. The build runs with that
+    generator seeded with :data:`PYAMG_SEED`, and its state restored afterwards, so that
+    one matrix always gives the same hierarchy, on the CPU and the GPU alike (the caller's
+    random stream is left as it was; another thread drawing from the global generator
+    during the build would interleave with it)."""
     import pyamg
 
     build = {"smoothed_aggregation": pyamg.smoothed_aggregation_solver,
@@ -95,7 +108,12 @@ def pyamg_hierarchy(A, coarsening, options):
         if unknown:
             raise TypeError(f"unknown {coarsening} option(s) {unknown}")
     host = to_host(A).tocsr().astype(np.float64)  # pyamg builds in float64; the levels take A's dtype
-    ml = build(host, **options)
+    state = np.random.get_state()
+    np.random.seed(PYAMG_SEED)
+    try:
+        ml = build(host, **options)
+    finally:
+        np.random.set_state(state)
     return from_pyamg(ml, A), ml
 
 
