@@ -89,11 +89,11 @@ def pyamg_hierarchy(A, coarsening, options):
     pyamg draws from NumPy's global generator while it builds: the start vectors of its
     spectral radius estimates (the damping of smoothed aggregation's prolongator
     smoother, which changes the coarse operators in their fifth digit from one build to
-    the next), the random weights of the CLJP and PMIS splittings and of MIS aggregation. The build runs with that
-    generator seeded with :data:`PYAMG_SEED`, and its state restored afterwards, so that
-    one matrix always gives the same hierarchy, on the CPU and the GPU alike (the caller's
-    random stream is left as it was; another thread drawing from the global generator
-    during the build would interleave with it)."""
+    the next), the random weights of the CLJP and PMIS splittings and of MIS
+    aggregation. The build runs with that generator seeded with :data:`PYAMG_SEED`, and
+    its state restored afterwards, so that one matrix always gives the same hierarchy, on
+    the CPU and the GPU alike (the caller's random stream is left as it was; another
+    thread drawing from the global generator during the build would interleave with it)."""
     import pyamg
 
     build = {"smoothed_aggregation": pyamg.smoothed_aggregation_solver,
