@@ -367,9 +367,9 @@ def test_gpu_cupyx_solvers_accept_it():
     A = to_device(matrices.poisson2d(48))
     b = A @ cupy.ones(A.shape[0])
     M = amg(A, coarsening="pairwise")
-    x, info = cspla.cg(A, b, M=M.aslinearoperator(), tol=1e-8)
+    x, info = cspla.cg(A, b, M=M.aslinearoperator(), rtol=1e-8)
     assert info == 0
-    x, info = cspla.gmres(A, b, M=M.aslinearoperator(), tol=1e-8)
+    x, info = cspla.gmres(A, b, M=M.aslinearoperator(), rtol=1e-8)
     assert info == 0
 
 
