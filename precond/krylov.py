@@ -6,8 +6,11 @@ On the GPU the iteration keeps every scalar on the device and fuses its vector u
 the scalars): the residual norm, ``|rho|`` and ``|omega|`` are written into a device
 buffer each iteration and read by the host only every ``check_every`` iterations, so the
 loop launches kernels without waiting for them. (``cupyx.scipy.sparse.linalg.bicgstab``,
-from CuPy 14.1, synchronizes several times per iteration.) The CPU runs the same steps
-with NumPy (:class:`_HostOps`).
+from CuPy 14.1, synchronizes several times per iteration.) The device tests the stopping
+criteria itself after every iteration: from the first iteration that meets one, ``x`` and
+``r`` stay as they are until the host's next check, so that the solve returns that
+iteration's ``x`` and count, as with a check after every iteration. The CPU runs the same
+steps with NumPy (:class:`_HostOps`).
 
 References
 ----------
@@ -73,13 +76,37 @@ def as_operator(M):
     return lambda x: M @ x
 
 
-class _HostOps:
-    """BiCGStab's vector updates and scalar bookkeeping with NumPy (scalars on the host)."""
+def _halts(res, rho, omega, tol, tiny) -> bool:
+    """Whether an iteration with residual norm ``res``, ``|rho|`` and ``|omega|`` ends the
+    solve: converged (``res <= tol``), a residual that is not finite, or a breakdown
+    (``|rho|`` or ``|omega|`` below ``tiny``). The twin of the test in the GPU's ``record``
+    kernel: the same comparisons, in float64."""
+    res, rho, omega, tol, tiny = float(res), float(rho), float(omega), float(tol), float(tiny)
+    return res <= tol or not np.isfinite(res) or rho < tiny or omega < tiny
 
-    def __init__(self, dtype, tiny):
-        self.tiny = tiny
+
+def _halt_code(row, tol, tiny) -> int:
+    """SciPy's info code of the iteration (residual norm, ``|rho|``, ``|omega|``) that
+    ended the solve: 0 converged, -10 breakdown of rho (or a residual that is not finite),
+    -11 breakdown of omega."""
+    res, rho, tol, tiny = float(row[0]), float(row[1]), float(tol), float(tiny)
+    if res <= tol:
+        return 0
+    if not np.isfinite(res) or rho < tiny:
+        return -10
+    return -11
+
+
+class _HostOps:
+    """BiCGStab's vector updates and scalar bookkeeping with NumPy (scalars on the host).
+    :meth:`record` tests the stopping criteria (:func:`_halts`) and sets :attr:`halted`,
+    after which the caller runs no more iterations."""
+
+    def __init__(self, dtype, tiny, tol):
+        self.tiny, self.tol = tiny, float(tol)
         self.one = np.ones((), dtype=dtype)[()]
         self.pending = []
+        self.halted = None  # the row of the iteration that ended the solve
 
     def state(self):
         return {"rho_prev": self.one, "alpha": self.one, "omega": self.one}
@@ -106,17 +133,25 @@ class _HostOps:
 
     def record(self, rho, rv, ts, tt, rr, st, row):
         st["alpha"], st["omega"], st["rho_prev"] = rho / self._safe(rv), ts / self._safe(tt), rho
-        self.pending.append((float(np.sqrt(abs(rr))), float(abs(rho)), float(abs(st["omega"]))))
+        values = (float(np.sqrt(abs(rr))), float(abs(rho)), float(abs(st["omega"])))
+        self.pending.append(values)
+        if self.halted is None and _halts(*values, self.tol, self.tiny):
+            self.halted = row
 
     def rows(self, n):
-        """(residual norm, |rho|, |omega|) of the last ``n`` iterations."""
+        """(residual norm, |rho|, |omega|) of the iterations since the last call (``n`` of
+        them, or fewer when one ended the solve), and the row of the one that ended it (or
+        None)."""
         out = np.asarray(self.pending[-n:], dtype=np.float64).reshape(-1, 3)
         self.pending.clear()
-        return out
+        return out, self.halted
 
 
 _GPU_KERNELS = {}
 _SAFE = "template <typename X> __device__ X safe(X den, double tiny) { return abs(den) < tiny ? X(1) : den; }\n"
+# the stopping test of _halts, in double precision as on the host (R: float or double)
+_HALTS = ("template <typename R> __device__ bool halts(R res, R rho, R omega, double tol, double tiny) {"
+          " return double(res) <= tol || !isfinite(double(res)) || double(rho) < tiny || double(omega) < tiny; }\n")
 
 
 def _gpu_kernels():
@@ -131,15 +166,21 @@ def _gpu_kernels():
                         "bicgstab_update_p", preamble=_SAFE),
             direction_s=ek("T r, T v, T rho, T rv, float64 tiny", "T s", "s = r - (rho / safe(rv, tiny)) * v",
                            "bicgstab_direction_s", preamble=_SAFE),
-            update_xr=ek("T s, T t, T phat, T shat, T rho, T rv, T ts, T tt, float64 tiny", "T x, T r",
-                         "T alpha = rho / safe(rv, tiny); T omega = ts / safe(tt, tiny);"
-                         "x = x + alpha * phat + omega * shat; r = s - omega * t",
-                         "bicgstab_update_xr", preamble=_SAFE),
-            record=ek("T rho, T rv, T ts, T tt, T rr, float64 tiny, int64 row",
-                      "T alpha, T omega, T rho_prev, raw R hist",
+            # x and r stay as they are once an iteration has ended the solve (halt[0] > 0)
+            update_xr=ek("T s, T t, T phat, T shat, T rho, T rv, T ts, T tt, float64 tiny, raw int32 halt",
+                         "T x, T r",
+                         "if (halt[0] == 0) { T alpha = rho / safe(rv, tiny); T omega = ts / safe(tt, tiny);"
+                         " x = x + alpha * phat + omega * shat; r = s - omega * t; }",
+                         "bicgstab_update_xr_halt", preamble=_SAFE),
+            # the scalars, the iteration's row of the history, and halt[0] = row + 1 at the
+            # first iteration that meets a stopping criterion
+            record=ek("T rho, T rv, T ts, T tt, T rr, float64 tiny, float64 tol, int64 row",
+                      "T alpha, T omega, T rho_prev, raw R hist, raw int32 halt",
                       "alpha = rho / safe(rv, tiny); omega = ts / safe(tt, tiny); rho_prev = rho;"
-                      "hist[3 * row] = sqrt(abs(rr)); hist[3 * row + 1] = abs(rho); hist[3 * row + 2] = abs(omega)",
-                      "bicgstab_record", preamble=_SAFE),
+                      "R res = sqrt(abs(rr)); R arho = abs(rho); R aomega = abs(omega);"
+                      "hist[3 * row] = res; hist[3 * row + 1] = arho; hist[3 * row + 2] = aomega;"
+                      "if (halt[0] == 0 && halts(res, arho, aomega, tol, tiny)) halt[0] = (int)row + 1;",
+                      "bicgstab_record_halt", preamble=_SAFE + _HALTS),
         )
     return _GPU_KERNELS
 
@@ -148,16 +189,22 @@ class _DeviceOps:
     """The same steps on the GPU: scalars stay in device arrays of shape (1,), every update
     is one fused elementwise kernel (beta, alpha and omega recomputed inline from the dot
     products), and the per-iteration rows (residual norm, |rho|, |omega|) go to a device
-    buffer of one row per iteration between checks, which the host reads at the check."""
+    buffer of one row per iteration between checks, which the host reads at the check.
+    The ``record`` kernel tests the stopping criteria and sets ``halt`` (the row of the
+    iteration that ended the solve, plus one); ``update_xr`` then leaves ``x`` and ``r``
+    as they are. :attr:`halted` is None: the host learns of a halt at its check."""
 
-    def __init__(self, dtype, tiny, block):
+    halted = None
+
+    def __init__(self, dtype, tiny, tol, block):
         import cupy
 
         self.xp = cupy
-        self.tiny = float(tiny)
+        self.tiny, self.tol = float(tiny), float(tol)
         self.dtype = np.dtype(dtype)
         self.k = _gpu_kernels()
         self.hist = cupy.empty((block, 3), dtype=np.dtype(self.dtype.char.lower()) if self.dtype.kind == "c" else dtype)
+        self.halt = cupy.zeros(1, dtype=np.int32)
 
     def state(self):
         one = self.xp.ones(1, dtype=self.dtype)
@@ -173,13 +220,18 @@ class _DeviceOps:
         return self.k["direction_s"](r, v, rho, rv, self.tiny)
 
     def update_xr(self, x, r, s, t, phat, shat, rho, rv, ts, tt):
-        self.k["update_xr"](s, t, phat, shat, rho, rv, ts, tt, self.tiny, x, r)
+        self.k["update_xr"](s, t, phat, shat, rho, rv, ts, tt, self.tiny, self.halt, x, r)
 
     def record(self, rho, rv, ts, tt, rr, st, row):
-        self.k["record"](rho, rv, ts, tt, rr, self.tiny, row, st["alpha"], st["omega"], st["rho_prev"], self.hist)
+        self.k["record"](rho, rv, ts, tt, rr, self.tiny, self.tol, row, st["alpha"], st["omega"], st["rho_prev"],
+                         self.hist, self.halt)
 
     def rows(self, n):
-        return self.hist[:n].get()  # the host synchronization
+        """The rows of the last ``n`` iterations (as float64, for the host's comparisons
+        to be the device's) and the row of the iteration that ended the solve, or None."""
+        rows = self.hist[:n].get().astype(np.float64)  # the host synchronization
+        halt = int(self.halt.get()[0])
+        return rows, (halt - 1 if halt > 0 else None)
 
 
 class _IterationGraph:
@@ -231,8 +283,12 @@ def bicgstab(A, b, x0=None, *, rtol: float = 1e-5, atol: float = 0.0, maxiter: i
     callback : callable, optional
         Called as ``callback(xk)`` after each iteration (``xk`` is updated in place).
     check_every : int, optional
-        Iterations between convergence checks (default 1 on the CPU, 8 on the GPU; with a
-        callback always 1). Between checks the GPU never waits for the host.
+        Iterations between the host's convergence checks (default 1 on the CPU, 8 on the
+        GPU; with a callback always 1). Between checks the GPU never waits for the host;
+        it tests the stopping criteria after every iteration itself and, once one is met,
+        leaves ``x`` as it is until the check. The result does not depend on
+        ``check_every``: the solve returns the first iterate that meets the criterion,
+        and its iteration count.
     residuals : list, optional
         If given, receives the residual norm after each iteration (``||b - A x0||`` first).
     cuda_graph : bool, optional
@@ -312,12 +368,12 @@ def bicgstab(A, b, x0=None, *, rtol: float = 1e-5, atol: float = 0.0, maxiter: i
         return y if y.dtype == dtype else y.astype(dtype)
 
     tiny = np.finfo(np.dtype(dtype).char.lower() if np.dtype(dtype).kind == "c" else dtype).tiny
-    ops = _HostOps(dtype, tiny) if xp is np else _DeviceOps(dtype, tiny, check_every)
 
     x = xp.zeros(n, dtype=dtype) if x0 is None else xp.array(x0, dtype=dtype, copy=True)
     r = b.astype(dtype, copy=True) - matvec(x) if x0 is not None else b.astype(dtype, copy=True)
     bnorm = float(xp.linalg.norm(b))
     tol = max(rtol * bnorm, atol)
+    ops = _HostOps(dtype, tiny, tol) if xp is np else _DeviceOps(dtype, tiny, tol, check_every)
     r0 = float(xp.linalg.norm(r))
     _check_finite_start(b, bnorm, r0, x0, xp)
     history = [0.0 if bnorm == 0.0 else r0]
@@ -364,18 +420,15 @@ def bicgstab(A, b, x0=None, *, rtol: float = 1e-5, atol: float = 0.0, maxiter: i
             else:
                 for row in range(block):
                     step(row)
-            done += block
-            rows = ops.rows(block)
+                    if ops.halted is not None:  # the host's own test (the device's freezes x)
+                        break
+            rows, halted = ops.rows(block)
+            if halted is not None:
+                rows = rows[:halted + 1]
+            done += len(rows)
             history.extend(rows[:, 0].tolist())
-            res = rows[-1, 0]
-            if res <= tol or not np.isfinite(res):
-                info = 0 if res <= tol else -10
-                break
-            if (rows[:, 1] < tiny).any():
-                info = -10
-                break
-            if ((rows[:, 2] < tiny) & (rows[:, 0] > tol)).any():
-                info = -11
+            if halted is not None:
+                info = _halt_code(rows[-1], tol, tiny)
                 break
     if residuals is not None:
         residuals.extend(history)

@@ -33,6 +33,75 @@ def test_maxiter_info_and_history():
     assert hist[0] == pytest.approx(np.linalg.norm(b))
 
 
+def _solves(A, b, check_every, **kw):
+    hist = []
+    x, info = precond.bicgstab(A, b, check_every=check_every, residuals=hist, **kw)
+    return x, info, hist
+
+
+@pytest.mark.parametrize("kw", [dict(rtol=1e-8), dict(rtol=1e-14, maxiter=13), dict(rtol=1e-8, maxiter=1)])
+@pytest.mark.parametrize("check_every", [2, 5, 8])
+def test_result_does_not_depend_on_check_every(kw, check_every):
+    """The solve returns the first iterate that meets the criterion, and its count, however
+    rarely the host checks (SciPy's behaviour; a count rounded up to a multiple of
+    check_every made the GPU's iteration counts incomparable with the CPU's)."""
+    A = matrices.aniso2(24)
+    b = A @ true_solution(A.shape[0])
+    x1, info1, h1 = _solves(A, b, 1, M=precond.jacobi(A), **kw)
+    x, info, h = _solves(A, b, check_every, M=precond.jacobi(A), **kw)
+    assert info == info1 and h == h1 and np.array_equal(x, x1)
+    if info == 0:
+        assert h[-1] <= kw["rtol"] * np.linalg.norm(b) < h[-2]
+
+
+class _DeviceLikeOps(precond.krylov._HostOps):
+    """The host iteration with the GPU's semantics, for a test of the loop around them: the
+    host learns of a halt only at its check (``halted`` reads None), so every iteration of a
+    block runs, and from the halting iteration on x and r stay as they are (as the
+    ``update_xr`` kernel leaves them)."""
+
+    _first = None
+
+    @property
+    def halted(self):
+        return None
+
+    @halted.setter
+    def halted(self, row):  # record() sets it at every halting row: the first one is kept
+        if self._first is None:
+            self._first = row
+
+    def update_xr(self, x, r, s, t, phat, shat, rho, rv, ts, tt):
+        if self._first is None:
+            super().update_xr(x, r, s, t, phat, shat, rho, rv, ts, tt)
+
+    def rows(self, n):
+        out, _ = super().rows(n)
+        return out, self._first
+
+
+def test_device_semantics_give_the_exact_count(monkeypatch):
+    """The loop around the GPU's ops: the rows after the halting one (computed from frozen
+    x and r) are dropped, and the first halting iteration's x and count are returned."""
+    A = matrices.aniso2(24)
+    b = A @ true_solution(A.shape[0])
+    x1, info1, h1 = _solves(A, b, 1, M=precond.jacobi(A), rtol=1e-8)
+    monkeypatch.setattr(precond.krylov, "_HostOps", _DeviceLikeOps)
+    x, info, h = _solves(A, b, 8, M=precond.jacobi(A), rtol=1e-8)
+    assert (len(h1) - 1) % 8 != 0  # the halt is inside a block
+    assert info == info1 == 0 and h == h1 and np.array_equal(x, x1)
+
+
+def test_breakdown_info_is_that_of_the_halting_iteration():
+    """A breakdown (rho = 0 exactly: b orthogonal to A b for rhat = b) ends the solve at the
+    iteration where it happens, whatever check_every."""
+    A = sp.csr_matrix(np.array([[0.0, 1.0], [-1.0, 0.0]]))
+    b = np.array([1.0, 0.0])
+    for check_every in (1, 4):
+        x, info, h = _solves(A, b, check_every, rtol=1e-12)
+        assert info in (-10, -11) and len(h) == 2
+
+
 def test_mixed_precision_operator_and_preconditioner():
     """A float32 matrix and preconditioner with a float64 right-hand side: the iteration runs
     in float64 (results of A and M are cast), as SciPy's does."""
@@ -176,6 +245,43 @@ def test_bicgstab_cuda_graph_replays_the_same_iterations(make):
         np.testing.assert_allclose(h_csr[:10], h_graph[:10], rtol=1e-9)
         if info_csr == 0:
             assert float(cupy.linalg.norm(x_csr - x_graph)) <= 1e-6 * float(cupy.linalg.norm(x_graph))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_bicgstab_gpu_stops_at_the_first_iteration_that_meets_the_criterion(dtype):
+    """The device tests the criterion after every iteration and leaves x as it is from the
+    first iteration that meets it: however rarely the host checks, with a graph or without,
+    the same iterate, history and count (the CPU's, up to rounding)."""
+    import cupy
+    import cupyx.scipy.sparse.linalg as cspla
+
+    from kernels.backend import to_device
+    from kernels.spmv import spmv
+
+    A = matrices.aniso2(60, dtype=dtype)
+    Ad = to_device(A)
+    op = cspla.LinearOperator(Ad.shape, matvec=lambda v: spmv(Ad, v), dtype=Ad.dtype)  # the same product everywhere
+    b = A @ true_solution(A.shape[0], dtype)
+    bd = cupy.asarray(b)
+    rtol = 1e-5 if dtype == np.float32 else 1e-8
+    for kw in ({"rtol": rtol}, {"rtol": 1e-30, "maxiter": 43}):
+        runs = []
+        for check_every, graph in ((1, False), (8, False), (8, True), (5, True)):
+            h = []
+            x, info = precond.bicgstab(op, bd, M=precond.jacobi(Ad), check_every=check_every, cuda_graph=graph,
+                                       residuals=h, **kw)
+            runs.append((x, info, h))
+        x1, info1, h1 = runs[0]
+        for x, info, h in runs[1:]:
+            assert info == info1 and h == h1 and bool((x == x1).all())
+        if info1 == 0:
+            assert h1[-1] <= rtol * np.linalg.norm(b) < h1[-2]
+            h_cpu = []
+            precond.bicgstab(A, b, M=precond.jacobi(A), residuals=h_cpu, **kw)
+            assert abs(len(h_cpu) - len(h1)) <= max(2, 0.1 * len(h_cpu))  # rounding: SciPy's products
+        else:
+            assert info1 == 43 and len(h1) == 44
 
 
 @pytest.mark.gpu
