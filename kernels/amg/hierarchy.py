@@ -4,12 +4,14 @@ by pairwise aggregation on the backend itself (:mod:`kernels.amg.aggregation`)."
 from __future__ import annotations
 
 import inspect
+import math
 
 import numpy as np
 
 from ..backend import get_array_module, is_device_array, sparse_module, to_device, to_host
 from .aggregation import pairwise_level
 from .cycle import LevelOperator
+from .product import ordered_product
 
 __all__ = ["Hierarchy", "pyamg_hierarchy", "pairwise_hierarchy", "smoothed_prolongator", "from_pyamg",
            "PYAMG_SMOOTHER_OPTIONS", "PYAMG_SEED"]
@@ -117,33 +119,51 @@ def pyamg_hierarchy(A, coarsening, options):
     return from_pyamg(ml, A), ml
 
 
+#: Mantissa bits kept of the prolongator smoother's damping factor (see
+#: :func:`smoothed_prolongator`).
+DAMPING_BITS = 20
+
+
+def _inverse_diagonal(A, dtype):
+    """``1 / a_ii`` in ``dtype`` (1 where ``a_ii`` is 0)."""
+    xp = get_array_module(A)
+    diag = A.diagonal().astype(dtype, copy=False)
+    return xp.where(diag != 0, 1 / xp.where(diag != 0, diag, 1), 1).astype(dtype, copy=False)
+
+
+def _truncated(value: float, bits: int) -> float:
+    """``value`` with its mantissa cut to ``bits`` bits (toward zero)."""
+    mantissa, exponent = math.frexp(value)
+    return math.ldexp(math.trunc(mantissa * 2.0**bits) / 2.0**bits, exponent)
+
+
 def smoothed_prolongator(A, aggregates, n_coarse, omega_factor=4.0 / 3.0, iterations=10):
     """The smoothed aggregation prolongator ``(I - omega D^{-1} A) P`` of the piecewise
-    constant ``P`` of ``aggregates``, ``omega = omega_factor / rho(D^{-1} A)`` (power method,
-    one read of the estimate), as canonical CSR on the backend of ``A`` (cuSPARSE's sparse
-    products on the GPU)."""
+    constant ``P`` of ``aggregates``, as canonical CSR on the backend of ``A``, the same
+    bits on the CPU and the GPU.
+
+    ``omega = omega_factor / rho(D^{-1} A)``, ``rho`` by the power method in float64 (one
+    read of the estimate), its mantissa cut to :data:`DAMPING_BITS` bits: the two
+    backends' estimates differ in their last bits, the cut ones (almost always) not.
+    ``D^{-1} A P`` is :func:`kernels.amg.product.ordered_product`'s, the rest
+    elementwise (:func:`kernels.amg.product.piecewise_constant_minus`)."""
     from .aggregation import prolongator, row_indices
     from .cycle import damping, spectral_radius
+    from .product import ordered_product, piecewise_constant_minus
 
     xp = get_array_module(A)
     sps = sparse_module(xp)
-    P = prolongator(aggregates, n_coarse, A.dtype)
-    diag = A.diagonal()
-    dinv = xp.where(diag != 0, 1 / xp.where(diag != 0, diag, 1), 1).astype(A.dtype)
+    dtype = np.dtype(A.dtype)
+    A64 = A if dtype == np.float64 else A.astype(np.float64)
+    dinv64 = _inverse_diagonal(A64, np.float64)
+    rho = spectral_radius(A64, lambda r: dinv64 * r, iterations)
+    omega = _truncated(float(damping(rho, omega_factor, np.float64)[0]), DAMPING_BITS)
+    dinv = _inverse_diagonal(A, dtype)
     scaled = sps.csr_matrix((A.data * dinv[row_indices(A)], A.indices, A.indptr), shape=A.shape)
-    omega = float(damping(spectral_radius(A, lambda r: dinv * r, iterations), omega_factor, np.float64)[0])
-    S = (P - (scaled @ P) * omega).tocsr()
-    _canonical_product(S)
-    return S
-
-
-def _canonical_product(M):
-    """Marks a sparse product or sum as canonical: cuSPARSE's are (sorted, no duplicates),
-    which CuPy does not record (its check would sort again); SciPy checks its own."""
-    if is_device_array(M):
-        M.has_canonical_format = True
-    else:
-        M.sum_duplicates()
+    X = ordered_product(scaled, prolongator(aggregates, n_coarse, dtype))
+    Y = sps.csr_matrix((X.data * dtype.type(omega), X.indices, X.indptr), shape=X.shape)  # exact: omega has 20 bits
+    Y.has_canonical_format = True
+    return piecewise_constant_minus(aggregates, n_coarse, Y)
 
 
 def pairwise_hierarchy(A, *, max_levels=20, coarse_size=500, rounds=3, theta=0.25, matching=None, smooth="jacobi",
@@ -153,11 +173,13 @@ def pairwise_hierarchy(A, *, max_levels=20, coarse_size=500, rounds=3, theta=0.2
     ``coarse_size`` rows, ``max_levels`` levels exist, or a level's rows shrink by less
     than ``min_coarsening`` (its couplings too weak to aggregate; that level is then the
     coarsest). ``smooth="jacobi"``: the prolongator is smoothed by one damped Jacobi step
-    (:func:`smoothed_prolongator`) and the coarse operator is ``P^T A P`` of it (sparse
-    products), except on a level where that operator would have more than ``max_density``
-    times the nonzeros of the level's own (matrices of irregular graphs, such as circuits):
-    there, and everywhere with ``smooth=None``, the piecewise constant prolongator and its
-    Galerkin operator from the matching rounds (plain aggregation, as Notay's AGMG)."""
+    (:func:`smoothed_prolongator`) and the coarse operator is ``P^T A P`` of it
+    (:func:`kernels.amg.product.ordered_product`: the same bits on the CPU and the GPU),
+    except on a level where that operator would have more than ``max_density`` times the
+    nonzeros of the level's own (matrices of irregular graphs, such as circuits): there,
+    and everywhere with ``smooth=None``, the piecewise constant prolongator and its
+    Galerkin operator from the matching rounds (plain aggregation, as Notay's AGMG).
+    Every step gives the same bits on the CPU and the GPU."""
     if max_levels < 1:
         raise ValueError(f"max_levels must be >= 1, got {max_levels}")
     if smooth not in (None, "jacobi"):
@@ -174,8 +196,7 @@ def pairwise_hierarchy(A, *, max_levels=20, coarse_size=500, rounds=3, theta=0.2
             continue
         P = smoothed_prolongator(current, lvl.aggregates, lvl.n_coarse)
         level = LevelOperator(current, P=P)
-        Ac = (level.R @ (level.A @ level.P)).tocsr()
-        _canonical_product(Ac)
+        Ac = ordered_product(level.R, ordered_product(level.A, level.P))  # the same bits on the CPU and the GPU
         if Ac.nnz > max_density * level.A.nnz:
             levels.append(LevelOperator(current, aggregates=lvl.aggregates, members=lvl.members))
             current = lvl.coarse

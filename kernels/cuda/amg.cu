@@ -1,6 +1,7 @@
 // Algebraic multigrid: the kernels of the cycle (residuals, a fused Jacobi sweep, the
 // aggregation's fused residual and restriction, prolongation, the dense coarse solve) and
-// of the pairwise set-up (strength of connection). Every kernel reads its scalars from
+// of the pairwise set-up (strength of connection, the sparse products of the Galerkin
+// operators). Every kernel reads its scalars from
 // device memory or from its arguments and never waits for the host, so that a whole cycle
 // can be captured into a CUDA graph. The CPU twins are in kernels/amg/_cpu.py.
 //
@@ -8,7 +9,7 @@
 // and add their partial sums by shuffles, as kernels/cuda/spmv.cu does. No thread leaves
 // before the shuffles, so that every lane of a warp takes part.
 // templates: residual<V,I>, jacobi_sweep<V,I>, residual_restrict<V,I>, csr_spmv_add<V,I>, strength_weights<V,I>
-// templates: dense_gemv<V>
+// templates: dense_gemv<V>, ordered_product<V,I>
 
 template <typename V>
 __device__ __forceinline__ V lane_sum(V sum, const int lanes) {
@@ -154,4 +155,78 @@ __global__ void strength_weights(const I n_rows, const I* __restrict__ indptr, c
         }
         w[e] = s;
     }
+}
+
+// The sparse product C = A B of CSR matrices with sorted indices, computed in the order of
+// the CPU twin (kernels.amg._cpu.ordered_product), so that both give the same bits: a
+// thread per row of C visits its columns in increasing order; each entry is the sum over
+// the entries a_ik of the row of A, in their order, of a_ik b_kj, accumulated from 0 with
+// separately rounded products and additions (the intrinsics are never contracted into a
+// fused multiply-add). Entries that sum to exactly 0 are left out, as SciPy's product
+// does. Two passes: with `counts`, the number of entries of each row is written there;
+// without, the entries are written from Cp[row]. The next column is the least column
+// above the current one in the rows of B that the row of A selects, found by binary
+// search in each (no per-thread state, whatever the row lengths).
+template <typename V>
+__device__ __forceinline__ V mul_rn(const V a, const V b);
+template <>
+__device__ __forceinline__ float mul_rn<float>(const float a, const float b) { return __fmul_rn(a, b); }
+template <>
+__device__ __forceinline__ double mul_rn<double>(const double a, const double b) { return __dmul_rn(a, b); }
+template <typename V>
+__device__ __forceinline__ V add_rn(const V a, const V b);
+template <>
+__device__ __forceinline__ float add_rn<float>(const float a, const float b) { return __fadd_rn(a, b); }
+template <>
+__device__ __forceinline__ double add_rn<double>(const double a, const double b) { return __dadd_rn(a, b); }
+
+// The first position in [lo, hi) of the sorted `cols` whose column is at least `key`.
+template <typename I>
+__device__ __forceinline__ I first_at_least(const I* __restrict__ cols, I lo, I hi, const I key) {
+    while (lo < hi) {
+        const I mid = lo + (hi - lo) / 2;
+        if (cols[mid] < key) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+template <typename V, typename I>
+__global__ void ordered_product(const I n_rows, const I n_cols, const I* __restrict__ Ap, const I* __restrict__ Aj,
+                                const V* __restrict__ Ax, const I* __restrict__ Bp, const I* __restrict__ Bj,
+                                const V* __restrict__ Bx, I* __restrict__ counts, const I* __restrict__ Cp,
+                                I* __restrict__ Cj, V* __restrict__ Cx) {
+    const size_t row = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (row >= (size_t)n_rows) return;
+    const I begin = Ap[row], end = Ap[row + 1];
+    I next = n_cols;  // n_cols: no column left
+    for (I e = begin; e < end; ++e) {
+        const I k = Aj[e];
+        if (Bp[k] < Bp[k + 1] && Bj[Bp[k]] < next) next = Bj[Bp[k]];
+    }
+    const I out = counts == nullptr ? Cp[row] : I(0);
+    I written = 0;
+    while (next < n_cols) {
+        const I j = next;
+        next = n_cols;
+        V sum = V(0);
+        for (I e = begin; e < end; ++e) {
+            const I k = Aj[e];
+            const I stop = Bp[k + 1];
+            I pos = first_at_least(Bj, Bp[k], stop, j);
+            if (pos < stop && Bj[pos] == j) {
+                sum = add_rn(sum, mul_rn(Ax[e], Bx[pos]));
+                ++pos;
+            }
+            if (pos < stop && Bj[pos] < next) next = Bj[pos];
+        }
+        if (sum != V(0)) {
+            if (counts == nullptr) {
+                Cj[out + written] = j;
+                Cx[out + written] = sum;
+            }
+            ++written;
+        }
+    }
+    if (counts != nullptr) counts[row] = written;
 }

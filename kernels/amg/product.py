@@ -1,0 +1,144 @@
+"""Sparse products of the pairwise hierarchy that give the same bits on the CPU and the GPU.
+
+The smoothed pairwise hierarchy's coarse operators are Galerkin products ``R (A P)``.
+SciPy's and cuSPARSE's sparse products sum each entry in different orders (and cuSPARSE
+may fuse a product into an addition), so the two backends' coarse operators differed in
+their last bits; and the set-up of the next levels makes discrete choices on them (the
+heavy edges first of the smoothers' linear forests, the strong couplings and matchings
+of the next aggregation, the symmetry test), which the last bits can flip: the CPU's and
+the GPU's cycles of one matrix were then different operators. :func:`ordered_product`
+sums every entry in one order, with separately rounded operations, on both backends
+(``ordered_product`` in ``kernels/cuda/amg.cu``, its Numba twin in
+:mod:`kernels.amg._cpu`); :func:`piecewise_constant_minus` forms the smoothed
+prolongator from it with elementwise operations only.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..backend import get_array_module, is_device_array, sparse_module
+
+__all__ = ["ordered_product", "piecewise_constant_minus"]
+
+_THREADS = 128
+
+
+def _canonical(M, itype, dtype):
+    """``M`` as canonical CSR with index arrays of ``itype`` and values of ``dtype``."""
+    M = M.tocsr()
+    if not M.has_canonical_format:
+        M = M.copy()
+        M.sum_duplicates()
+    xp = get_array_module(M)
+    return (xp.ascontiguousarray(M.indptr, dtype=itype), xp.ascontiguousarray(M.indices, dtype=itype),
+            xp.ascontiguousarray(M.data, dtype=dtype))
+
+
+def _pass(xp, n, n_cols, a, b, counts=None, out=(None, None, None)):
+    """One pass of the ``ordered_product`` kernel (``counts``: count; else fill ``out``)."""
+    if xp is np:
+        from ._cpu import ordered_product
+
+        ordered_product(n_cols, *a, *b, counts, *out)
+        return
+    from ..nvrtc import get_kernel
+
+    itype, vt = a[1].dtype, a[2].dtype
+    get_kernel("amg", "ordered_product", vt, itype)(
+        (max(1, (n + _THREADS - 1) // _THREADS),), (_THREADS,),
+        (itype.type(n), itype.type(n_cols), *a, *b, counts, *out))
+
+
+def ordered_product(A, B):
+    """The sparse product ``A B`` with every entry summed in one order on either backend.
+
+    Entry ``(i, j)`` is the sum over the entries ``a_ik`` of row ``i`` of ``A``, in column
+    order, of ``a_ik b_kj``, accumulated from zero with separately rounded products and
+    additions (the order of SciPy's own product); entries that sum to exactly zero are
+    left out (as SciPy leaves them out). The CPU (Numba) and the GPU (a thread per row,
+    two passes: count, then fill) run the same loops, so both give the same bits.
+
+    Parameters
+    ----------
+    A, B : CSR matrices (SciPy or cupyx, one backend), float32 or float64, of one dtype
+
+    Returns
+    -------
+    CSR matrix of shape ``(A.shape[0], B.shape[1])``, canonical, on the backend of ``A``.
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> A = sp.csr_matrix(np.array([[1.0, 2.0], [0.0, 3.0]]))
+    >>> B = sp.csr_matrix(np.array([[4.0, -6.0], [0.0, 3.0]]))
+    >>> ordered_product(A, B).toarray()
+    array([[4., 0.],
+           [0., 9.]])
+    """
+    if A.shape[1] != B.shape[0]:
+        raise ValueError(f"shapes {A.shape} and {B.shape} do not multiply")
+    if is_device_array(A) != is_device_array(B):
+        raise TypeError("the factors live on different devices")
+    dtype = np.dtype(A.dtype)
+    if dtype not in (np.float32, np.float64) or np.dtype(B.dtype) != dtype:
+        raise TypeError(f"ordered_product takes two float32 or two float64 matrices, got {A.dtype} and {B.dtype}")
+    xp = get_array_module(A)
+    n, n_cols = A.shape[0], B.shape[1]
+    fits = max(n, n_cols, A.shape[1], A.nnz, B.nnz) < np.iinfo(np.int32).max
+    itype = np.dtype(np.int32 if fits else np.int64)
+    a, b = _canonical(A, itype, dtype), _canonical(B, itype, dtype)
+    counts = xp.zeros(n, dtype=itype)
+    _pass(xp, n, n_cols, a, b, counts=counts)
+    indptr = xp.concatenate([xp.zeros(1, dtype=np.int64), xp.cumsum(counts, dtype=np.int64)])
+    nnz = int(indptr[-1])  # the host waits for the count (a set-up step)
+    if nnz >= np.iinfo(itype).max:  # the product does not fit the index type: again in int64
+        itype = np.dtype(np.int64)
+        a, b = _canonical(A, itype, dtype), _canonical(B, itype, dtype)
+    indptr = indptr.astype(itype, copy=False)
+    indices, data = xp.empty(nnz, dtype=itype), xp.empty(nnz, dtype=dtype)
+    _pass(xp, n, n_cols, a, b, out=(indptr, indices, data))
+    C = sparse_module(xp).csr_matrix((data, indices, indptr), shape=(n, n_cols))
+    C.has_canonical_format = True
+    return C
+
+
+def piecewise_constant_minus(aggregates, n_coarse, Y):
+    """``P - Y`` for the piecewise constant prolongator ``P`` of ``aggregates`` (a 1 at
+    ``(i, aggregates[i])`` in every row) and a canonical CSR ``Y`` of its shape, with
+    elementwise operations only: ``1 - y`` where ``Y`` has ``(i, aggregates[i])``, ``-y``
+    elsewhere, a 1 where it has not; exact zeros left out (SciPy's ``P - Y``, bit for
+    bit, on either backend). Canonical CSR on the backend of ``Y``.
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> Y = sp.csr_matrix(np.array([[0.5, 0.25], [0.0, 1.0], [0.0, 0.5]]))
+    >>> piecewise_constant_minus(np.array([0, 1, 0]), 2, Y).toarray()
+    array([[ 0.5 , -0.25],
+           [ 0.  ,  0.  ],
+           [ 1.  , -0.5 ]])
+    """
+    from .aggregation import row_indices
+
+    xp = get_array_module(Y)
+    n = Y.shape[0]
+    if Y.shape != (aggregates.shape[0], n_coarse):
+        raise ValueError(f"Y of shape {Y.shape} does not fit {aggregates.shape[0]} aggregates of {n_coarse}")
+    itype = Y.indices.dtype
+    aggregates = aggregates.astype(itype, copy=False)
+    rows = row_indices(Y)
+    own = Y.indices == aggregates[rows]
+    data = xp.where(own, 1 - Y.data, -Y.data)
+    has_own = xp.zeros(n, dtype=bool)
+    has_own[rows[own]] = True
+    missing = xp.flatnonzero(~has_own).astype(itype, copy=False)
+    rows = xp.concatenate([rows, missing])
+    cols = xp.concatenate([Y.indices, aggregates[missing]])
+    data = xp.concatenate([data, xp.ones(missing.shape[0], dtype=Y.dtype)])
+    keep = data != 0
+    rows, cols, data = rows[keep], cols[keep], data[keep]
+    order = xp.argsort(rows.astype(np.int64) * n_coarse + cols)  # the keys are distinct
+    indptr = xp.concatenate([xp.zeros(1, dtype=np.int64), xp.cumsum(xp.bincount(rows, minlength=n), dtype=np.int64)])
+    S = sparse_module(xp).csr_matrix((data[order], cols[order], indptr.astype(itype)), shape=Y.shape)
+    S.has_canonical_format = True
+    return S
