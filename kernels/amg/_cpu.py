@@ -2,6 +2,7 @@
 pairwise set-up need: the same loops, the same order of the sums."""
 from __future__ import annotations
 
+import numba
 import numpy as np
 from numba import njit, prange
 
@@ -78,60 +79,54 @@ def residual_restrict(members, A, x, b):
     return bc
 
 
-@njit(cache=True, inline="always")
-def _first_at_least(cols, lo, hi, key):
-    while lo < hi:
-        mid = lo + (hi - lo) // 2
-        if cols[mid] < key:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
 @njit(cache=True, parallel=True)
-def _ordered_product(n_cols, Ap, Aj, Ax, Bp, Bj, Bx, counts, Cp, Cj, Cx, zero, fill):
-    for r in prange(len(Ap) - 1):
-        row = np.int64(r)
-        begin, end = Ap[row], Ap[row + 1]
-        nxt = n_cols
-        for e in range(begin, end):
-            k = Aj[e]
-            if Bp[k] < Bp[k + 1] and Bj[Bp[k]] < nxt:
-                nxt = Bj[Bp[k]]
-        out = Cp[row] if fill else 0
-        written = 0
-        while nxt < n_cols:
-            j = nxt
-            nxt = n_cols
-            total = zero
-            for e in range(begin, end):
+def _ordered_product(n_cols, Ap, Aj, Ax, Bp, Bj, Bx, counts, Cp, Cj, Cx, zero, fill, tasks):
+    n = len(Ap) - 1
+    size = (n + tasks - 1) // tasks
+    for task in prange(tasks):  # a dense accumulator per task
+        sums = np.zeros(n_cols, dtype=Ax.dtype)
+        seen = np.full(n_cols, -1, dtype=np.int64)
+        touched = np.empty(n_cols, dtype=np.int64)
+        for row in range(task * size, min(n, (task + 1) * size)):
+            m = 0
+            for e in range(Ap[row], Ap[row + 1]):
                 k = Aj[e]
-                stop = Bp[k + 1]
-                pos = _first_at_least(Bj, Bp[k], stop, j)
-                if pos < stop and Bj[pos] == j:
-                    total = total + Ax[e] * Bx[pos]  # two roundings (Numba does not contract them)
-                    pos += 1
-                if pos < stop and Bj[pos] < nxt:
-                    nxt = Bj[pos]
-            if total != 0:
-                if fill:
-                    Cj[out + written] = j
-                    Cx[out + written] = total
-                written += 1
-        if not fill:
-            counts[row] = written
+                a = Ax[e]
+                for f in range(Bp[k], Bp[k + 1]):
+                    j = Bj[f]
+                    if seen[j] != row:
+                        seen[j] = row
+                        sums[j] = zero
+                        touched[m] = j
+                        m += 1
+                    sums[j] = sums[j] + a * Bx[f]  # two roundings (Numba does not contract them)
+            cols = np.sort(touched[:m])
+            written = 0
+            for t in range(m):
+                j = cols[t]
+                if sums[j] != 0:
+                    if fill:
+                        Cj[Cp[row] + written] = j
+                        Cx[Cp[row] + written] = sums[j]
+                    written += 1
+            if not fill:
+                counts[row] = written
 
 
 def ordered_product(n_cols, Ap, Aj, Ax, Bp, Bj, Bx, counts, Cp, Cj, Cx):
     """Twin of the ``ordered_product`` kernel of amg.cu (one pass of the CSR product
     ``A B``; see :func:`kernels.amg.product.ordered_product`): ``counts`` given, the
     entries of each row of the product are counted into it; else they are written into
-    ``Cj``, ``Cx`` from ``Cp[row]``."""
+    ``Cj``, ``Cx`` from ``Cp[row]``. Each entry receives its terms in the order of the row
+    of ``A``, from zero, as in the kernel; where the kernel finds the columns of a row by
+    merging (no per-thread memory), this loop accumulates them in a dense array per task
+    and sorts the columns it touched (SciPy's way, and its cost)."""
     fill = counts is None
     itype, vt = Aj.dtype, Ax.dtype
     none_i, none_v = np.zeros(0, dtype=itype), np.zeros(0, dtype=vt)
+    tasks = max(1, min(len(Ap) - 1, 4 * numba.get_num_threads()))
     if fill:
-        _ordered_product(itype.type(n_cols), Ap, Aj, Ax, Bp, Bj, Bx, none_i, Cp, Cj, Cx, vt.type(0), True)
+        _ordered_product(itype.type(n_cols), Ap, Aj, Ax, Bp, Bj, Bx, none_i, Cp, Cj, Cx, vt.type(0), True, tasks)
     else:
-        _ordered_product(itype.type(n_cols), Ap, Aj, Ax, Bp, Bj, Bx, counts, none_i, none_i, none_v, vt.type(0), False)
+        _ordered_product(itype.type(n_cols), Ap, Aj, Ax, Bp, Bj, Bx, counts, none_i, none_i, none_v, vt.type(0), False,
+                         tasks)
