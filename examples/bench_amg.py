@@ -5,10 +5,10 @@ Per matrix, BiCGStab (rtol 1e-8, ``b = A x_t``, ``x_t[i] = sin(16 pi i / N)``) w
 - Jacobi and AlgTriScal (GPU);
 - pyamg's smoothed aggregation on the CPU, with its default smoother (symmetric block
   Gauss-Seidel) and with ours (``precond.change_smoothers``), same hierarchy;
-- ``precond.amg`` on the GPU with Jacobi and with algebraic line smoothing, on the
-  pairwise hierarchy (built on the GPU; also the plain two-round variant of Notay's
-  AGMG) and the smoothed aggregation hierarchy (built by pyamg on the host, moved to the
-  GPU; only up to ``--sa-gpu-max`` rows);
+- ``precond.amg`` on the GPU with Jacobi and with algebraic line smoothing (symmetric
+  and forward sweeps), on the pairwise hierarchy (built on the GPU; also unsmoothed
+  aggregates with a W-cycle) and the smoothed aggregation hierarchy (built by pyamg on
+  the host, moved to the GPU; only up to ``--sa-gpu-max`` rows);
 - ``precond.amg`` on the CPU (the same cycle), for the CPU / GPU comparison.
 
 Iterations and time to solution (set-up + solve, the GPU synchronized, after an untimed
@@ -51,7 +51,11 @@ AMG_VARIANTS = [
     ("amg pairwise, line forward sweep", dict(coarsening="pairwise", smoother=("algebraic_tridiagonal",
                                                                               {"sweep": "forward"}))),
     ("amg pairwise, Jacobi", dict(coarsening="pairwise", smoother="jacobi")),
-    ("amg pairwise 2 rounds plain, line", dict(coarsening="pairwise", rounds=2, smooth=None)),
+    ("amg pairwise, Jacobi forward sweep", dict(coarsening="pairwise", smoother=("jacobi", {"sweep": "forward"}))),
+    # unsmoothed aggregates of up to 8 (no Galerkin product with a smoothed prolongator:
+    # the cheapest set-up), a W-cycle for the weaker coarse spaces
+    ("amg pairwise plain W, line forward sweep", dict(coarsening="pairwise", smooth=None, cycle="W",
+                                                      smoother=("algebraic_tridiagonal", {"sweep": "forward"}))),
     ("amg SA, line", dict()),
     ("amg SA, Jacobi", dict(smoother="jacobi")),
 ]
@@ -100,9 +104,11 @@ def cpu_rows(spec, n, twins=True, progress=None):
     with warnings.catch_warnings():  # compile the Numba kernels before anything is timed
         warnings.simplefilter("ignore")
         small = matrices.poisson2d(12)
-        precond.change_smoothers(pyamg.smoothed_aggregation_solver(small, max_coarse=10))
-        for _, options in AMG_VARIANTS:
-            precond.amg(small, **{**options, "max_coarse": 20}).matvec(np.ones(small.shape[0]))
+        if twins:  # (pyamg's own row needs none of them)
+            precond.change_smoothers(pyamg.smoothed_aggregation_solver(small, max_coarse=10))
+            for label, options in AMG_VARIANTS:
+                if label in CPU_TWINS:
+                    precond.amg(small, **{**options, "max_coarse": 20}).matvec(np.ones(small.shape[0]))
 
     def emit(row):
         if row is not (rows[-1] if rows else None):
