@@ -54,6 +54,7 @@ from .treewidth import (
     treewidth_bounds,
 )
 from .io import (
+    Bags,
     TreeDecomposition,
     read_graph,
     read_tree_decomposition,
@@ -105,6 +106,7 @@ __all__ = [
     "read_graph",
     "write_graph",
     "TreeDecomposition",
+    "Bags",
     "read_tree_decomposition",
     "write_tree_decomposition",
     "read_vertex_cover",

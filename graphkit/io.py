@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import contextlib
 import io
+import operator
 import os
 import re
 import sys
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,6 +36,7 @@ from .graph import Graph, graph_from_object
 __all__ = [
     "FORMATS",
     "TreeDecomposition",
+    "Bags",
     "read_graph",
     "write_graph",
     "read_tree_decomposition",
@@ -51,6 +54,69 @@ _EXTENSIONS = {
 _COMPRESSED = (".gz", ".bz2", ".xz")
 
 
+class Bags(Sequence):
+    """The bags of a tree decomposition as one vertex array with offsets (CSR).
+
+    Reads as a sequence of arrays (``bags[i]`` is a view of ``vertices``) without one
+    Python object per bag, so that a decomposition of millions of bags (an input with
+    millions of isolated vertices) stays proportional in memory.
+
+    Parameters
+    ----------
+    ptr : ndarray of int64
+        ``len(bags) + 1`` offsets; bag ``i`` is ``vertices[ptr[i]:ptr[i + 1]]``.
+    vertices : ndarray
+        The bags' vertices, concatenated (ids, or names on a labelled graph).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> bags = Bags(np.array([0, 2, 3]), np.array([4, 5, 6]))
+    >>> len(bags), bags[0].tolist(), bags.sizes().tolist()
+    (2, [4, 5], [2, 1])
+    """
+
+    __slots__ = ("ptr", "vertices")
+
+    def __init__(self, ptr, vertices):
+        self.ptr = np.asarray(ptr, dtype=np.int64)
+        self.vertices = np.asarray(vertices)
+        if self.ptr.ndim != 1 or self.ptr.size < 1 or self.ptr[0] != 0 or self.ptr[-1] != self.vertices.size:
+            raise ValueError("ptr must run from 0 to len(vertices)")
+
+    def __len__(self):
+        return self.ptr.size - 1
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        i = operator.index(i)
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError("bag index out of range")
+        return self.vertices[self.ptr[i]: self.ptr[i + 1]]
+
+    def __iter__(self):
+        v, p = self.vertices, self.ptr.tolist()
+        return (v[a:b] for a, b in zip(p[:-1], p[1:]))
+
+    @classmethod
+    def from_list(cls, bags) -> "Bags":
+        """The bags of a sequence of vertex arrays."""
+        arrays = [np.asarray(b).ravel() for b in bags]
+        ptr = np.zeros(len(arrays) + 1, dtype=np.int64)
+        np.cumsum([a.size for a in arrays], out=ptr[1:])
+        return cls(ptr, np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64))
+
+    def sizes(self) -> np.ndarray:
+        """Number of vertices of each bag."""
+        return np.diff(self.ptr)
+
+    def __repr__(self):
+        return f"Bags({len(self)} bags, {self.vertices.size} entries)"
+
+
 @dataclass
 class TreeDecomposition:
     """Bags (0-based vertex arrays) and tree edges (``k x 2`` bag indices).
@@ -63,12 +129,14 @@ class TreeDecomposition:
     2
     """
 
-    bags: list = field(default_factory=list)
+    bags: Sequence = field(default_factory=list)
     edges: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=np.int64))
 
     @property
     def width(self) -> int:
         """Largest bag size minus one (-1 for no bags)."""
+        if isinstance(self.bags, Bags):
+            return int(self.bags.sizes().max()) - 1 if len(self.bags) else -1
         return max((len(b) for b in self.bags), default=0) - 1
 
 
@@ -843,12 +911,55 @@ def write_tree_decomposition(td: TreeDecomposition, path, n: int, *, base: int =
     1 2
     """
     n = int(n)
+    bags = td.bags if isinstance(td.bags, Bags) else Bags.from_list(td.bags)
+    sizes = bags.sizes()
     with _open_for_write(path) as fh:
-        fh.write(f"s td {len(td.bags)} {td.width + 1} {n}\n")
-        for i, bag in enumerate(td.bags):
-            fh.write(" ".join(["b", str(i + 1), *map(str, (np.asarray(bag, dtype=np.int64) + base).tolist())]) + "\n")
+        fh.write(f"s td {len(bags)} {td.width + 1} {n}\n")
+        # runs of bags of one size are written as the rows of a matrix
+        cuts = np.flatnonzero(np.diff(sizes)) + 1
+        starts = np.concatenate([[0], cuts]).astype(np.int64)
+        ends = np.concatenate([cuts, [sizes.size]]).astype(np.int64)
+        for a, b in zip(starts.tolist(), ends.tolist()):
+            if a == b:
+                continue
+            k = int(sizes[a])
+            rows = np.empty((b - a, k + 1), dtype=np.int64)
+            rows[:, 0] = np.arange(a + 1, b + 1)
+            rows[:, 1:] = bags.vertices[bags.ptr[a]: bags.ptr[b]].astype(np.int64).reshape(b - a, k) + base
+            _write_int_rows(fh, rows, "b ")
         edges = np.asarray(td.edges, dtype=np.int64).reshape(-1, 2)
-        _write_pairs(fh, "", edges[:, 0], edges[:, 1], 1)
+        _write_int_rows(fh, edges + 1)
+
+
+def _write_int_rows(fh, rows, prefix: str = "", chunk: int = 1 << 18) -> None:
+    """Write the non-negative integer matrix ``rows`` as text lines ``prefix a b c``.
+
+    Digits are computed with array operations (no Python object per number), so that
+    decompositions of millions of bags are written in seconds.
+    """
+    rows = np.asarray(rows, dtype=np.int64)
+    if rows.ndim != 2 or (rows.size and rows.min() < 0):
+        raise ValueError("rows must be a matrix of non-negative integers")
+    pre = np.frombuffer(prefix.encode("ascii"), dtype=np.uint8)
+    for c in range(0, rows.shape[0], chunk):
+        M = rows[c: c + chunk]
+        r, k = M.shape
+        top = int(M.max()) if M.size else 0
+        D = len(str(top))
+        power = 10 ** np.arange(D - 1, -1, -1, dtype=np.int64)
+        digits = (M[:, :, None] // power) % 10  # (r, k, D), most significant first
+        ndig = np.maximum(1, (M[:, :, None] >= power).sum(axis=2))
+        cells = np.empty((r, k, D + 1), dtype=np.uint8)
+        cells[:, :, :D] = digits + ord("0")
+        cells[:, :, D] = ord(" ")
+        cells[:, -1, D] = ord("\n")
+        keep = np.arange(D + 1)[None, None, :] >= (D - ndig)[:, :, None]
+        if pre.size:
+            line = np.concatenate([np.broadcast_to(pre, (r, pre.size)), cells.reshape(r, -1)], axis=1)
+            mask = np.concatenate([np.ones((r, pre.size), dtype=bool), keep.reshape(r, -1)], axis=1)
+        else:
+            line, mask = cells.reshape(r, -1), keep.reshape(r, -1)
+        fh.write(line[mask].tobytes().decode("ascii"))
 
 
 def read_vertex_cover(path, *, base: int = 1) -> tuple[np.ndarray, int]:

@@ -40,7 +40,7 @@ import numpy as np
 from kernels.backend import resolve_device
 
 from .convert import as_graph
-from .io import TreeDecomposition
+from .io import Bags, TreeDecomposition
 
 __all__ = [
     "TreewidthResult",
@@ -155,13 +155,17 @@ def _ids(G, vertices):
     return np.asarray(G.to_ids(vertices) if G.labelled else vertices)
 
 
+def _sorted_unique(keys):
+    keys = np.sort(keys)
+    return keys[np.concatenate([[True], keys[1:] != keys[:-1]])] if keys.size else keys
+
+
 def _named(G, td):
     """``td`` with its bags in the graph's vertex names (unchanged for an unlabelled graph)."""
-    if not G.labelled or not td.bags:
+    if not G.labelled or not len(td.bags):
         return td
-    sizes = [len(b) for b in td.bags]
-    names = G.to_labels(np.concatenate([np.asarray(b, dtype=np.int64) for b in td.bags]))
-    return TreeDecomposition(list(np.split(names, np.cumsum(sizes)[:-1])), td.edges)
+    bags = td.bags if isinstance(td.bags, Bags) else Bags.from_list(td.bags)
+    return TreeDecomposition(Bags(bags.ptr, G.to_labels(bags.vertices.astype(np.int64))), td.edges)
 
 
 def decomposition_from_ordering(G, ordering) -> TreeDecomposition:
@@ -245,24 +249,30 @@ def is_tree_decomposition(G, td, width=None) -> bool:
     G = as_graph(G)
     if not hasattr(td, "bags") or not hasattr(td, "edges"):
         raise TypeError(f"td must have 'bags' and 'edges', got {type(td).__name__}")
+    bags = td.bags if isinstance(td.bags, Bags) else Bags.from_list(td.bags)
+    nb = len(bags)
     if G.labelled:
         try:
-            bags = [G.to_ids(list(b)) for b in td.bags]
+            verts = np.asarray(G.to_ids(list(bags.vertices)), dtype=np.int64) if bags.vertices.size else \
+                np.zeros(0, dtype=np.int64)
         except KeyError:  # a name that is not a vertex
             return False
     else:
-        bags = [np.asarray(b, dtype=np.int64).ravel() for b in td.bags]
-    nb = len(bags)
+        try:
+            verts = np.asarray(bags.vertices, dtype=np.int64).ravel()
+        except (TypeError, ValueError):
+            return False
+    ptr = bags.ptr
     E = np.asarray(td.edges, dtype=np.int64).reshape(-1, 2)
     n = G.n
     if n == 0:
-        return E.shape[0] == max(0, nb - 1) and all(b.size == 0 for b in bags)
+        return E.shape[0] == max(0, nb - 1) and verts.size == 0
     if nb == 0:
         return False
-    for b in bags:
-        if b.size and (b.min() < 0 or b.max() >= n):
-            return False
-    if width is not None and max(b.size for b in bags) - 1 != width:
+    if verts.size and (verts.min() < 0 or verts.max() >= n):
+        return False
+    sizes = np.diff(ptr)
+    if width is not None and int(sizes.max()) - 1 != width:
         return False
     # tree: nb - 1 edges, connected
     if E.shape[0] != nb - 1 or (E.size and (E.min() < 0 or E.max() >= nb)):
@@ -273,25 +283,58 @@ def is_tree_decomposition(G, td, width=None) -> bool:
     T = coo_matrix((np.ones(E.shape[0]), (E[:, 0], E[:, 1])), shape=(nb, nb)).tocsr()
     if connected_components(T, directed=False)[0] != 1:
         return False
-    # vertex -> bags; every vertex covered, subtrees connected
-    members = [[] for _ in range(n)]
-    for i, b in enumerate(bags):
-        for v in np.unique(b).tolist():
-            members[v].append(i)
-    if any(not m for m in members):
+    # (bag, vertex) pairs without repeats inside a bag
+    owner = np.repeat(np.arange(nb, dtype=np.int64), sizes)
+    pairs = _sorted_unique(owner * n + verts)
+    owner, verts = pairs // n, pairs % n
+    members = np.bincount(verts, minlength=n)
+    if np.any(members == 0):
+        return False  # a vertex in no bag
+    # the bags holding a vertex form a subtree iff the tree edges inside them number one less
+    lo = np.searchsorted(pairs, np.arange(nb + 1, dtype=np.int64) * n)
+    inside = np.zeros(n, dtype=np.int64)
+    chunk = max(1, (1 << 22) // max(1, int(sizes.max())))  # tree edges per batch
+    for c in range(0, E.shape[0], chunk):
+        e = E[c: c + chunk]
+        # the vertices of each edge's two bags, keyed by edge; a key seen twice is shared
+        keys = []
+        for side in (0, 1):
+            x = e[:, side]
+            cnt = lo[x + 1] - lo[x]
+            idx = np.repeat(lo[x] - np.cumsum(np.concatenate([[0], cnt[:-1]])), cnt) + np.arange(cnt.sum())
+            keys.append(np.repeat(np.arange(e.shape[0], dtype=np.int64), cnt) * n + verts[idx])
+        k = np.sort(np.concatenate(keys))
+        shared = k[1:][k[1:] == k[:-1]] % n
+        inside += np.bincount(shared, minlength=n)
+    if np.any(inside != members - 1):
         return False
-    bag_sets = [set(b.tolist()) for b in bags]
+    # both ends of every edge in one bag: the edges covered by the pairs inside each bag
     u, v = G.edges()
-    for a, c in zip(u.tolist(), v.tolist()):
-        if not any(c in bag_sets[i] for i in members[a]):
-            return False
-    # subtree connectivity: edges of T inside the bag set of v must number |members| - 1
-    count = np.zeros(n, dtype=np.int64)
-    for a, c in E.tolist():
-        for v in bag_sets[a] & bag_sets[c]:
-            count[v] += 1
-    sizes = np.asarray([len(m) for m in members])
-    return bool(np.all(count == sizes - 1))
+    u, v = np.asarray(u, dtype=np.int64), np.asarray(v, dtype=np.int64)
+    keep = u != v
+    want = _sorted_unique(np.minimum(u[keep], v[keep]) * n + np.maximum(u[keep], v[keep]))
+    if want.size == 0:
+        return True
+    covered = np.zeros(want.size, dtype=bool)
+    bsz = np.diff(lo)
+    start = 0
+    while start < nb:
+        # a block of bags with at most ~4M vertex pairs
+        cum = np.cumsum(bsz[start:] ** 2)
+        stop = start + max(1, int(np.searchsorted(cum, 1 << 22, side="right")))
+        for s in np.unique(bsz[start:stop]).tolist():
+            if s < 2:
+                continue
+            rows = start + np.flatnonzero(bsz[start:stop] == s)
+            M = verts[lo[rows][:, None] + np.arange(s)]
+            a, c = np.triu_indices(s, 1)
+            keys = (M[:, a] * n + M[:, c]).ravel()  # each bag's vertices are sorted: a < c
+            pos = np.searchsorted(want, keys)
+            ok = pos < want.size
+            pos, keys = pos[ok], keys[ok]
+            covered[pos[want[pos] == keys]] = True
+        start = stop
+    return bool(covered.all())
 
 
 def treewidth_bounds(G):
@@ -318,63 +361,6 @@ def treewidth_bounds(G):
     o1, w1 = bounds.elimination_ordering(adj, bounds.MIN_DEGREE, -1, -1)
     o2, w2 = bounds.elimination_ordering(adj, bounds.MIN_FILL, -1, -1)
     return lo, int(min(w1, w2)), G.to_labels(o1 if w1 <= w2 else o2)
-
-
-def _ordering_from_bags(bags, edges, nverts):
-    """Elimination ordering of width <= the decomposition's width (peel leaves towards a root)."""
-    nb = len(bags)
-    tree = [[] for _ in range(nb)]
-    for a, b in edges:
-        tree[a].append(b)
-        tree[b].append(a)
-    parent = [-1] * nb
-    bfs, seen = [0], [False] * nb
-    seen[0] = True
-    for t in bfs:
-        for u in tree[t]:
-            if not seen[u]:
-                seen[u] = True
-                parent[u] = t
-                bfs.append(u)
-    done = np.zeros(nverts, dtype=bool)
-    order = []
-    for t in reversed(bfs):
-        keep = set(bags[parent[t]].tolist()) if parent[t] >= 0 else set()
-        for v in bags[t].tolist():
-            if not done[v] and v not in keep:
-                done[v] = True
-                order.append(v)
-    return np.asarray(order, dtype=np.int64)
-
-
-def _compact(bags, edges):
-    """Merge every bag into a neighbour that contains it (same width, fewer bags)."""
-    nb = len(bags)
-    if nb <= 1:
-        return bags, edges
-    sets = [set(b.tolist()) for b in bags]
-    nbrs = [set() for _ in range(nb)]
-    for a, b in edges:
-        nbrs[a].add(b)
-        nbrs[b].add(a)
-    alive = [True] * nb
-    for x in range(nb):
-        for y in list(nbrs[x]):
-            if alive[x] and sets[x] <= sets[y]:
-                # x disappears into y: its other neighbours move to y
-                for z in nbrs[x]:
-                    if z != y:
-                        nbrs[z].discard(x)
-                        nbrs[z].add(y)
-                        nbrs[y].add(z)
-                nbrs[y].discard(x)
-                nbrs[x] = set()
-                alive[x] = False
-                break
-    keep = [x for x in range(nb) if alive[x]]
-    index = {x: i for i, x in enumerate(keep)}
-    new_edges = sorted({(min(index[a], index[b]), max(index[a], index[b])) for a in keep for b in nbrs[a]})
-    return [np.asarray(sorted(sets[x]), dtype=np.int64) for x in keep], new_edges
 
 
 def treewidth(G, device="auto", time_limit=None, *, method="auto", dedup="exact", preprocess=True,
@@ -473,13 +459,11 @@ def treewidth(G, device="auto", time_limit=None, *, method="auto", dedup="exact"
                                      "disjoint_paths": disjoint_paths, "mmw": mmw, "simplicial_rule": simplicial_rule,
                                      "dedup": dedup, "max_states": max_states,
                                      "max_memory": int(max_memory) if max_memory else 2 << 30})
-    bags, edges = _compact(out["bags"], out["edges"])
-    E = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
-    td = TreeDecomposition(bags, E)
-    ordering = _ordering_from_bags(bags, E, G.n) if G.n else np.zeros(0, dtype=np.int64)
+    td = TreeDecomposition(Bags(out["bag_ptr"], out["bag_vertices"]), out["edges"])
+    ordering = out["ordering"]
     width = td.width
     stats = {"times": out["times"], "pieces": out["pieces"], "parts": out["parts"],
-             "lower_bound_from": out["lb_source"]}
+             "lower_bound_from": out["lb_source"], "peeled": out["peeled"]}
     return TreewidthResult(width, out["status"] == "optimal", int(out["lower"]), int(width), out["status"],
                            int(out["expanded"]), int(out["largest_core"]), dev, dedup, time.perf_counter() - t0,
                            G.to_labels(ordering), _named(G, td), tuple(out["iterations"]), out["phase"], method,

@@ -112,7 +112,8 @@ def test_treewidth_reports_memory_status():
 
 
 def test_huge_component_is_a_clear_memory_error():
-    G = graphkit.Graph.from_edges(40000, np.arange(39999), np.arange(1, 40000))
+    # a cycle: no vertex of degree one, so the whole of it reaches the dense representation
+    G = graphkit.Graph.from_edges(40000, np.arange(40000), (np.arange(40000) + 1) % 40000)
     with pytest.raises(MemoryError, match="40000 vertices"):
         treewidth(G, max_memory=1 << 24)
 
@@ -272,3 +273,75 @@ def test_time_limit_on_a_random_graph(warm, limit):
     assert time.perf_counter() - t0 < limit + 1.5
     assert is_tree_decomposition(G, res.decomposition, width=res.width)
     assert res.lower_bound <= res.width
+
+
+def test_time_limit_on_a_large_grid_with_the_paper_search(warm):
+    """method='bfs' used to compute all vertex-disjoint path counts before looking at the clock."""
+    G = nx.grid_2d_graph(40, 40)
+    t0 = time.perf_counter()
+    res = treewidth(G, time_limit=1, method="bfs", device="cpu")
+    assert time.perf_counter() - t0 < 1.0 + 1.5
+    assert not res.optimal and res.lower_bound <= 40 <= res.width
+    assert is_tree_decomposition(G, res.decomposition, width=res.width)
+
+
+# ---------------------------------------------------------------- the forest part, in O(n + m)
+
+
+def test_peel_low_degree():
+    # a triangle with a path hanging from it, an isolated vertex, a separate edge
+    G = graphkit.Graph.from_edges(9, [0, 1, 2, 2, 3, 4, 6], [1, 2, 0, 3, 4, 5, 7])
+    order, parent, alive = preprocess.peel_low_degree(G.indptr.astype(np.int64), G.indices.astype(np.int64), G.n)
+    assert sorted(order.tolist()) == [3, 4, 5, 6, 7, 8]
+    assert np.flatnonzero(alive).tolist() == [0, 1, 2]
+    par = dict(zip(order.tolist(), parent.tolist()))
+    assert par[5] == 4 and par[4] == 3 and par[3] == 2 and par[8] == -1
+    assert {par[6], par[7]} == {-1, 6} or {par[6], par[7]} == {-1, 7}
+    pos = {v: i for i, v in enumerate(order.tolist())}
+    assert all(p < 0 or p not in pos or pos[p] > pos[v] for v, p in par.items())
+
+
+def test_forest_parts_and_many_components_against_subset_dp():
+    rng = np.random.default_rng(5)
+    for seed in range(10):
+        H = nx.gnp_random_graph(8, 0.4, seed=seed)
+        G = nx.disjoint_union(H, nx.cycle_graph(4))
+        G = nx.disjoint_union(G, nx.complete_graph(3))
+        exp = max(subset_dp(H), 2)
+        # trees hanging from random vertices, isolated vertices
+        nxt = G.number_of_nodes()
+        for _ in range(8):
+            G.add_edge(int(rng.integers(0, nxt)), nxt)
+            nxt += 1
+        G.add_nodes_from(range(nxt, nxt + 3))
+        res = treewidth(G)
+        assert res.width == exp and res.optimal, seed
+        assert res.stats["peeled"] >= 11
+        assert is_tree_decomposition(G, res.decomposition, width=exp)
+        assert graphkit.ordering_width(G, res.ordering) == exp
+
+
+def test_millions_of_isolated_vertices_in_proportional_time_and_memory(tmp_path):
+    """3M vertices, two edges: ``graphkit tw`` peels them in O(n), with no dense step."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    path = tmp_path / "wide.gr"
+    path.write_text("p td 3000000 2\n1 2\n2 3\n")
+    code = ("import resource, sys\nfrom graphkit.cli import main\nrc = main(['tw', sys.argv[1]])\n"
+            "print('maxrss', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\nsys.exit(rc)")
+    root = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]))
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, env=env,
+                          cwd=root, timeout=300)
+    elapsed = time.perf_counter() - t0
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "s td 3000000 2 3000000"  # one bag per vertex, width 1
+    assert len(lines) == 1 + 3000000 + 2999999
+    maxrss_kib = int(proc.stderr.split("maxrss")[-1].split()[0])
+    assert maxrss_kib < 1.5 * 2**20, maxrss_kib  # under 1.5 GiB in all (was several GiB)
+    assert elapsed < 90, elapsed  # about 10 s on a loaded 2-core machine (was minutes)

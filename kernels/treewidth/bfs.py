@@ -36,6 +36,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ._bits import monotonic
+
 __all__ = [
     "EXACT",
     "BLOOM",
@@ -717,11 +719,13 @@ def _disjoint_paths(indptr, indices, s, t, limit, F, through, par, queue):
 
 
 @njit(cache=True)
-def vertex_connectivity_matrix(indptr, indices, limit):
+def vertex_connectivity_matrix(indptr, indices, limit, deadline=0.0):
     """Internally vertex-disjoint paths between every non-adjacent pair, capped at ``limit``.
 
     ``indptr``/``indices`` is a CSR adjacency with sorted rows. Entry ``[u, v]`` is ``-1``
-    for adjacent pairs and the diagonal.
+    for adjacent pairs and the diagonal. Past ``deadline`` (:func:`monotonic` clock,
+    ``<= 0``: none) the pairs not yet computed stay ``-1``, which only withholds edges from
+    the LBP+ graphs built from the matrix.
     """
     n = indptr.shape[0] - 1
     K = np.full((n, n), -1, dtype=np.int64)
@@ -734,6 +738,8 @@ def vertex_connectivity_matrix(indptr, indices, limit):
         for p in range(indptr[x], indptr[x + 1]):
             adjm[x, indices[p]] = True
     for u in range(n):
+        if deadline > 0 and monotonic() > deadline:
+            break
         for v in range(u + 1, n):
             if adjm[u, v]:
                 continue
@@ -744,12 +750,14 @@ def vertex_connectivity_matrix(indptr, indices, limit):
     return K
 
 
-def max_clique(A: np.ndarray, node_limit: int = 2_000_000) -> np.ndarray:
+def max_clique(A: np.ndarray, node_limit: int = 2_000_000, deadline=None) -> np.ndarray:
     """A maximum clique (branch and bound with greedy colouring bounds) of dense ``A``.
 
-    Returns the best clique found within ``node_limit`` search nodes (always a clique;
-    maximum unless the limit was hit).
+    Returns the best clique found within ``node_limit`` search nodes and before
+    ``deadline`` (``time.perf_counter`` seconds; always a clique, maximum unless a limit
+    was hit).
     """
+    import time
     n = A.shape[0]
     nbr = [0] * n
     for i in range(n):
@@ -781,7 +789,8 @@ def max_clique(A: np.ndarray, node_limit: int = 2_000_000) -> np.ndarray:
     def expand(R, P):
         nonlocal best
         nodes[0] += 1
-        if nodes[0] > node_limit:
+        if nodes[0] > node_limit or (deadline is not None and (nodes[0] & 255) == 0 and time.perf_counter() > deadline):
+            nodes[0] = node_limit + 1
             return
         order, bounds = colour_order(P)
         for i in range(len(order) - 1, -1, -1):

@@ -3,7 +3,10 @@
 :func:`solve` takes a graph (CSR) and returns a tree decomposition with a proven lower
 bound. The pipeline, every phase of which watches the deadline:
 
-1. Connected components are solved one by one; the treewidth is their maximum, so one
+0. Vertices of degree at most one are peeled off on the sparse graph in ``O(n + m)``
+   (:func:`kernels.treewidth.preprocess.peel_low_degree`): isolated vertices and trees
+   never reach the dense representation.
+1. Connected components of the rest are solved one by one, largest first; the treewidth is their maximum, so one
    lower bound ``lb`` is shared by everything below (every graph handled is a minor of the
    input, so a bound proven on it holds for the input).
 2. *Reductions*: simplicial and almost simplicial vertices are removed
@@ -501,13 +504,13 @@ def _exact_bfs(adj, state, ub, fallback):
     n = adj.shape[0]
     A = _unpack(adj, n)
     opt = state.opt
-    C = kb.max_clique(A) if opt["clique"] else np.zeros(0, dtype=np.int64)
+    C = kb.max_clique(A, deadline=state.end) if opt["clique"] else np.zeros(0, dtype=np.int64)
     state.raise_lb(C.size - 1, "clique")
     lb = state.lb
     K = None
     if opt["disjoint_paths"]:
         indptr, indices = _csr(adj)
-        K = kb.vertex_connectivity_matrix(indptr, indices, ub)
+        K = kb.vertex_connectivity_matrix(indptr, indices, ub, state.compiled_deadline())
         # LBP+ (Clautiaux et al.): with tw <= lb the edges between pairs with more than lb
         # vertex-disjoint paths keep tw <= lb, so a larger bound on that graph proves tw > lb
         while lb < ub and not state.expired():
@@ -518,6 +521,9 @@ def _exact_bfs(adj, state, ub, fallback):
                 break
         state.raise_lb(lb, "lbp+")
     if ub <= state.lb:
+        return fallback
+    if state.expired():
+        state.stop("time_limit")
         return fallback
     W = (n + 63) // 64
     cand_mask = np.ones(n, dtype=np.bool_)
@@ -577,8 +583,143 @@ def _exact_bfs(adj, state, ub, fallback):
     return fallback
 
 
+def _compact(bags, edges):
+    """Merge every bag into a neighbour that contains it (same width, fewer bags)."""
+    nb = len(bags)
+    if nb <= 1:
+        return list(bags), list(edges)
+    sets = [set(b.tolist()) for b in bags]
+    nbrs = [set() for _ in range(nb)]
+    for a, b in edges:
+        nbrs[a].add(b)
+        nbrs[b].add(a)
+    alive = [True] * nb
+    for x in range(nb):
+        for y in list(nbrs[x]):
+            if alive[x] and sets[x] <= sets[y]:
+                # x disappears into y: its other neighbours move to y
+                for z in nbrs[x]:
+                    if z != y:
+                        nbrs[z].discard(x)
+                        nbrs[z].add(y)
+                        nbrs[y].add(z)
+                nbrs[y].discard(x)
+                nbrs[x] = set()
+                alive[x] = False
+                break
+    keep = [x for x in range(nb) if alive[x]]
+    index = {x: i for i, x in enumerate(keep)}
+    new_edges = sorted({(min(index[a], index[b]), max(index[a], index[b])) for a in keep for b in nbrs[a]})
+    return [np.asarray(sorted(sets[x]), dtype=np.int64) for x in keep], new_edges
+
+
+def _ordering_from_bags(bags, edges):
+    """Elimination ordering of the bags' vertices, of width at most the decomposition's
+    (leaves are peeled towards a root; a vertex goes when its last bag does)."""
+    nb = len(bags)
+    if nb == 0:
+        return np.zeros(0, dtype=np.int64)
+    tree = [[] for _ in range(nb)]
+    for a, b in edges:
+        tree[a].append(b)
+        tree[b].append(a)
+    parent = [-1] * nb
+    bfs, seen = [0], [False] * nb
+    seen[0] = True
+    for t in bfs:
+        for u in tree[t]:
+            if not seen[u]:
+                seen[u] = True
+                parent[u] = t
+                bfs.append(u)
+    done = set()
+    order = []
+    for t in reversed(bfs):
+        keep = set(bags[parent[t]].tolist()) if parent[t] >= 0 else set()
+        for v in bags[t].tolist():
+            if v not in done and v not in keep:
+                done.add(v)
+                order.append(v)
+    return np.asarray(order, dtype=np.int64)
+
+
+def _core_graph(indptr, indices, core, n):
+    """CSR of the subgraph induced by ``core`` (sorted ids), relabelled ``0 .. len(core) - 1``."""
+    pos = np.full(n, -1, dtype=np.int64)
+    pos[core] = np.arange(core.size, dtype=np.int64)
+    deg = np.diff(indptr)[core]
+    starts = indptr[core]
+    # entries of the core rows, gathered without a Python loop
+    ptr = np.zeros(core.size + 1, dtype=np.int64)
+    np.cumsum(deg, out=ptr[1:])
+    src = np.repeat(starts - ptr[:-1], deg) + np.arange(ptr[-1], dtype=np.int64)
+    cols = pos[indices[src]]
+    rows = np.repeat(np.arange(core.size, dtype=np.int64), deg)
+    keep = (cols >= 0) & (cols != rows)
+    rows, cols = rows[keep], cols[keep]
+    out_ptr = np.zeros(core.size + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=core.size), out=out_ptr[1:])
+    return out_ptr, cols
+
+
+def _solve_core(indptr, indices, core, n, state):
+    """Decompose the subgraph induced by ``core`` component by component.
+
+    Returns bags (arrays of original vertex ids) and edges (pairs of bag indices).
+    """
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    if core.size == 0:
+        return [], []
+    cptr, cidx = _core_graph(indptr, indices, core, n)
+    nc = core.size
+    A = csr_matrix((np.ones(cidx.size, dtype=np.int8), cidx, cptr), shape=(nc, nc))
+    ncomp, labels = connected_components(A, directed=False)
+    sizes = np.bincount(labels, minlength=ncomp)
+    # components by decreasing size, each a contiguous block of one relabelled matrix
+    rank = np.empty(ncomp, dtype=np.int64)
+    rank[np.argsort(-sizes, kind="stable")] = np.arange(ncomp)
+    perm = np.argsort(rank[labels], kind="stable")
+    sizes = np.sort(sizes)[::-1]
+    bounds_ = np.zeros(ncomp + 1, dtype=np.int64)
+    np.cumsum(sizes, out=bounds_[1:])
+    largest = int(sizes[0])
+    need = 4 * largest * ((largest + 63) // 64) * 8
+    if need > state.opt["max_memory"]:
+        raise MemoryError(f"treewidth: a connected component of {largest} vertices needs about {need / 2**30:.1f} GiB "
+                          f"for its dense bitset adjacency (max_memory={state.opt['max_memory'] / 2**30:.1f} GiB)")
+    P = A[perm][:, perm].tocsr()
+    P.sort_indices()
+    verts = core[perm]
+    bags, edges, roots = [], [], []
+    for c in range(ncomp):
+        lo, hi = int(bounds_[c]), int(bounds_[c + 1])
+        if hi - lo <= state.lb + 1:
+            # this one and all smaller components fit in one bag each
+            rest = np.split(verts[lo:], bounds_[c + 1:-1] - lo)
+            off = len(bags)
+            bags.extend(rest)
+            roots.extend(range(off, off + len(rest)))
+            break
+        sub = P[lo:hi, lo:hi]
+        b, e = _solve_connected(bitsets_from_csr(sub.indptr, sub.indices, hi - lo), state, 0)
+        off = len(bags)
+        roots.append(off)
+        bags.extend(verts[lo + x] for x in b)
+        edges.extend((a + off, d + off) for a, d in e)
+    edges.extend(zip(roots[:-1], roots[1:]))
+    return bags, edges
+
+
 def solve(indptr, indices, n, *, time_limit=None, method="pid", device="cpu", options=None):
     """Tree decomposition of minimum width (best found within ``time_limit``).
+
+    The vertices of degree at most one are removed first, repeatedly, on the sparse graph
+    (:func:`kernels.treewidth.preprocess.peel_low_degree`, ``O(n + m)``); only the
+    connected components of what is left (the 2-core) are handled as dense bitset graphs,
+    largest first, and components that fit in one bag of the width already proven are not
+    searched. Time and memory are thus proportional to the input outside the 2-core.
 
     Parameters
     ----------
@@ -598,8 +739,10 @@ def solve(indptr, indices, n, *, time_limit=None, method="pid", device="cpu", op
     Returns
     -------
     dict
-        ``bags`` (list of vertex arrays), ``edges`` (list of pairs), ``width``, ``lower``,
-        ``status``, ``phase`` and statistics.
+        ``bag_ptr``, ``bag_vertices`` (the bags as CSR: bag ``i`` is
+        ``bag_vertices[bag_ptr[i]:bag_ptr[i + 1]]``), ``edges`` (``k x 2`` bag indices),
+        ``ordering`` (elimination ordering of width at most ``width``), ``width``,
+        ``lower``, ``status``, ``phase`` and statistics.
     """
     opt = {"preprocess": True, "separators": True, "max_memory": 2 << 30, "minor_steps": 100000, "clique": True,
            "disjoint_paths": True, "mmw": True, "simplicial_rule": True, "dedup": "exact", "max_states": None}
@@ -607,32 +750,42 @@ def solve(indptr, indices, n, *, time_limit=None, method="pid", device="cpu", op
     state = _State(time_limit, method, device, opt)
     indptr = np.asarray(indptr, dtype=np.int64)
     indices = np.asarray(indices, dtype=np.int64)
-    if n and len(indices):
-        state.raise_lb(1, "trivial")
-    # components on the sparse graph; each is handled as a dense bitset graph (n^2 / 8 bytes)
-    from scipy.sparse import csr_matrix
-    from scipy.sparse.csgraph import connected_components
-
-    A = csr_matrix((np.ones(indices.size, dtype=np.int8), indices, indptr), shape=(n, n))
-    ncomp, labels = connected_components(A, directed=False) if n else (0, np.zeros(0, dtype=np.int64))
-    comps = np.split(np.argsort(labels, kind="stable"), np.cumsum(np.bincount(labels, minlength=ncomp))[:-1])
-    comps = sorted((c for c in comps if c.size), key=len, reverse=True)
-    largest = comps[0].size if comps else 0
-    need = 4 * largest * ((largest + 63) // 64) * 8
-    if need > opt["max_memory"]:
-        raise MemoryError(f"treewidth: a connected component of {largest} vertices needs about {need / 2**30:.1f} GiB "
-                          f"for its dense bitset adjacency (max_memory={opt['max_memory'] / 2**30:.1f} GiB)")
-    bags, edges, roots = [], [], []
-    for comp in comps:
-        sub = A[comp][:, comp].tocsr()
-        sub.sort_indices()
-        b, e = _solve_connected(bitsets_from_csr(sub.indptr, sub.indices, comp.size), state, 0)
-        off = len(bags)
-        roots.append(off)
-        bags.extend(comp[x] for x in b)
-        edges.extend((a + off, c + off) for a, c in e)
-    edges.extend(zip(roots[:-1], roots[1:]))
-    width = max((len(b) for b in bags), default=0) - 1
+    # the forest part first, on the sparse graph
+    peeled, parent, alive = preprocess.peel_low_degree(indptr, indices, n)
+    if np.any(parent >= 0) or peeled.size < n:
+        state.raise_lb(1, "trivial")  # an edge
+    core = np.flatnonzero(alive)
+    bags, edges = _solve_core(indptr, indices, core, n, state)
+    bags, edges = _compact(bags, edges)
+    core_order = _ordering_from_bags(bags, edges)
+    nb = len(bags)
+    # bags of the peeled vertices: {v} or {v, parent}, each hung below a bag holding its parent
+    has = parent >= 0
+    sizes = np.concatenate([np.fromiter((len(b) for b in bags), dtype=np.int64, count=nb), 1 + has.astype(np.int64)])
+    bag_ptr = np.zeros(sizes.size + 1, dtype=np.int64)
+    np.cumsum(sizes, out=bag_ptr[1:])
+    bag_vertices = np.empty(int(bag_ptr[-1]), dtype=np.int64)
+    if nb:
+        bag_vertices[: bag_ptr[nb]] = np.concatenate(bags)
+    first = bag_ptr[nb:-1]
+    bag_vertices[first] = peeled
+    bag_vertices[first[has] + 1] = parent[has]
+    home = np.full(n, -1, dtype=np.int64)  # a bag holding each vertex
+    if nb:
+        home[bag_vertices[: bag_ptr[nb]]] = np.repeat(np.arange(nb, dtype=np.int64), sizes[:nb])
+    home[peeled] = nb + np.arange(peeled.size, dtype=np.int64)
+    target = np.where(has, home[np.maximum(parent, 0)], -1)
+    tops = np.flatnonzero(~has)  # peeled vertices removed alone: their trees' roots
+    if nb == 0 and tops.size:
+        target[tops[1:]] = nb + tops[0]  # the first one is the root of the whole tree
+        child = np.delete(np.arange(peeled.size), tops[0])
+    else:
+        target[tops] = 0
+        child = np.arange(peeled.size)
+    peel_edges = np.stack([nb + child, target[child]], axis=1)
+    tree = np.concatenate([np.asarray(edges, dtype=np.int64).reshape(-1, 2), peel_edges]).astype(np.int64)
+    ordering = np.concatenate([peeled, core_order]).astype(np.int64)
+    width = int(sizes.max()) - 1 if sizes.size else -1
     lower = min(state.lb, width)
     status = "optimal" if lower == width else state.status
     if status != "optimal":
@@ -641,7 +794,8 @@ def solve(indptr, indices, n, *, time_limit=None, method="pid", device="cpu", op
         phase = state.method
     else:
         phase = "bounds"
-    return {"bags": bags, "edges": edges, "width": width, "lower": lower, "status": status, "phase": phase,
-            "pieces": state.pieces, "iterations": state.iterations, "times": state.times,
-            "largest_core": state.largest_core, "parts": state.parts, "expanded": state.expanded,
-            "lb_source": state.lb_source, "time": time.perf_counter() - state.t0}
+    return {"bag_ptr": bag_ptr, "bag_vertices": bag_vertices, "edges": tree, "ordering": ordering, "width": width,
+            "lower": lower, "status": status, "phase": phase, "pieces": state.pieces, "iterations": state.iterations,
+            "times": state.times, "largest_core": state.largest_core, "parts": state.parts,
+            "expanded": state.expanded, "lb_source": state.lb_source, "time": time.perf_counter() - state.t0,
+            "peeled": int(peeled.size)}
