@@ -18,6 +18,12 @@ GTX 1060 times.
     python examples/bench_treewidth.py --set pace2017                 # 159 instances, 20 s and 60 s
     python examples/bench_treewidth.py --set pace2017 --limits 20 --instances ex001,ex010
     python examples/bench_treewidth.py --set paper
+    python examples/bench_treewidth.py --set device --paper-limit 10 --device-limit 6
+
+``--set device``: on a machine with a GPU, in one process, the breadth-first search on the
+GPU (``method="bfs"``) against PID on the CPU on the paper's graphs and a few bench
+instances whose pieces after preprocessing are small and dense, each run checked against
+its time limit (overrun).
 """
 from __future__ import annotations
 
@@ -236,11 +242,85 @@ def run_paper(args):
     return 0
 
 
+# --------------------------------------------------------------------------- GPU vs CPU
+DEVICE_BENCH = ("ex056", "ex086", "ex118")  # small dense pieces after preprocessing
+
+
+def run_device(args):
+    """One process: ``method="bfs"`` on the GPU against PID on the CPU, every run timed
+    against its ``time_limit`` (overrun = wall seconds / limit). Results are rewritten
+    after every run, so an interrupted call keeps what it measured."""
+
+    import graphkit
+    from kernels.backend import gpu_available
+
+    if not gpu_available():
+        print("no usable GPU; nothing to compare", file=sys.stderr)
+        return 1
+    warm_up()
+    import networkx as nx
+    import numpy as np
+
+    from kernels import treewidth as ktw
+
+    # compile the search's CUDA kernels for 1, 2 and 4 words and its CPU helpers
+    for n in (20, 100, 200):
+        A = nx.to_numpy_array(nx.cycle_graph(n)) != 0
+        ktw.search_gpu(ktw.to_bitsets(A), ktw.to_bitsets(np.ones((1, n), dtype=bool))[0], 2, 2)
+    graphkit.treewidth(nx.grid_2d_graph(4, 5), method="bfs", device="gpu", preprocess=False, separators=False)
+    cases = [(name, TW_DIR / PAPER[name][0], PAPER[name][1], args.paper_limit) for name in list(PAPER)[:8]]
+    answers = {r["name"]: r for r in pace_instances()} if (BENCH / "answers.csv").exists() else {}
+    for name in (args.instances.split(",") if args.instances else DEVICE_BENCH):
+        if name in answers:
+            cases.append((name, BENCH / answers[name]["file"], answers[name]["tw"], args.device_limit))
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for name, path, tw, limit in cases:
+        if not path.exists():
+            continue
+        G = graphkit.read_graph(path)
+        row = {"graph": name, "n": G.n, "m": G.m, "tw": tw, "limit": limit}
+        for key, kw in (("pid_cpu", {"device": "cpu"}), ("bfs_gpu", {"device": "gpu", "method": "bfs"})):
+            t0 = time.perf_counter()
+            res = graphkit.treewidth(G, time_limit=limit, **kw)
+            wall = time.perf_counter() - t0
+            ok = bool(graphkit.is_tree_decomposition(G, res.decomposition, width=res.width))
+            row[key] = {"seconds": wall, "overrun": wall / limit, "width": res.width, "lower": res.lower_bound,
+                        "optimal": res.optimal, "status": res.status, "valid": ok, "core": res.reduced_size,
+                        "exact_seconds": res.stats["times"].get("exact", 0.0),
+                        "pieces": [(p["piece"], p.get("method")) for p in res.stats["pieces"]],
+                        "gpu_pieces": sorted({it["component"] for it in res.iterations if it.get("device") == "gpu"})}
+            if res.optimal and res.width != tw:
+                row[key]["error"] = f"width {res.width} != {tw}"
+        rows.append(row)
+        print(json.dumps(row), file=sys.stderr, flush=True)
+        out.write_text(json.dumps({"rows": rows}, indent=1))
+        _device_markdown(rows, Path(str(out.with_suffix("")) + ".md"))
+    return 0 if not any("error" in r[k] for r in rows for k in ("pid_cpu", "bfs_gpu")) else 1
+
+
+def _device_markdown(rows, path):
+    lines = ["| graph | n | tw | limit s | PID (CPU) s | width | bfs (GPU) s | width | GPU pieces | worst overrun |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+
+    def cell(r):
+        return f"{r['seconds']:.3f}" + ("" if r["optimal"] else f" ({r['status']})"), \
+            f"{r['width']}" + ("" if r["optimal"] else f" (>= {r['lower']})")
+
+    for row in rows:
+        a, b = row["pid_cpu"], row["bfs_gpu"]
+        lines.append(f"| {row['graph']} | {row['n']} | {row['tw']} | {row['limit']:g} | {' | '.join(cell(a))} | "
+                     f"{' | '.join(cell(b))} | {b['gpu_pieces']} | {max(a['overrun'], b['overrun']):.2f} |")
+    path.write_text("\n".join(lines) + "\n")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--set", choices=["pace2017", "paper"], default="pace2017")
+    ap.add_argument("--set", choices=["pace2017", "paper", "device"], default="pace2017")
     ap.add_argument("--limits", default="20,60", help="seconds per instance (pace2017), comma-separated")
-    ap.add_argument("--paper-limit", type=float, default=60.0, help="seconds per instance (paper)")
+    ap.add_argument("--paper-limit", type=float, default=60.0, help="seconds per instance (paper, device)")
+    ap.add_argument("--device-limit", type=float, default=6.0, help="seconds per bench instance (device)")
     ap.add_argument("--instances", default="", help="comma-separated instance names (e.g. ex001,ex010)")
     ap.add_argument("--first", type=int, default=0, help="only the first N instances")
     ap.add_argument("--all", action="store_true", help="paper: also the instances the paper could not finish")
@@ -262,7 +342,7 @@ def main(argv=None):
     if args.worker:
         worker(args.worker, args.time_limit, args.cpu, args.method, args.device)
         return 0
-    return run_pace(args) if args.set == "pace2017" else run_paper(args)
+    return {"pace2017": run_pace, "paper": run_paper, "device": run_device}[args.set](args)
 
 
 if __name__ == "__main__":

@@ -496,6 +496,44 @@ def test_gpu_levels_equal_cpu_multiword(rule, n):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("rows, cols, k, rule", [(4, 5, 4, False), (6, 6, 5, True), (5, 5, 4, False)])
+def test_gpu_levels_in_many_launches_equal_cpu(rows, cols, k, rule):
+    """Levels expanded in launches of 1,024 states (deadline checks) give the CPU's levels."""
+    G = nx.grid_2d_graph(rows, cols)
+    n = rows * cols
+    A = nx.to_numpy_array(G, nodelist=sorted(G.nodes)) != 0
+    adj = ktw.to_bitsets(A)
+    cand = ktw.to_bitsets(np.ones((1, n), dtype=bool))[0]
+    srch = ktw.LevelSearchCPU(adj, cand, k, n - k - 1, rule=rule, mode=ktw.EXACT)
+    while not srch.done:
+        srch.step()
+    g = ktw.search_gpu(adj, cand, k, n - k - 1, rule=rule, first_launch=1024, launch_seconds=0.0)
+    assert max(g["level_sizes"]) > 4 * 1024  # several launches per level
+    assert g["level_sizes"] == srch.level_sizes and g["found"] == srch.found
+    if g["found"]:
+        order = np.concatenate([g["prefix"], np.setdiff1d(np.arange(n), g["prefix"])])
+        assert ktw.elimination_width(A, order) <= k
+
+
+@pytest.mark.gpu
+def test_gpu_time_limit_within_a_level():
+    """A deadline is honoured inside a level, not only between levels."""
+    import time
+
+    G = nx.random_regular_graph(4, 60, seed=3)
+    n = 60
+    A = nx.to_numpy_array(G, nodelist=sorted(G.nodes)) != 0
+    adj = ktw.to_bitsets(A)
+    cand = ktw.to_bitsets(np.ones((1, n), dtype=bool))[0]
+    ktw.search_gpu(adj, cand, 12, 1)  # compiles the kernel
+    t0 = time.perf_counter()
+    g = ktw.search_gpu(adj, cand, 12, n - 13, deadline=t0 + 0.5, clock=time.perf_counter, first_launch=1024,
+                       launch_seconds=0.05)
+    assert time.perf_counter() - t0 < 0.5 + 1.0
+    assert g["timed_out"] or g["found"] or g["level_sizes"][-1] == 0
+
+
+@pytest.mark.gpu
 def test_gpu_bloom_mode():
     G = nx.grid_2d_graph(4, 5)
     cpu, gpu, A = _gpu_cpu_levels(G, 4, False, ktw.BLOOM)

@@ -832,14 +832,18 @@ def gpu_capacity(W: int, fraction: float = 0.4, max_states=None) -> int:
 
 
 def search_gpu(adj, cand, k, target, mode=EXACT, max_states=None, nhash=8, bloom_bits_per_state=32,
-               block=128, deadline=None, clock=None, rule=True):
+               block=128, deadline=None, clock=None, rule=True, launch_seconds=0.25, first_launch=1 << 16):
     """Decision "treewidth <= k?" on the GPU; same contract as :class:`LevelSearchCPU`.
 
     Returns a dict with ``found``, ``prefix`` (eliminated vertices of the first state of
     the last level, in elimination order), ``expanded`` (states expanded), ``evaluations``
     (degree computations), ``level_sizes``, ``overflow`` / ``dropped`` (states that did
-    not fit the wavefront buffer) and ``timed_out``.
+    not fit the wavefront buffer) and ``timed_out``. ``deadline`` (on ``clock``) is looked
+    at between launches of about ``launch_seconds`` each (the first of ``first_launch``
+    states), within a level too.
     """
+    import time
+
     import cupy
 
     from ..nvrtc import get_kernel
@@ -863,6 +867,8 @@ def search_gpu(adj, cand, k, target, mode=EXACT, max_states=None, nhash=8, bloom
     ncand = int(sum(bin(int(x)).count("1") for x in np.asarray(cand)))
     dummy_bloom = cupy.zeros(1, dtype=cupy.uint32)
     bloom_locks = cupy.zeros(_BLOOM_LOCKS, dtype=cupy.int32) if mode != EXACT else None
+    chunk = int(first_launch)
+    clock = clock or time.perf_counter
     for level in range(target):
         cap = gpu_capacity(W, max_states=max_states)
         bound = int(min(cap, max(16, n_in * max(1, ncand - level))))
@@ -880,18 +886,38 @@ def search_gpu(adj, cand, k, target, mode=EXACT, max_states=None, nhash=8, bloom
             bmask = np.uint64(nbits - 1)
             table, tmask = bloom_locks, np.uint64(_BLOOM_LOCKS - 1)
         counters.fill(0)
-        grid = (n_in + block - 1) // block
-        kern((grid,), (block,), (d_adj, d_cand, np.int32(n), np.int32(W), np.int32(k), states, np.int64(n_in),
-                                 out, out_parent, out_vertex, np.int64(bound), table, tmask, bloom, bmask,
-                                 np.int32(nhash), np.int32(mode), counters))
-        c = counters.get()
+        # the level is expanded in launches over slices of the input states, so that the
+        # deadline is looked at every ~``launch_seconds`` (a launch writes the parent of an
+        # output as an index into its slice: shifted by the slice's offset afterwards)
+        off, written, timed_out = 0, 0, False
+        while off < n_in:
+            m = int(min(chunk, n_in - off))
+            t_launch = time.perf_counter()
+            kern(((m + block - 1) // block,), (block,),
+                 (d_adj, d_cand, np.int32(n), np.int32(W), np.int32(k), states[off: off + m], np.int64(m),
+                  out, out_parent, out_vertex, np.int64(bound), table, tmask, bloom, bmask,
+                  np.int32(nhash), np.int32(mode), counters))
+            c = counters.get()  # synchronizes
+            now_written = int(min(int(c[0]), bound))
+            if off and now_written > written:
+                out_parent[written:now_written] += off
+            written = now_written
+            off += m
+            took = time.perf_counter() - t_launch
+            chunk = int(min(1 << 24, max(1024, m * launch_seconds / max(took, 1e-6))))
+            if off < n_in and deadline is not None and clock() > deadline:
+                timed_out = True
+                break
         del table, bloom
-        count = int(min(int(c[0]), bound))
-        res["expanded"] += n_in
+        count = written
+        res["expanded"] += off
         res["evaluations"] += int(c[2])
         if int(c[1]) > 0:
             res["overflow"] = True
             res["dropped"] += int(c[1])
+        if timed_out:
+            res["timed_out"] = True
+            break
         parents.append(out_parent[:count].copy())
         vertices.append(out_vertex[:count].copy())
         del out_parent, out_vertex
