@@ -103,7 +103,8 @@ def _byte_range(path, offset, rank, size):
     return data
 
 
-def read_matrix_market(path, comm=None, *, row_starts=None, dtype=None, device="auto", cuda_aware_mpi=None):
+def read_matrix_market(path, comm=None, *, row_starts=None, dtype=None, device="auto", cuda_aware_mpi=None,
+                       transport=None):
     """Collective: read a square Matrix Market file as a :class:`DistributedCSR`, each rank
     reading only its share of the file.
 
@@ -118,6 +119,8 @@ def read_matrix_market(path, comm=None, *, row_starts=None, dtype=None, device="
     dtype : numpy dtype, optional
         Of the values (default float64, complex128 for complex files).
     device : {"auto", "cpu", "gpu"}
+    cuda_aware_mpi, transport
+        As in :meth:`DistributedCSR.from_local_rows`.
 
     Returns
     -------
@@ -145,7 +148,8 @@ def read_matrix_market(path, comm=None, *, row_starts=None, dtype=None, device="
             from matrices.mmio import read_matrix
 
             A = read_matrix(path, dtype=dtype)
-        return DistributedCSR.from_global(A, comm, row_starts=row_starts, device=device, cuda_aware_mpi=cuda_aware_mpi)
+        return DistributedCSR.from_global(A, comm, row_starts=row_starts, device=device, cuda_aware_mpi=cuda_aware_mpi,
+                                          transport=transport)
     n = size[0]
     error = None
     starts = partition_rows(n, comm.size) if row_starts is None else np.asarray(row_starts, np.int64)
@@ -191,7 +195,8 @@ def read_matrix_market(path, comm=None, *, row_starts=None, dtype=None, device="
     vdtype = np.dtype(dtype) if dtype is not None else (np.complex128 if field == "complex" else np.float64)
     local = sp.csr_matrix((v.astype(vdtype), (i - lo, j)), shape=(hi - lo, n))
     local.sum_duplicates()
-    return DistributedCSR.from_local_rows(local, comm, row_starts=starts, device=device, cuda_aware_mpi=cuda_aware_mpi)
+    return DistributedCSR.from_local_rows(local, comm, row_starts=starts, device=device, cuda_aware_mpi=cuda_aware_mpi,
+                                          transport=transport)
 
 
 def _count(entries, lines):

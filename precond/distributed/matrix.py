@@ -26,7 +26,7 @@ from kernels.backend import is_device_array
 
 from kernels.mpi import agree, cuda_aware, mpi, select_device
 
-__all__ = ["DistributedCSR", "GhostExchange", "partition_rows", "row_owner"]
+__all__ = ["DistributedCSR", "GhostExchange", "NcclGhostExchange", "partition_rows", "row_owner"]
 
 _TAG_GHOST = 7117
 
@@ -190,6 +190,84 @@ class GhostExchange:
             pass
 
 
+class NcclGhostExchange:
+    """The ghost exchange over NCCL: everything stream-ordered on the device, no host wait.
+
+    :meth:`begin` makes a side stream wait for the vector, gathers the send values there and
+    posts the sends and receives of every neighbour in one NCCL group; :meth:`end` makes
+    the compute stream wait for the side stream. The diagonal block's product, queued on
+    the compute stream between the two, runs while the messages travel. The side stream
+    has a priority above the compute stream's, so its few small kernels are not queued
+    behind the product.
+    """
+
+    def __init__(self, nccl, send_ranks, send_counts, send_index, recv_ranks, recv_counts, dtype):
+        import cupy
+
+        self.nccl = nccl
+        self.dtype = np.dtype(dtype)
+        self.gpu, self.device_buffers = True, True
+        self.n_send = int(np.sum(send_counts))
+        self.n_recv = int(np.sum(recv_counts))
+        self.neighbours = sorted(set(map(int, send_ranks)) | set(map(int, recv_ranks)))
+        self.send_index = cupy.asarray(send_index, dtype=np.int64)
+        self.send_dev = cupy.empty(self.n_send, self.dtype)
+        self.recv_dev = cupy.empty(self.n_recv, self.dtype)
+        self.sends, self.recvs = [], []
+        offset = 0
+        for rank, count in zip(send_ranks, send_counts):
+            self.sends.append((int(rank), self.send_dev[offset:offset + int(count)]))
+            offset += int(count)
+        offset = 0
+        for rank, count in zip(recv_ranks, recv_counts):
+            self.recvs.append((int(rank), self.recv_dev[offset:offset + int(count)]))
+            offset += int(count)
+        self.stream = cupy.cuda.Stream(non_blocking=True, priority=-1)
+        self.arrived = cupy.cuda.Event(disable_timing=True)
+        #: host seconds spent in :meth:`end` (none: it only queues a wait)
+        self.seconds = 0.0
+
+    def begin(self, x):
+        """Queue the gather of the send values and the messages on the side stream."""
+        if not self.neighbours:
+            return
+        import cupy
+
+        self.stream.wait_event(cupy.cuda.get_current_stream().record())
+        with self.stream:
+            if self.n_send:
+                cupy.take(x, self.send_index, out=self.send_dev)
+            self.nccl.exchange(self.sends, self.recvs, self.stream)
+        self.arrived.record(self.stream)
+
+    def end(self):
+        """The ghost vector, valid on the current stream once the messages have arrived."""
+        if self.neighbours:
+            import cupy
+
+            cupy.cuda.get_current_stream().wait_event(self.arrived)
+        return self.recv_dev
+
+    def free(self):
+        pass
+
+
+_OFFD_KERNEL = {}
+
+
+def _offd_add(indptr, indices, data, rows, ghosts, y):
+    """``y[rows] += offd @ ghosts`` on the GPU in one kernel (one thread per compressed
+    row of the off-diagonal block; the rows are distinct, so no atomics)."""
+    import cupy
+
+    if "k" not in _OFFD_KERNEL:
+        _OFFD_KERNEL["k"] = cupy.ElementwiseKernel(
+            "raw I indptr, raw J indices, raw T data, raw R rows, raw T g", "raw T y",
+            "T acc = 0; for (I k = indptr[i]; k < indptr[i + 1]; ++k) acc += data[k] * g[indices[k]];"
+            " y[rows[i]] += acc;", "dist_offd_add")
+    _OFFD_KERNEL["k"](indptr, indices, data, rows, ghosts, y, size=len(rows))
+
+
 def _check_local_rows(A, n_local, n_global):
     """Validate one rank's rows (a CSR of ``n_local x n_global``); returns it as CSR."""
     if not sp.issparse(A):
@@ -242,7 +320,7 @@ class DistributedCSR:
         y = A @ A.ones()                                        # this rank's rows of A @ 1
     """
 
-    def __init__(self, comm, row_starts, diag, offd_rows, offd, ghost_cols, exchange, device="cpu"):
+    def __init__(self, comm, row_starts, diag, offd_rows, offd, ghost_cols, exchange, device="cpu", nccl=None):
         self.comm = comm
         self.row_starts = np.asarray(row_starts, dtype=np.int64)
         self.lo = int(self.row_starts[comm.rank])
@@ -255,19 +333,25 @@ class DistributedCSR:
         self.ghost_cols = ghost_cols
         self.exchange = exchange
         self.device = device
+        #: NCCL communicator of the iteration's reductions (None: MPI)
+        self.nccl = nccl
+        self.transport = "nccl" if nccl is not None else "mpi"
         self.dtype = np.dtype(diag.dtype)
         self.nnz_local = int(diag.nnz + offd.nnz)
         self.nnz = int(comm.allreduce(self.nnz_local))
 
     # -- construction -------------------------------------------------------------------
     @classmethod
-    def from_local_rows(cls, A_local, comm=None, *, row_starts=None, device="auto", cuda_aware_mpi=None):
+    def from_local_rows(cls, A_local, comm=None, *, row_starts=None, device="auto", cuda_aware_mpi=None,
+                        transport=None):
         """Collective: every rank passes its own rows as a SciPy matrix of shape
         ``(n_local, N)`` with global column indices; the ranks' rows follow each other in
         rank order. ``row_starts`` may be given (then checked against the local shapes).
 
         Bad input on any rank (wrong shape, non-finite entries, ...) raises
-        :class:`DistributedError` on every rank.
+        :class:`DistributedError` on every rank. ``transport`` (``"auto"``, ``"nccl"``,
+        ``"mpi"``) chooses how GPU ranks move the iteration's data
+        (:func:`kernels.nccl.choose_transport`).
         """
         from kernels.mpi import world
 
@@ -303,12 +387,14 @@ class DistributedCSR:
         dtypes = comm.allgather(np.dtype(A_local.dtype).str)
         dtype = np.result_type(*[np.dtype(d) for d in dtypes])
         return cls._assemble(comm, starts, A_local.astype(dtype, copy=False), select_device(comm, device),
-                             cuda_aware_mpi)
+                             cuda_aware_mpi, transport)
 
     @classmethod
-    def from_global(cls, A=None, comm=None, *, root=0, row_starts=None, device="auto", cuda_aware_mpi=None):
+    def from_global(cls, A=None, comm=None, *, root=0, row_starts=None, device="auto", cuda_aware_mpi=None,
+                    transport=None):
         """Collective: ``A`` (a square SciPy matrix) lives on rank ``root`` (other ranks
-        pass None); each rank receives its rows (``row_starts``, default an equal split)."""
+        pass None); each rank receives its rows (``row_starts``, default an equal split).
+        ``transport`` as in :meth:`from_local_rows`."""
         from kernels.mpi import world
 
         comm = world() if comm is None else comm
@@ -364,10 +450,10 @@ class DistributedCSR:
         except Exception as exc:  # noqa: BLE001
             error = exc
         agree(comm, error)
-        return cls._assemble(comm, starts, local, select_device(comm, device), cuda_aware_mpi)
+        return cls._assemble(comm, starts, local, select_device(comm, device), cuda_aware_mpi, transport)
 
     @classmethod
-    def _assemble(cls, comm, starts, local, device, cuda_aware_mpi=None):
+    def _assemble(cls, comm, starts, local, device, cuda_aware_mpi=None, transport=None):
         """Split validated local rows into the two blocks and plan the exchange."""
         r = comm.rank
         lo, hi = int(starts[r]), int(starts[r + 1])
@@ -406,8 +492,22 @@ class DistributedCSR:
         send_ranks = np.nonzero(send_counts_all)[0]
         recv_ranks = np.nonzero(recv_counts_all)[0]
         gpu = device == "gpu"
-        exchange = GhostExchange(comm, send_ranks, send_counts_all[send_ranks], wanted - lo, recv_ranks,
-                                 recv_counts_all[recv_ranks], local.dtype, gpu=gpu, device_buffers=cuda_aware_mpi)
+        from kernels.nccl import NcclComm, choose_transport
+
+        error, kind = None, "mpi"
+        try:
+            kind = choose_transport(comm, device, transport)
+        except Exception as exc:  # noqa: BLE001 - the same answer on every rank
+            error = exc
+        agree(comm, error if comm.rank == 0 else None, "transport")
+        nccl = None
+        if kind == "nccl":  # two communicators: the exchange's side stream and the reductions
+            nccl = NcclComm(comm)
+            exchange = NcclGhostExchange(NcclComm(comm), send_ranks, send_counts_all[send_ranks], wanted - lo,
+                                         recv_ranks, recv_counts_all[recv_ranks], local.dtype)
+        else:
+            exchange = GhostExchange(comm, send_ranks, send_counts_all[send_ranks], wanted - lo, recv_ranks,
+                                     recv_counts_all[recv_ranks], local.dtype, gpu=gpu, device_buffers=cuda_aware_mpi)
         if gpu:  # empty blocks stay on the host: no product touches them
             import cupy
 
@@ -418,7 +518,7 @@ class DistributedCSR:
             if len(offd_rows):
                 offd = to_device(offd)
                 offd_rows = cupy.asarray(offd_rows)
-        return cls(comm, starts, diag, offd_rows, offd, ghost_cols, exchange, device)
+        return cls(comm, starts, diag, offd_rows, offd, ghost_cols, exchange, device, nccl)
 
     # -- vectors ------------------------------------------------------------------------
     @property
@@ -487,7 +587,11 @@ class DistributedCSR:
                 y = out
         ghosts = self.exchange.end()
         if len(self.offd_rows):
-            y[self.offd_rows] += self.offd @ ghosts
+            if self.device == "gpu":
+                o = self.offd
+                _offd_add(o.indptr, o.indices, o.data, self.offd_rows, ghosts, y)
+            else:
+                y[self.offd_rows] += self.offd @ ghosts
         return y
 
     def __matmul__(self, x):
@@ -500,4 +604,5 @@ class DistributedCSR:
     def __repr__(self):
         return (f"<DistributedCSR {self.shape[0]}x{self.shape[1]} {self.dtype}, {self.nnz} nonzeros, rank "
                 f"{self.comm.rank} of {self.comm.size}: rows [{self.lo}, {self.hi}), {len(self.ghost_cols)} ghosts "
-                f"from {len(self.exchange.neighbours)} neighbour(s), on {self.device}>")
+                f"from {len(self.exchange.neighbours)} neighbour(s), on {self.device}"
+                f"{' (NCCL)' if self.nccl is not None else ''}>")

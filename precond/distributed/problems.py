@@ -67,7 +67,7 @@ def stencil_rows_2d(stencil, n, lo, hi, dtype=np.float64):
 
 
 def distributed_matrix(spec, n=None, comm=None, *, dtype=np.float64, device="auto", row_starts=None,
-                       cuda_aware_mpi=None):
+                       cuda_aware_mpi=None, transport=None):
     """Collective: a :class:`DistributedCSR` by name, as :func:`matrices.get` names them.
 
     The 2D stencil generators of :data:`STENCILS` (grid size ``n``, ``n^2`` rows) are
@@ -89,12 +89,12 @@ def distributed_matrix(spec, n=None, comm=None, *, dtype=np.float64, device="aut
         starts = partition_rows(N, comm.size) if row_starts is None else np.asarray(row_starts, np.int64)
         local = stencil_rows_2d(stencils[key], int(n), int(starts[comm.rank]), int(starts[comm.rank + 1]), dtype)
         return DistributedCSR.from_local_rows(local, comm, row_starts=starts, device=device,
-                                              cuda_aware_mpi=cuda_aware_mpi)
+                                              cuda_aware_mpi=cuda_aware_mpi, transport=transport)
     if ".mtx" in key or Path(str(spec)).is_file():
         from .io import read_matrix_market
 
         return read_matrix_market(spec, comm, row_starts=row_starts, dtype=dtype, device=device,
-                                  cuda_aware_mpi=cuda_aware_mpi)
+                                  cuda_aware_mpi=cuda_aware_mpi, transport=transport)
     A, error = None, None
     if comm.rank == 0:
         try:
@@ -104,4 +104,5 @@ def distributed_matrix(spec, n=None, comm=None, *, dtype=np.float64, device="aut
         except Exception as exc:  # noqa: BLE001 - reported collectively
             error = exc
     agree(comm, error if comm.rank == 0 else None, "matrix")
-    return DistributedCSR.from_global(A, comm, row_starts=row_starts, device=device, cuda_aware_mpi=cuda_aware_mpi)
+    return DistributedCSR.from_global(A, comm, row_starts=row_starts, device=device, cuda_aware_mpi=cuda_aware_mpi,
+                                      transport=transport)
