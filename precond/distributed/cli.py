@@ -45,6 +45,11 @@ def build_parser(prog="precond distributed"):
                    help="auto: each rank's GPU (local rank modulo the node's GPUs) where every rank has one")
     p.add_argument("--cuda-aware", choices=["auto", "yes", "no"], default="auto",
                    help="pass device buffers to MPI (auto: ask the MPI library)")
+    p.add_argument("--transport", choices=["auto", "nccl", "mpi"], default="auto",
+                   help="how GPU ranks move the iteration's data: NCCL through CuPy (device-resident iteration) "
+                        "or MPI (auto: NCCL where every rank has it)")
+    p.add_argument("--check-every", type=int, default=None,
+                   help="check convergence every K iterations (device-resident BiCGStab; default 8 with NCCL)")
     p.add_argument("--no-warm-up", action="store_true",
                    help="time the first set-up and solve too (they include compiling kernels)")
     p.add_argument("--out", default=None, help="folder for distributed.json and the solutions (.npy)")
@@ -92,8 +97,12 @@ def run(args, comm=None):
     dtype = np.dtype(args.dtype)
     aware = {"auto": None, "yes": True, "no": False}[args.cuda_aware]
     phases = _Phases(comm)
+    transport = getattr(args, "transport", "auto")
     A = phases.run("matrix", lambda: distributed_matrix(args.matrix, args.n, comm, dtype=dtype, device=args.device,
-                                                        cuda_aware_mpi=aware))
+                                                        cuda_aware_mpi=aware, transport=transport))
+    extra = {}
+    if getattr(args, "check_every", None) is not None and args.method == "bicgstab":
+        extra["check_every"] = args.check_every
     xp = A.xp
     N = A.shape[0]
     xt = _true_solution(A.lo, A.hi, N, dtype, xp)
@@ -105,13 +114,13 @@ def run(args, comm=None):
     for name in args.precond:
         if not args.no_warm_up:  # compiles the kernels of the set-up and the iteration
             M = block_jacobi(A, name)
-            solver(A, b, M=M, rtol=args.rtol, maxiter=min(args.maxiter, 8))
+            solver(A, b, M=M, rtol=args.rtol, maxiter=min(args.maxiter, 16), **extra)
             del M
         M = phases.run(f"setup {name}", lambda: block_jacobi(A, name), A)
         history, stats = [], {}
         waited = A.exchange.seconds
         x, info = phases.run(f"solve {name}", lambda: solver(A, b, M=M, rtol=args.rtol, maxiter=args.maxiter,
-                                                            residuals=history, stats=stats), A)
+                                                            residuals=history, stats=stats, **extra), A)
         rel = norm(b - A.matvec(x)) / bnorm
         fre = norm(x - xt) / xtnorm
         setup, solve = phases.times[f"setup {name}"], phases.times[f"solve {name}"]
@@ -132,6 +141,7 @@ def run(args, comm=None):
                       "per_iteration": solve / max(its, 1), "allreduce_max": allreduce, "exchange_max": exchange,
                       "time_to_solution": setup + solve},
             "allreduces_per_iteration": stats["allreduces"] / max(its, 1),
+            "resident": stats.get("resident", False),
             "residual_history": [h / bnorm for h in history],
         }
         if args.out and not args.no_solution:
@@ -160,6 +170,7 @@ def run(args, comm=None):
         "gpu": _gpu_name() if A.device == "gpu" else None,
         "mpi": mpi().Get_library_version().splitlines()[0].strip(),
         "cuda_aware_mpi": bool(A.exchange.device_buffers),
+        "transport": A.transport,
         "host": platform.node(),
         "rows_per_rank": local_rows,
         "ghosts_per_rank": ghosts,

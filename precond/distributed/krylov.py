@@ -13,9 +13,14 @@ by ``MPI_Allreduce``, several per call:
   in that iteration only, so convergence is never declared on a rounded estimate.
 * CG, two all-reduces per iteration: ``(p, A p)``; then ``(r, z)`` and ``(r, r)``.
 
-On the GPU each reduction is one device-to-host copy of the local dot products (a few
-numbers) followed by the all-reduce on the host; the vector updates are fused
-elementwise kernels taking the scalars as arguments.
+On GPU ranks that talk through NCCL (:mod:`kernels.nccl`; or a single rank) BiCGStab is
+*device-resident*: the local dot products go into one device buffer that NCCL sums in
+place on the compute stream, the scalars (``rho``, ``alpha``, ``omega``) never leave the
+device, the vector updates are fused kernels that read them there, and the ghost exchange
+is stream-ordered too; the host only queues kernels and reads the residual history every
+``check_every`` iterations (like :func:`precond.krylov.bicgstab` on one GPU). Otherwise
+(CPU ranks, or GPUs with the MPI transport) each reduction is a device-to-host copy of a
+few numbers and ``MPI_Allreduce`` on the host, every iteration checked.
 """
 from __future__ import annotations
 
@@ -130,12 +135,166 @@ def _prepare(A, b, x0, maxiter, M):
     return xp, dtype, x, maxiter, precondition
 
 
+class _ResidentOps:
+    """The steps of the device-resident BiCGStab: scalars in arrays of shape (1,), the
+    reductions summed in place (NCCL on the device, or MPI through the host), the
+    per-iteration rows (residual estimate, ``|rho|``, ``|(rhat, v)|``, ``|omega|``,
+    ``||s||``) written to a buffer that the host reads at the checks. On the CPU the same
+    steps run with NumPy (what the CPU tests exercise)."""
+
+    COLS = 5
+
+    def __init__(self, A, dtype, tiny, block):
+        self.xp = xp = A.xp
+        self.gpu = xp is not np
+        self.comm, self.nccl = A.comm, A.nccl
+        self.dtype = np.dtype(dtype)
+        self.tiny = float(tiny)
+        self.hist = xp.zeros((block, self.COLS), dtype=self.dtype)
+        self.count = 0
+        self.seconds = 0.0
+        if self.gpu:
+            from ..krylov import _SAFE, _gpu_kernels
+
+            self.k = dict(_gpu_kernels())
+            self.k["record"] = xp.ElementwiseKernel(
+                "T ts, T tt, T ss, T rs, T rt, T rv, float64 tiny, int64 row",
+                "T alpha, T omega, T rho, T rho_prev, raw T hist",
+                "T a = rho / safe(rv, tiny); T w = ts / safe(tt, tiny); T rr = ss - 2 * w * ts + w * w * tt;"
+                "hist[5 * row] = sqrt(rr > T(0) ? rr : T(0)); hist[5 * row + 1] = abs(rho);"
+                "hist[5 * row + 2] = abs(rv); hist[5 * row + 3] = abs(w); hist[5 * row + 4] = sqrt(abs(ss));"
+                "alpha = a; omega = w; rho_prev = rho; rho = rs - w * rt;",
+                "dist_bicgstab_record", preamble=_SAFE)
+
+    def scalar(self, value):
+        return self.xp.full(1, value, dtype=self.dtype)
+
+    def reduce(self, *pairs):
+        """The global dot products of ``pairs`` as one array (on the vectors' device)."""
+        xp = self.xp
+        self.count += 1
+        if self.gpu:
+            buf = xp.stack([xp.vdot(a, b) for a, b in pairs]).astype(self.dtype, copy=False)
+            t0 = time.perf_counter()
+            if self.nccl is not None:
+                self.nccl.allreduce(buf)
+            elif self.comm.size > 1:  # GPUs on the MPI transport: through the host
+                host = buf.get()
+                self.comm.Allreduce(mpi().IN_PLACE, host, op=mpi().SUM)
+                buf.set(host)
+            self.seconds += time.perf_counter() - t0
+            return buf
+        buf = np.array([np.vdot(a, b) for a, b in pairs], dtype=self.dtype)
+        t0 = time.perf_counter()
+        if self.comm.size > 1:
+            self.comm.Allreduce(mpi().IN_PLACE, buf, op=mpi().SUM)
+        self.seconds += time.perf_counter() - t0
+        return buf
+
+    def _safe(self, d):
+        return np.where(np.abs(d) < self.tiny, 1.0, d)
+
+    def update_p(self, p, r, v, st):
+        if self.gpu:
+            self.k["update_p"](r, v, st["rho"], st["rho_prev"], st["alpha"], st["omega"], self.tiny, p)
+        else:
+            beta = (st["rho"] / self._safe(st["rho_prev"])) * (st["alpha"] / self._safe(st["omega"]))
+            p -= st["omega"] * v
+            p *= beta
+            p += r
+
+    def direction_s(self, r, v, rho, rv):
+        if self.gpu:
+            return self.k["direction_s"](r, v, rho, rv, self.tiny)
+        return r - (rho / self._safe(rv)) * v
+
+    def update_xr(self, x, r, s, t, phat, shat, rho, rv, ts, tt):
+        if self.gpu:
+            self.k["update_xr"](s, t, phat, shat, rho, rv, ts, tt, self.tiny, x, r)
+        else:
+            alpha, omega = rho / self._safe(rv), ts / self._safe(tt)
+            x += alpha * phat
+            x += omega * shat
+            np.subtract(s, omega * t, out=r)
+
+    def record(self, red, rv, st, row):
+        """``red`` = (ts, tt, ss, rs, rt): the step's scalars and its row of the history."""
+        ts, tt, ss, rs, rt = (red[i:i + 1] for i in range(5))
+        if self.gpu:
+            self.k["record"](ts, tt, ss, rs, rt, rv, self.tiny, row, st["alpha"], st["omega"], st["rho"],
+                             st["rho_prev"], self.hist)
+            return
+        a, w = st["rho"] / self._safe(rv), ts / self._safe(tt)
+        rr = ss - 2 * w * ts + w * w * tt
+        self.hist[row] = [np.sqrt(max(rr[0], 0.0)), abs(st["rho"][0]), abs(rv[0]), abs(w[0]), np.sqrt(abs(ss[0]))]
+        st["alpha"], st["omega"], st["rho_prev"], st["rho"] = a, w, st["rho"].copy(), rs - w * rt
+
+    def rows(self, n):
+        h = self.hist[:n]
+        return (h.get() if self.gpu else h.copy()).astype(np.float64)
+
+
+def _bicgstab_resident(A, r, rho0, x, tol, maxiter, precondition, check_every, history):
+    """BiCGStab without host synchronizations between checks; returns ``(x, info, ops)``.
+
+    Two reductions per iteration as in :func:`bicgstab` (``(rhat, v)``; then ``(t, s)``,
+    ``(t, t)``, ``(s, s)``, ``(rhat, s)``, ``(rhat, t)``, from which ``omega``, the next
+    ``rho`` and the residual estimate follow). The estimate can cancel near the answer:
+    when the last one of a block says converged (or cancelled), the true residual norm is
+    measured with one more reduction, and only that one declares convergence.
+    """
+    xp = A.xp
+    dtype = x.dtype
+    tiny = np.finfo(dtype).tiny
+    eps = np.finfo(dtype).eps
+    ops = _ResidentOps(A, dtype, tiny, check_every)
+    rhat = r.copy()
+    p = xp.zeros_like(r)
+    v = xp.zeros_like(r)
+    st = {"rho": ops.scalar(rho0), "rho_prev": ops.scalar(1.0), "alpha": ops.scalar(1.0),
+          "omega": ops.scalar(1.0)}
+    info, done = maxiter, 0
+    while done < maxiter:
+        block = min(check_every, maxiter - done)
+        for row in range(block):
+            ops.update_p(p, r, v, st)
+            phat = precondition(p)
+            v = A.matvec(phat)
+            rv = ops.reduce((rhat, v))
+            s = ops.direction_s(r, v, st["rho"], rv)
+            shat = precondition(s)
+            t = A.matvec(shat)
+            red = ops.reduce((t, s), (t, t), (s, s), (rhat, s), (rhat, t))
+            ops.update_xr(x, r, s, t, phat, shat, st["rho"], rv, red[0:1], red[1:2])
+            ops.record(red, rv, st, row)
+        done += block
+        rows = ops.rows(block)
+        history.extend(rows[:, 0].tolist())
+        est, ss = rows[-1, 0], rows[-1, 4]
+        if not np.isfinite(rows[:, :4]).all():
+            info = -10
+            break
+        if est <= 2.0 * tol or est * est < 64 * eps * ss * ss:  # near the answer, or cancelled: measure
+            true = float(np.sqrt(max(_real(ops.reduce((r, r))[0].item()), 0.0)))
+            history[-1] = true
+            if true <= tol:
+                info = 0
+                break
+        if (rows[:, 1] < tiny).any() or (rows[:, 2] < tiny).any():
+            info = -10
+            break
+        if ((rows[:, 3] < tiny) & (rows[:, 0] > tol)).any():
+            info = -11
+            break
+    return x, info, ops
+
+
 def _real(z):
     return float(z.real) if isinstance(z, complex) or np.iscomplexobj(z) else float(z)
 
 
 def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None, residuals=None,
-             stats=None):
+             stats=None, check_every=None):
     """Distributed preconditioned BiCGStab (right preconditioning, like SciPy's); collective.
 
     Parameters
@@ -150,12 +309,21 @@ def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callba
         Default ``10 * N``.
     M : preconditioner (``matvec`` of local vectors, e.g. :func:`block_jacobi`), optional
     callback : callable, optional
-        ``callback(xk)`` with this rank's part after each iteration.
+        ``callback(xk)`` with this rank's part after each iteration (then every iteration
+        is checked on the host).
     residuals : list, optional
-        Receives the global residual norm after each iteration (``||b - A x0||`` first).
+        Receives the global residual norm after each iteration (``||b - A x0||`` first;
+        between the checks of the device-resident iteration, the recurrence's estimate).
     stats : dict, optional
         Receives ``iterations``, ``allreduces``, ``allreduce_time`` (s, host time in the
-        all-reduces, waiting for the slowest rank included).
+        all-reduces, waiting for the slowest rank included; with NCCL only the time to
+        queue them), ``resident`` and ``transport``.
+    check_every : int, optional
+        Check convergence every ``check_every`` iterations with the device-resident
+        iteration (real dtypes, no callback). Default: 8 on GPU ranks that use NCCL (or a
+        single GPU rank), otherwise the classic iteration checked every time. An
+        explicit value selects the resident iteration on any device (on CPU ranks it only
+        changes when convergence is noticed).
 
     Returns
     -------
@@ -176,6 +344,13 @@ def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callba
         x, info = dist.bicgstab(A, b, rtol=1e-10, M=dist.block_jacobi(A, "algebraic_tridiagonal"))
     """
     xp, dtype, x, maxiter, precondition = _prepare(A, b, x0, maxiter, M)
+    if check_every is not None and (isinstance(check_every, bool) or int(check_every) < 1):
+        raise ValueError(f"check_every must be a positive integer, got {check_every!r}")
+    if check_every is not None and callback is not None:
+        raise ValueError("a callback needs every iteration checked: leave check_every None")
+    resident = callback is None and np.dtype(dtype).kind == "f" and (
+        check_every is not None or (A.device == "gpu" and (A.nccl is not None or A.comm.size == 1)))
+    check_every = None if not resident else int(check_every or 8)
     ops = _Ops(xp)
     reduce = _Reducer(A.comm, xp, dtype)
     b = b.astype(dtype, copy=False)
@@ -189,6 +364,10 @@ def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callba
     info, it = 0, 0
     if bnorm == 0.0:
         x = xp.zeros(A.n_local, dtype)
+    elif np.sqrt(rr) > tol and resident:
+        x, info, rops = _bicgstab_resident(A, r, rr, x, tol, maxiter, precondition, check_every, history)
+        reduce.count += rops.count
+        reduce.seconds += rops.seconds
     elif np.sqrt(rr) > tol:
         rhat = r.copy()
         p = xp.zeros_like(r)
@@ -244,7 +423,8 @@ def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callba
     if residuals is not None:
         residuals.extend(history)
     if stats is not None:
-        stats.update(iterations=len(history) - 1, allreduces=reduce.count, allreduce_time=reduce.seconds)
+        stats.update(iterations=len(history) - 1, allreduces=reduce.count, allreduce_time=reduce.seconds,
+                     resident=bool(resident), transport=A.transport)
     return x, info
 
 
