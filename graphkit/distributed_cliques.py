@@ -36,7 +36,7 @@ def _check_min_size(min_size):
     return int(min_size)
 
 
-def _arguments(G, min_size, comm, root):
+def _arguments(G, min_size, comm, root, ordering="device"):
     """Collective: the communicator, the checked ``min_size`` and the graph on every rank."""
     from kernels.mpi import agree, world
 
@@ -44,6 +44,8 @@ def _arguments(G, min_size, comm, root):
     error = None
     try:
         min_size = _check_min_size(min_size)
+        if ordering not in ("device", "host"):
+            raise ValueError(f"ordering must be 'device' or 'host', got {ordering!r}")
     except Exception as exc:  # noqa: BLE001 - reported collectively
         error = exc
     agree(comm, error, "min_size")
@@ -200,7 +202,7 @@ def _cpu_state(G, min_size, count_only, chunk_cliques=1 << 16):
     return state, tasks, costs[tasks]
 
 
-def count_maximal_cliques_mpi(G, min_size=1, device="auto", comm=None, *, root=0, min_cost=64):
+def count_maximal_cliques_mpi(G, min_size=1, device="auto", comm=None, *, root=0, min_cost=64, ordering="device"):
     """Collective: count the maximal cliques of ``G`` by size across the ranks of ``comm``.
 
     Parameters
@@ -217,6 +219,11 @@ def count_maximal_cliques_mpi(G, min_size=1, device="auto", comm=None, *, root=0
     min_cost : int
         Least estimated cost (candidates + 1, summed over its sub-problems) of a chunk of
         the CPU queue.
+    ordering : {"device", "host"}
+        GPU ranks only: the order that splits the search, computed by every rank on its
+        GPU in parallel peeling rounds (``"device"``), or the smallest-last order on the
+        host (``"host"``, serial: it bounds the speed-up over ranks). Both give every
+        sub-problem at most degeneracy-many candidates, and the same counts.
 
     Returns
     -------
@@ -234,7 +241,7 @@ def count_maximal_cliques_mpi(G, min_size=1, device="auto", comm=None, *, root=0
     """
     from kernels.mpi import select_device
 
-    comm, min_size, G = _arguments(G, min_size, comm, root)
+    comm, min_size, G = _arguments(G, min_size, comm, root, ordering)
     MPI = _mpi()
     dev = select_device(comm, device)
     comm.Barrier()
@@ -242,7 +249,7 @@ def count_maximal_cliques_mpi(G, min_size=1, device="auto", comm=None, *, root=0
     if G.n == 0:
         hist, nodes = np.zeros(1, np.int64), 0
     elif dev == "gpu":
-        hist, nodes = _count_gpu_share(G, min_size, comm)
+        hist, nodes = _count_gpu_share(G, min_size, comm, ordering)
     else:
         state, tasks, costs = _cpu_state(G, min_size, True)
         bounds = _chunks(costs, comm.size, min_cost=min_cost)
@@ -261,14 +268,15 @@ def count_maximal_cliques_mpi(G, min_size=1, device="auto", comm=None, *, root=0
     return CliqueCount(int(total.sum()), total, top, dev, elapsed)
 
 
-def _count_gpu_share(G, min_size, comm):
+def _count_gpu_share(G, min_size, comm, ordering):
     """This rank's share on its GPU: the sub-problems dealt round-robin by decreasing cost."""
     from kernels import cliques as kc
 
-    return kc.mce_count_gpu(G, min_size, share=(comm.rank, comm.size)), 0
+    return kc.mce_count_gpu(G, min_size, share=(comm.rank, comm.size), ordering=ordering), 0
 
 
-def maximal_cliques_mpi(G, min_size=1, device="auto", comm=None, *, root=0, chunk_cliques=1 << 16, min_cost=64):
+def maximal_cliques_mpi(G, min_size=1, device="auto", comm=None, *, root=0, chunk_cliques=1 << 16, min_cost=64,
+                        ordering="device"):
     """Collective generator: the maximal cliques found by this rank (each maximal clique of
     ``G`` is yielded by exactly one rank), from the CPU search's chunk queue, or on the GPU
     (``device="gpu"``) from this rank's share of the sub-problems, in buffer-sized chunks.
@@ -288,6 +296,8 @@ def maximal_cliques_mpi(G, min_size=1, device="auto", comm=None, *, root=0, chun
         Cliques per internal chunk (bounds the memory).
     min_cost : int
         Least estimated cost of a chunk of the CPU queue.
+    ordering : {"device", "host"}
+        GPU ranks: as in :func:`count_maximal_cliques_mpi`.
 
     Yields
     ------
@@ -305,13 +315,14 @@ def maximal_cliques_mpi(G, min_size=1, device="auto", comm=None, *, root=0, chun
     """
     from kernels.mpi import select_device
 
-    comm, min_size, G = _arguments(G, min_size, comm, root)
+    comm, min_size, G = _arguments(G, min_size, comm, root, ordering)
     if G.n == 0:
         return
     if select_device(comm, device) == "gpu":
         from kernels import cliques as kc
 
-        for flat, off in kc.mce_chunks_gpu(G, min_size, chunk_cliques, share=(comm.rank, comm.size)):
+        for flat, off in kc.mce_chunks_gpu(G, min_size, chunk_cliques, share=(comm.rank, comm.size),
+                                             ordering=ordering):
             yield from _split(G, flat, off)
         return
     state, tasks, costs = _cpu_state(G, min_size, False, chunk_cliques)

@@ -61,22 +61,37 @@ _ULL_MAX = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
 class MceGpuPlan:
-    """Tasks and launch groups of one GPU enumeration (host side, from the degeneracy order)."""
+    """Tasks and launch groups of one GPU enumeration (host side, from the degeneracy order).
 
-    def __init__(self, G, split_min=64, small_x=2048, mem_fraction=0.25, share=None):
+    ``ordering="host"`` splits the search by the smallest-last order (serial, on the host);
+    ``"device"`` by the order of :func:`kernels.cliques.peel_gpu.peeling_order`, computed
+    on the GPU in parallel rounds (every vertex has at most the degeneracy many later
+    neighbours in both: the same bound on the sub-problems)."""
+
+    def __init__(self, G, split_min=64, small_x=2048, mem_fraction=0.25, share=None, ordering="host"):
         import cupy
 
         indptr = np.ascontiguousarray(G.indptr, dtype=np.int64)
         indices = np.ascontiguousarray(G.indices, dtype=np.int64)
         if G.n >= 2 ** 31 - 1:
             raise ValueError("the GPU clique enumeration needs fewer than 2**31 vertices")
-        order, core, rank = ranked_degeneracy(indptr, indices)
-        later = later_counts(indptr, indices, rank)  # |P| of each sub-problem
-        xdeg = np.diff(indptr) - later  # |X| of each sub-problem
-        self.D = D = max(1, int(core.max()))
+        if ordering not in ("host", "device"):
+            raise ValueError(f"ordering must be 'host' or 'device', got {ordering!r}")
         self.d_indptr = cupy.asarray(indptr)
         self.d_indices = cupy.asarray(indices.astype(np.int32))
-        self.d_rank = cupy.asarray(rank)
+        if ordering == "device":
+            from .peel_gpu import later_counts_device, peeling_order
+
+            self.d_rank, core = peeling_order(self.d_indptr, self.d_indices)
+            later = later_counts_device(self.d_indptr, self.d_indices, self.d_rank).get()
+            D = int(core.max()) if G.n else 0
+        else:
+            order, core, rank = ranked_degeneracy(indptr, indices)
+            later = later_counts(indptr, indices, rank)  # |P| of each sub-problem
+            D = int(core.max()) if G.n else 0
+            self.d_rank = cupy.asarray(rank)
+        xdeg = np.diff(indptr) - later  # |X| of each sub-problem
+        self.D = D = max(1, D)
         free = cupy.cuda.Device().mem_info[0]
         attrs = device_attributes()
         max_warps = attrs["MultiProcessorCount"] * (attrs["MaxThreadsPerMultiProcessor"] // 32)
@@ -152,25 +167,25 @@ def mce_flushes_gpu(plan, min_size, count_only, cap_words):
     return hist.get().astype(np.int64)
 
 
-def mce_chunks_gpu(G, min_size=1, chunk_cliques=1 << 16, split_min=64, share=None):
+def mce_chunks_gpu(G, min_size=1, chunk_cliques=1 << 16, split_min=64, share=None, ordering="host"):
     """Yield ``(flat, offsets)`` chunks of maximal cliques enumerated on the GPU.
 
     The device buffer holds about ``16 * chunk_cliques`` vertex ids; each flush of the
     buffer is one chunk. ``share=(i, p)``: only one of ``p`` processes' sub-problems (see
-    :func:`mce_count_gpu`).
+    :func:`mce_count_gpu`); ``ordering`` as in :class:`MceGpuPlan`.
     """
-    plan = MceGpuPlan(G, split_min=split_min, share=share)
+    plan = MceGpuPlan(G, split_min=split_min, share=share, ordering=ordering)
     for rec in mce_flushes_gpu(plan, min_size, False, 16 * int(chunk_cliques)):
         yield _parse_records(rec)
 
 
-def mce_count_gpu(G, min_size=1, split_min=64, share=None):
+def mce_count_gpu(G, min_size=1, split_min=64, share=None, ordering="host"):
     """Histogram of maximal clique sizes on the GPU (no clique transfer).
 
     ``share=(i, p)``: only the sub-problems ``i, i + p, ...`` in the order of decreasing
     candidate count (one of ``p`` processes' share of the work; the shares' histograms
-    add up to the whole graph's)."""
-    plan = MceGpuPlan(G, split_min=split_min, share=share)
+    add up to the whole graph's). ``ordering`` as in :class:`MceGpuPlan`."""
+    plan = MceGpuPlan(G, split_min=split_min, share=share, ordering=ordering)
     gen = mce_flushes_gpu(plan, min_size, True, 0)
     while True:
         try:
