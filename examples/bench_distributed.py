@@ -74,11 +74,12 @@ def launch(ranks, args, timeout):
     return proc
 
 
-def solve_run(ranks, n, iterations, rtol, device, timeout, precond="algebraic_tridiagonal", dtype="float64"):
+def solve_run(ranks, n, iterations, rtol, device, timeout, precond="algebraic_tridiagonal", dtype="float64",
+              transport="auto"):
     with tempfile.TemporaryDirectory() as out:
         proc = launch(ranks, ["-m", "precond.distributed", "--matrix", "aniso2", "--n", str(n), "--precond", precond,
                               "--rtol", str(rtol), "--maxiter", str(iterations), "--device", device, "--dtype", dtype,
-                              "--cuda-aware", "no", "--out", out, "--no-solution"], timeout)
+                              "--cuda-aware", "no", "--transport", transport, "--out", out, "--no-solution"], timeout)
         if proc is None:
             return None
         return json.loads((Path(out) / "distributed.json").read_text())
@@ -104,21 +105,114 @@ def worker_reference(n, iterations, device):
     print(json.dumps({"per_iteration": res.time / max(res.iterations, 1), "iterations": res.iterations}))
 
 
-def worker_cliques(scale, edge_factor, device, repeat):
+def worker_cliques(scale, edge_factor, device, repeat, ordering="device"):
     from graphkit import generators as gen
     from graphkit.distributed_cliques import count_maximal_cliques_mpi
     from kernels.mpi import world
 
     comm = world()
     G = gen.rmat(scale, edge_factor, 0.45, 0.15, 0.15, seed=1) if comm.rank == 0 else None
-    count_maximal_cliques_mpi(G, device=device)  # warm-up (compiles; the GPU plan's kernels)
+    count_maximal_cliques_mpi(G, device=device, ordering=ordering)  # warm-up (compiles; the GPU plan's kernels)
     times = []
     for _ in range(repeat):
-        res = count_maximal_cliques_mpi(G, device=device)
+        res = count_maximal_cliques_mpi(G, device=device, ordering=ordering)
         times.append(res.time)
     if comm.rank == 0:
         print(json.dumps({"count": res.count, "histogram": res.histogram.tolist(), "time": float(np.median(times)),
-                          "device": res.device, "ranks": comm.size}))
+                          "device": res.device, "ranks": comm.size, "ordering": ordering}))
+
+
+def worker_profile(n, device, transport, reps):
+    """Seconds per call of each phase of an iteration (slowest rank), on this transport."""
+    from kernels.spmv import spmv
+    from precond import distributed as dist
+    from precond.distributed.krylov import _Reducer, _ResidentOps
+
+    comm = dist.world()
+    D = dist.distributed_matrix("aniso2", n, device=device, transport=transport)
+    M = dist.block_jacobi(D, "algebraic_tridiagonal")
+    xp = D.xp
+    x = D.ones()
+    y = D.zeros()
+    b = D @ x
+    sync = (lambda: xp.cuda.Device().synchronize()) if D.device == "gpu" else (lambda: None)
+    resident = _ResidentOps(D, D.dtype, 1e-300, 8)
+    host = _Reducer(comm, xp, D.dtype)
+    dot1 = (lambda: resident.reduce((x, b))) if D.transport == "nccl" else (lambda: host((x, b)))
+    pairs = [(x, b), (b, b), (x, x), (y, b), (y, x)]
+    dot5 = (lambda: resident.reduce(*pairs)) if D.transport == "nccl" else (lambda: host(*pairs))
+
+    def begin_end():
+        D.exchange.begin(x)
+        D.exchange.end()
+
+    def iterations():
+        dist.bicgstab(D, b, M=M, rtol=1e-30, maxiter=reps)
+
+    phases = [("local SpMV (diagonal block)", lambda: spmv(D.diag, x, out=y) if D.device == "gpu" else D.diag @ x),
+              ("ghost exchange (begin + end)", begin_end),
+              ("distributed SpMV (exchange overlapped)", lambda: D.matvec(x, out=y)),
+              ("block-Jacobi AlgTriScal apply", lambda: M.matvec(x)),
+              ("1 dot + all-reduce", dot1),
+              ("5 dots + all-reduce", dot5)]
+    out = {"ranks": comm.size, "transport": D.transport, "n": n, "phases": {}}
+    iterations()  # warm-up of everything
+    for name, fn in phases + [("BiCGStab iteration", None)]:
+        for _ in range(3):
+            fn() if fn else None
+        sync()
+        comm.Barrier()
+        t0 = time.perf_counter()
+        if fn is None:
+            iterations()
+        else:
+            for _ in range(reps):
+                fn()
+        sync()
+        dt = comm.allreduce((time.perf_counter() - t0) / reps, op=dist.mpi().MAX)
+        out["phases"][name] = dt
+    if comm.rank == 0:
+        print(json.dumps(out))
+
+
+def worker_clique_profile(scale, edge_factor, device):
+    """Seconds of the GPU count's host plan (and the order in it) and of its launches, one
+    process, with the host's smallest-last order and with the GPU's peeling order (second
+    of two runs each)."""
+    from graphkit import generators as gen
+    from kernels.cliques.degeneracy import ranked_degeneracy
+    from kernels.cliques.mce_gpu import MceGpuPlan, mce_flushes_gpu
+    from kernels.cliques.peel_gpu import peeling_order
+
+    import cupy
+
+    G = gen.rmat(scale, edge_factor, 0.45, 0.15, 0.15, seed=1)
+    indptr = np.ascontiguousarray(G.indptr, dtype=np.int64)
+    indices = np.ascontiguousarray(G.indices, dtype=np.int64)
+    out = {"n": G.n}
+    for ordering in ("host", "device"):
+        for _ in range(2):
+            t0 = time.perf_counter()
+            if ordering == "host":
+                ranked_degeneracy(indptr, indices)
+            else:
+                peeling_order(indptr, indices)
+                cupy.cuda.Device().synchronize()
+            t1 = time.perf_counter()
+            plan = MceGpuPlan(G, ordering=ordering)
+            cupy.cuda.Device().synchronize()
+            t2 = time.perf_counter()
+            flush = mce_flushes_gpu(plan, 1, True, 0)
+            try:
+                while True:
+                    next(flush)
+            except StopIteration as stop:
+                hist = stop.value
+            cupy.cuda.Device().synchronize()
+            t3 = time.perf_counter()
+            out[ordering] = {"order": t1 - t0, "plan": t2 - t1, "launches": t3 - t2, "count": int(np.sum(hist)),
+                             "D": plan.D, "histogram": hist.tolist()}
+    print(json.dumps(out))
 
 
 def worker_check(device):
@@ -177,7 +271,13 @@ def main(argv=None):
     p.add_argument("--maxiter", type=int, default=5000)
     p.add_argument("--clique-scale", type=int, default=20)
     p.add_argument("--repeat", type=int, default=3)
-    p.add_argument("--only", nargs="+", choices=["weak", "strong", "cliques"], default=["weak", "strong", "cliques"])
+    p.add_argument("--only", nargs="+", choices=["weak", "strong", "cliques", "profile", "clique-profile"],
+                   default=["weak", "strong", "cliques"])
+    p.add_argument("--transports", nargs="+", choices=["auto", "nccl", "mpi"], default=["auto"],
+                   help="transports of the weak-scaling and profile runs (strong: the first)")
+    p.add_argument("--orderings", nargs="+", choices=["device", "host"], default=["device"],
+                   help="orders that split the clique search on GPU ranks (see count_maximal_cliques_mpi)")
+    p.add_argument("--profile-n", type=int, default=2500, help="grid side per rank of the profile (n^2 rows each)")
     p.add_argument("--quick", action="store_true", help="weak 10^5 rows per rank, strong n=400, RMAT 2^14")
     p.add_argument("--timeout", type=float, default=300, help="seconds per mpiexec run")
     p.add_argument("--check", action="store_true", help="only check distributed == serial on the largest --ranks")
@@ -188,12 +288,16 @@ def main(argv=None):
         kind, *rest = args.worker
         if kind == "reference":
             return worker_reference(int(rest[0]), int(rest[1]), rest[2])
+        if kind == "clique_profile":
+            return worker_clique_profile(int(rest[0]), 8, rest[1])
         from kernels.mpi import abort_on_error
 
         if kind == "cliques":
-            return abort_on_error(worker_cliques)(int(rest[0]), 8, rest[1], int(rest[2]))
+            return abort_on_error(worker_cliques)(int(rest[0]), 8, rest[1], int(rest[2]), *rest[3:4])
         if kind == "check":
             return abort_on_error(worker_check)(rest[0])
+        if kind == "profile":
+            return abort_on_error(worker_profile)(int(rest[0]), rest[1], rest[2], int(rest[3]))
         raise SystemExit(f"unknown worker {kind}")
     if mpiexec() is None:
         raise SystemExit("no mpiexec found: pip install '.[mpi]' (mpi4py and the mpich wheel)")
@@ -205,12 +309,37 @@ def main(argv=None):
         proc = launch(max(args.ranks), [me, "--worker", "check", args.device], args.timeout)
         print(proc.stdout if proc else "check run failed")
         return 0 if proc and "CHECK PASSED" in proc.stdout else 1
+    if "profile" in args.only:
+        prof = []
+        for tr in args.transports:
+            for r in args.ranks:
+                n = round(args.profile_n * math.sqrt(r))
+                proc = launch(r, [me, "--worker", "profile", str(n), args.device, tr, "40"], args.timeout)
+                prof.append(json.loads(proc.stdout.strip().splitlines()[-1]) if proc else None)
+        results["profile"] = prof
+        ok = [p_ for p_ in prof if p_]
+        if ok:
+            print(f"\n### Per-phase time of one call (ms, slowest rank), ANISO2 {args.profile_n}² rows per rank\n")
+            print("| phase | " + " | ".join(f"{p_['ranks']} rank(s), {p_['transport']}" for p_ in ok) + " |")
+            print("|---|" + "---|" * len(ok))
+            for name in ok[0]["phases"]:
+                print(f"| {name} | " + " | ".join(f"{1e3 * p_['phases'][name]:.3f}" for p_ in ok) + " |")
+    if "clique-profile" in args.only:
+        env = dict(os.environ, PYTHONPATH=str(ROOT))
+        proc = subprocess.run([sys.executable, me, "--worker", "clique_profile", str(args.clique_scale), args.device],
+                              capture_output=True, text=True, env=env, timeout=args.timeout)
+        cp = json.loads(proc.stdout.strip().splitlines()[-1]) if proc.returncode == 0 else None
+        if cp is None:
+            log(proc.stderr[-2000:])
+        results["clique_profile"] = cp
+        print(f"\nClique count, one process: {cp}")
     if "weak" in args.only:
         rows = []
-        for r in args.ranks:
-            n = round(math.sqrt(r * args.weak_rows))
-            res = solve_run(r, n, args.weak_iterations, 1e-30, args.device, args.timeout)
-            rows.append((r, n, res))
+        for tr in args.transports:
+            for r in args.ranks:
+                n = round(math.sqrt(r * args.weak_rows))
+                res = solve_run(r, n, args.weak_iterations, 1e-30, args.device, args.timeout, transport=tr)
+                rows.append((r, n, res))
         ref = None
         if args.device != "cpu":
             n1 = round(math.sqrt(args.weak_rows))
@@ -222,30 +351,35 @@ def main(argv=None):
                 log(proc.stderr[-2000:])
         results["weak"] = [{"ranks": r, "n": n, "result": res} for r, n, res in rows]
         results["weak_reference"] = ref
-        base = rows[0][2]["results"][0]["times"]["per_iteration"] if rows and rows[0][2] else None
         dev = next((res["device"] + (f" ({res['gpu']})" if res.get("gpu") else "") for _, _, res in rows if res), "?")
         mpi_name = next((res["mpi"] for _, _, res in rows if res), "?")
         print(f"\n### Weak scaling: ANISO2, {args.weak_rows:.3g} rows per rank, BiCGStab + block-Jacobi AlgTriScal, "
               f"{args.weak_iterations} iterations\n\nDevice: {dev}; MPI: {mpi_name}\n")
-        print("| ranks | grid | rows | ms / iteration | growth over 1 rank | all-reduce ms / iteration (max rank) | "
-              "exchange wait ms / iteration (max rank) | set-up s |")
-        print("|---|---|---|---|---|---|---|---|")
-        for r, n, res in rows:
+        print("| transport | ranks | grid | rows | ms / iteration | growth over 1 rank | host ms in all-reduces / "
+              "iteration (max rank) | host ms waiting for ghosts / iteration (max rank) | set-up s |")
+        print("|---|---|---|---|---|---|---|---|---|")
+        base = None
+        for k, (r, n, res) in enumerate(rows):
+            if k % len(args.ranks) == 0:
+                base = None
             if res is None:
-                print(f"| {r} | {n}² | {n * n:,} | failed | | | | |")
+                print(f"| - | {r} | {n}² | {n * n:,} | failed | | | | |")
                 continue
             t = res["results"][0]["times"]
             its = res["results"][0]["iterations"]
+            if k % len(args.ranks) == 0:
+                base = t["per_iteration"]
             growth = f"{100 * (t['per_iteration'] / base - 1):+.1f}%" if base else "-"
-            print(f"| {r} | {n}² | {n * n:,} | {1e3 * t['per_iteration']:.3f} | {growth} | "
+            tr = res.get("transport", "mpi") + (" (resident)" if res["results"][0].get("resident") else "")
+            print(f"| {tr} | {r} | {n}² | {n * n:,} | {1e3 * t['per_iteration']:.3f} | {growth} | "
                   f"{1e3 * t['allreduce_max'] / max(its, 1):.3f} | {1e3 * t.get('exchange_max', 0) / max(its, 1):.3f} | "
                   f"{t['setup']:.3f} |")
         if ref:
             print(f"\nSingle-GPU solver of the project (precond.solve, no MPI) on the 1-rank matrix: "
                   f"{1e3 * ref['per_iteration']:.3f} ms / iteration.")
     if "strong" in args.only:
-        rows = [(r, solve_run(r, args.strong_n, args.maxiter, args.rtol, args.device, args.timeout))
-                for r in args.ranks]
+        rows = [(r, solve_run(r, args.strong_n, args.maxiter, args.rtol, args.device, args.timeout,
+                              transport=args.transports[0])) for r in args.ranks]
         results["strong"] = [{"ranks": r, "result": res} for r, res in rows]
         first = rows[0][1]["results"][0] if rows and rows[0][1] else None
         print(f"\n### Strong scaling: ANISO2 {args.strong_n}² ({args.strong_n ** 2:,} rows), BiCGStab + block-Jacobi "
@@ -265,22 +399,28 @@ def main(argv=None):
                   f"{first['times']['time_to_solution'] / t['time_to_solution']:.2f} |")
     if "cliques" in args.only:
         rows = []
-        for r in args.ranks:
-            proc = launch(r, [me, "--worker", "cliques", str(args.clique_scale), args.device, str(args.repeat)],
-                          args.timeout)
-            rows.append((r, json.loads(proc.stdout.strip().splitlines()[-1]) if proc else None))
+        orderings = args.orderings if args.device != "cpu" else ["host"]
+        for ordering in orderings:
+            for r in args.ranks:
+                proc = launch(r, [me, "--worker", "cliques", str(args.clique_scale), args.device, str(args.repeat),
+                                  ordering], args.timeout)
+                rows.append((r, json.loads(proc.stdout.strip().splitlines()[-1]) if proc else None))
         results["cliques"] = [{"ranks": r, "result": res} for r, res in rows]
-        first = rows[0][1] if rows else None
         print(f"\n### Maximal clique count, RMAT 2^{args.clique_scale} edge factor 8 (at 2^20: the clique "
               "benchmark's largest generated graph)\n")
-        print("| ranks | device | maximal cliques | = 1 rank | seconds (median) | speed-up |")
-        print("|---|---|---|---|---|---|")
-        for r, res in rows:
+        print("| ranks | device | order of the split | maximal cliques | = 1 rank | seconds (median) | speed-up |")
+        print("|---|---|---|---|---|---|---|")
+        first = None
+        for k, (r, res) in enumerate(rows):
+            if k % len(args.ranks) == 0:
+                first = res
             if res is None:
-                print(f"| {r} | failed | | | | |")
+                print(f"| {r} | failed | | | | | |")
                 continue
+            order = "smallest-last (host)" if res.get("ordering") == "host" or res["device"] == "cpu" else \
+                "peeling rounds (GPU)"
             same = "yes" if first and res["histogram"] == first["histogram"] else "NO"
-            print(f"| {r} | {res['device']} | {res['count']:,} | {same} | {res['time']:.3f} | "
+            print(f"| {r} | {res['device']} | {order} | {res['count']:,} | {same} | {res['time']:.3f} | "
                   f"{fmt(first['time'] / res['time'] if first else None)} |")
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))
