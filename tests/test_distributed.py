@@ -40,12 +40,13 @@ _RANK_ENV = {"MPIR_CVAR_ENABLE_HEAVY_YIELD": "1", "OMP_NUM_THREADS": "1", "OPENB
 needs_mpi = pytest.mark.skipif(MPIEXEC is None, reason="mpi4py or mpiexec not installed (pip install '.[mpi]')")
 
 
-def spawn(n, *args, timeout=180, expect_ok=True):
+def spawn(n, *args, timeout=180, expect_ok=True, gpu=False):
     """Run ``mpiexec -n n python <this file> *args``; returns (returncode, stdout, stderr)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env.update(_RANK_ENV)
-    env["CUDA_VISIBLE_DEVICES"] = ""  # these are the CPU tests
+    if not gpu:
+        env["CUDA_VISIBLE_DEVICES"] = ""  # the CPU tests
     env["PYTHONUNBUFFERED"] = "1"
     cmd = [MPIEXEC, "-n", str(n), sys.executable, str(Path(__file__).resolve()), *map(str, args)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT,
@@ -75,6 +76,12 @@ def test_three_ranks_odd_splits_and_cliques(tmp_path):
 @needs_mpi
 def test_bad_input_on_one_rank_raises_on_every_rank():
     spawn(3, "bad_input")
+
+
+@needs_mpi
+@pytest.mark.gpu
+def test_one_gpu_rank_resident_solve_nccl_and_clique_orders():
+    spawn(1, "gpu_one", timeout=300, gpu=True)
 
 
 @needs_mpi
@@ -168,6 +175,16 @@ def _check_solves(A, A_dist, locals_, rtol=1e-10, symmetric=True):
                 assert np.linalg.norm(b - A @ full) <= 1.01 * rtol * np.linalg.norm(b), (local, method.__name__)
                 assert np.allclose(full, xt, atol=1e-6), (local, method.__name__)
                 assert abs(hist[-1] - np.linalg.norm(b - A @ full)) <= 1e-3 * np.linalg.norm(b) * rtol + 1e-12
+    # the device-resident iteration's steps (on the CPU: NumPy scalars, MPI sums), checked
+    # every few iterations: converges as far, measured on the true residual
+    for local in locals_[:2]:
+        st = {}
+        x, info = dist.bicgstab(A_dist, bl, rtol=rtol, M=dist.block_jacobi(A_dist, local), maxiter=2000,
+                                check_every=3, stats=st)
+        full = A_dist.gather(x)
+        assert info == 0 and st["resident"], (local, info, st)
+        if A_dist.comm.rank == 0:
+            assert np.linalg.norm(b - A @ full) <= 1.01 * rtol * np.linalg.norm(b), local
     x, info = dist.bicgstab(A_dist, A_dist.zeros(), rtol=1e-8)
     assert info == 0 and not np.any(x)
 
@@ -329,6 +346,58 @@ def case_bad_input(tmp):
         assert "unknown local solver" in str(exc)
     else:
         raise AssertionError("no error")
+    try:
+        dist.DistributedCSR.from_local_rows(sp.csr_matrix(A + 30 * sp.eye(10, 30, 10 * comm.rank)), device="cpu",
+                                            transport="pigeon")
+    except dist.DistributedError as exc:
+        assert "transport must be" in str(exc), str(exc)
+    else:
+        raise AssertionError("no error")
+    from graphkit.distributed_cliques import count_maximal_cliques_mpi
+
+    try:
+        count_maximal_cliques_mpi(np.ones((3, 3)) - np.eye(3), device="cpu", ordering="random")
+    except dist.DistributedError as exc:
+        assert "ordering must be" in str(exc), str(exc)
+    else:
+        raise AssertionError("no error")
+    try:
+        dist.bicgstab(D, D.ones(), check_every=0)
+    except ValueError as exc:
+        assert "check_every" in str(exc)
+    else:
+        raise AssertionError("no error")
+
+
+def case_gpu_one(tmp):
+    """One GPU rank: the device-resident BiCGStab (fused dot products, device scalars),
+    NCCL asked for explicitly (a communicator of one), and both clique orders."""
+    import graphkit
+    import matrices
+    from graphkit import generators as gen
+    from graphkit.distributed_cliques import count_maximal_cliques_mpi
+    from precond import distributed as dist
+
+    A = matrices.aniso2(64)
+    xt = np.sin(np.arange(A.shape[0]) / 7.0)
+    b = A @ xt
+    for transport, dtype, rtol in (("auto", np.float64, 1e-10), ("nccl", np.float64, 1e-10),
+                                   ("auto", np.float32, 1e-4)):
+        D = dist.distributed_matrix("aniso2", 64, device="gpu", transport=transport, dtype=dtype)
+        assert D.device == "gpu" and D.transport == ("nccl" if transport == "nccl" else "mpi")
+        if dtype == np.float64:
+            _check_product(A, D, np.random.default_rng(1))
+        st = {}
+        x, info = dist.bicgstab(D, D.local_vector(b).astype(dtype), rtol=rtol, stats=st,
+                                M=dist.block_jacobi(D, "algebraic_tridiagonal"), maxiter=3000)
+        full = D.gather(x).astype(np.float64)
+        assert info == 0 and st["resident"], (transport, dtype, info, st)
+        assert np.linalg.norm(b - A @ full) <= 1.5 * rtol * np.linalg.norm(b), (transport, dtype)
+    G = gen.rmat(12, 8, 0.45, 0.15, 0.15, seed=1)
+    ref = graphkit.count_maximal_cliques(G, device="cpu")
+    for ordering in ("device", "host"):
+        res = count_maximal_cliques_mpi(G, device="gpu", ordering=ordering)
+        assert res.count == ref.count and np.array_equal(res.histogram, ref.histogram), (ordering, res, ref)
 
 
 def case_crash(tmp):

@@ -60,6 +60,16 @@ def _parse_records(rec):
 _ULL_MAX = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
+def _repeat(xp, values, counts):
+    """``numpy.repeat(values, counts)`` on either backend (CuPy's takes no array of counts)."""
+    if xp is np:
+        return np.repeat(values, counts)
+    total = int(counts.sum())
+    if total == 0:
+        return values[:0]
+    return values[xp.searchsorted(xp.cumsum(counts), xp.arange(total), side="right")]
+
+
 class MceGpuPlan:
     """Tasks and launch groups of one GPU enumeration (host side, from the degeneracy order).
 
@@ -79,31 +89,32 @@ class MceGpuPlan:
             raise ValueError(f"ordering must be 'host' or 'device', got {ordering!r}")
         self.d_indptr = cupy.asarray(indptr)
         self.d_indices = cupy.asarray(indices.astype(np.int32))
-        if ordering == "device":
+        if ordering == "device":  # the order, the counts and the task lists on the GPU
             from .peel_gpu import later_counts_device, peeling_order
 
+            xp = cupy
             self.d_rank, core = peeling_order(self.d_indptr, self.d_indices)
-            later = later_counts_device(self.d_indptr, self.d_indices, self.d_rank).get()
-            D = int(core.max()) if G.n else 0
+            later = later_counts_device(self.d_indptr, self.d_indices, self.d_rank)
+            xdeg = cupy.diff(self.d_indptr) - later  # |X| of each sub-problem
         else:
+            xp = np
             order, core, rank = ranked_degeneracy(indptr, indices)
             later = later_counts(indptr, indices, rank)  # |P| of each sub-problem
-            D = int(core.max()) if G.n else 0
+            xdeg = np.diff(indptr) - later
             self.d_rank = cupy.asarray(rank)
-        xdeg = np.diff(indptr) - later  # |X| of each sub-problem
-        self.D = D = max(1, D)
+        self.D = D = max(1, int(core.max()) if G.n else 0)
         free = cupy.cuda.Device().mem_info[0]
         attrs = device_attributes()
         max_warps = attrs["MultiProcessorCount"] * (attrs["MaxThreadsPerMultiProcessor"] // 32)
         self.groups = []
         small = xdeg <= small_x
-        mine = np.ones(G.n, bool)
+        mine = xp.ones(G.n, bool)
         if share is not None:  # sub-problems i, i + p, ... by decreasing |P|: one of p processes' share
             i, p = share
             mine[:] = False
-            mine[np.argsort(-later, kind="stable")[i::p]] = True
+            mine[xp.argsort(-later, kind="stable")[i::p]] = True
         for mask in (small & mine, ~small & mine):
-            verts = np.nonzero(mask)[0]
+            verts = xp.nonzero(mask)[0]
             if len(verts) == 0:
                 continue
             xcap = max(1, int(xdeg[verts].max()))
@@ -112,12 +123,12 @@ class MceGpuPlan:
             whole = verts[~split]
             sv = verts[split]
             cnt = later[sv]
-            tv = np.concatenate([np.repeat(sv, cnt), whole]).astype(np.int32)
-            child = np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt)
-            tc = np.concatenate([child, np.full(len(whole), -1)]).astype(np.int32)
+            tv = xp.concatenate([_repeat(xp, sv, cnt), whole]).astype(np.int32)
+            child = xp.arange(int(cnt.sum())) - _repeat(xp, xp.cumsum(cnt) - cnt, cnt)
+            tc = xp.concatenate([child, xp.full(len(whole), -1)]).astype(np.int32)
             # biggest sub-problems first (longest-processing-time order)
-            key = np.concatenate([cnt.repeat(cnt), later[whole]])
-            perm = np.argsort(-key, kind="stable")
+            key = xp.concatenate([_repeat(xp, cnt, cnt), later[whole]])
+            perm = xp.argsort(-key, kind="stable")
             tv, tc = tv[perm], tc[perm]
             Wm = (D + 63) // 64
             WXm = (xcap + 63) // 64

@@ -29,6 +29,7 @@ import time
 import numpy as np
 
 from kernels.mpi import mpi
+from kernels.multidot import MAX_PAIRS, multi_dot
 
 from ..krylov import as_operator
 
@@ -174,7 +175,10 @@ class _ResidentOps:
         xp = self.xp
         self.count += 1
         if self.gpu:
-            buf = xp.stack([xp.vdot(a, b) for a, b in pairs]).astype(self.dtype, copy=False)
+            if len(pairs) <= MAX_PAIRS:  # one pass over the vectors
+                buf = multi_dot(pairs)
+            else:
+                buf = xp.stack([xp.vdot(a, b) for a, b in pairs]).astype(self.dtype, copy=False)
             t0 = time.perf_counter()
             if self.nccl is not None:
                 self.nccl.allreduce(buf)
