@@ -148,14 +148,16 @@ class _HostOps:
 
 
 _GPU_KERNELS = {}
-_SAFE = "template <typename X> __device__ X safe(X den, double tiny) { return abs(den) < tiny ? X(1) : den; }\n"
+# the guarded divisor and the fused kernels are shared with precond.distributed's BiCGStab
+SAFE_DIVISOR = "template <typename X> __device__ X safe(X den, double tiny) { return abs(den) < tiny ? X(1) : den; }\n"
 # the stopping test of _halts, in double precision as on the host (R: float or double)
 _HALTS = ("template <typename R> __device__ bool halts(R res, R rho, R omega, double tol, double tiny) {"
           " return double(res) <= tol || !isfinite(double(res)) || double(rho) < tiny || double(omega) < tiny; }\n")
 
 
-def _gpu_kernels():
-    """The fused elementwise kernels of the GPU iteration (compiled once)."""
+def bicgstab_gpu_kernels():
+    """The fused elementwise kernels of the GPU iteration (compiled once): ``update_p``,
+    ``direction_s``, ``update_xr`` (with a halt flag), ``record``."""
     if not _GPU_KERNELS:
         import cupy
 
@@ -163,15 +165,15 @@ def _gpu_kernels():
         _GPU_KERNELS.update(
             update_p=ek("T r, T v, T rho, T rho_prev, T alpha, T omega, float64 tiny", "T p",
                         "p = r + (rho / safe(rho_prev, tiny)) * (alpha / safe(omega, tiny)) * (p - omega * v)",
-                        "bicgstab_update_p", preamble=_SAFE),
+                        "bicgstab_update_p", preamble=SAFE_DIVISOR),
             direction_s=ek("T r, T v, T rho, T rv, float64 tiny", "T s", "s = r - (rho / safe(rv, tiny)) * v",
-                           "bicgstab_direction_s", preamble=_SAFE),
+                           "bicgstab_direction_s", preamble=SAFE_DIVISOR),
             # x and r stay as they are once an iteration has ended the solve (halt[0] > 0)
             update_xr=ek("T s, T t, T phat, T shat, T rho, T rv, T ts, T tt, float64 tiny, raw int32 halt",
                          "T x, T r",
                          "if (halt[0] == 0) { T alpha = rho / safe(rv, tiny); T omega = ts / safe(tt, tiny);"
                          " x = x + alpha * phat + omega * shat; r = s - omega * t; }",
-                         "bicgstab_update_xr_halt", preamble=_SAFE),
+                         "bicgstab_update_xr_halt", preamble=SAFE_DIVISOR),
             # the scalars, the iteration's row of the history, and halt[0] = row + 1 at the
             # first iteration that meets a stopping criterion
             record=ek("T rho, T rv, T ts, T tt, T rr, float64 tiny, float64 tol, int64 row",
@@ -180,7 +182,7 @@ def _gpu_kernels():
                       "R res = sqrt(abs(rr)); R arho = abs(rho); R aomega = abs(omega);"
                       "hist[3 * row] = res; hist[3 * row + 1] = arho; hist[3 * row + 2] = aomega;"
                       "if (halt[0] == 0 && halts(res, arho, aomega, tol, tiny)) halt[0] = (int)row + 1;",
-                      "bicgstab_record_halt", preamble=_SAFE + _HALTS),
+                      "bicgstab_record_halt", preamble=SAFE_DIVISOR + _HALTS),
         )
     return _GPU_KERNELS
 
@@ -202,7 +204,7 @@ class _DeviceOps:
         self.xp = cupy
         self.tiny, self.tol = float(tiny), float(tol)
         self.dtype = np.dtype(dtype)
-        self.k = _gpu_kernels()
+        self.k = bicgstab_gpu_kernels()
         self.hist = cupy.empty((block, 3), dtype=np.dtype(self.dtype.char.lower()) if self.dtype.kind == "c" else dtype)
         self.halt = cupy.zeros(1, dtype=np.int32)
 

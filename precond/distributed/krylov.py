@@ -155,9 +155,10 @@ class _ResidentOps:
         self.count = 0
         self.seconds = 0.0
         if self.gpu:
-            from ..krylov import _SAFE, _gpu_kernels
+            from ..krylov import SAFE_DIVISOR, bicgstab_gpu_kernels
 
-            self.k = dict(_gpu_kernels())
+            self.k = dict(bicgstab_gpu_kernels())
+            self.go = xp.zeros(1, dtype=np.int32)  # update_xr's halt flag, never raised here
             self.k["record"] = xp.ElementwiseKernel(
                 "T ts, T tt, T ss, T rs, T rt, T rv, float64 tiny, int64 row",
                 "T alpha, T omega, T rho, T rho_prev, raw T hist",
@@ -165,7 +166,7 @@ class _ResidentOps:
                 "hist[5 * row] = sqrt(rr > T(0) ? rr : T(0)); hist[5 * row + 1] = abs(rho);"
                 "hist[5 * row + 2] = abs(rv); hist[5 * row + 3] = abs(w); hist[5 * row + 4] = sqrt(abs(ss));"
                 "alpha = a; omega = w; rho_prev = rho; rho = rs - w * rt;",
-                "dist_bicgstab_record", preamble=_SAFE)
+                "dist_bicgstab_record", preamble=SAFE_DIVISOR)
 
     def scalar(self, value):
         return self.xp.full(1, value, dtype=self.dtype)
@@ -214,7 +215,7 @@ class _ResidentOps:
 
     def update_xr(self, x, r, s, t, phat, shat, rho, rv, ts, tt):
         if self.gpu:
-            self.k["update_xr"](s, t, phat, shat, rho, rv, ts, tt, self.tiny, x, r)
+            self.k["update_xr"](s, t, phat, shat, rho, rv, ts, tt, self.tiny, self.go, x, r)
         else:
             alpha, omega = rho / self._safe(rv), ts / self._safe(tt)
             x += alpha * phat
