@@ -178,13 +178,14 @@ def _check_solves(A, A_dist, locals_, rtol=1e-10, symmetric=True):
     # the device-resident iteration's steps (on the CPU: NumPy scalars, MPI sums), checked
     # every few iterations: converges as far, measured on the true residual
     for local in locals_[:2]:
-        st = {}
-        x, info = dist.bicgstab(A_dist, bl, rtol=rtol, M=dist.block_jacobi(A_dist, local), maxiter=2000,
-                                check_every=3, stats=st)
-        full = A_dist.gather(x)
-        assert info == 0 and st["resident"], (local, info, st)
-        if A_dist.comm.rank == 0:
-            assert np.linalg.norm(b - A @ full) <= 1.01 * rtol * np.linalg.norm(b), local
+        for method in (dist.bicgstab, dist.cg) if symmetric else (dist.bicgstab,):
+            st = {}
+            x, info = method(A_dist, bl, rtol=rtol, M=dist.block_jacobi(A_dist, local), maxiter=2000,
+                             check_every=3, stats=st)
+            full = A_dist.gather(x)
+            assert info == 0 and st["resident"], (local, method.__name__, info, st)
+            if A_dist.comm.rank == 0:
+                assert np.linalg.norm(b - A @ full) <= 1.01 * rtol * np.linalg.norm(b), (local, method.__name__)
     x, info = dist.bicgstab(A_dist, A_dist.zeros(), rtol=1e-8)
     assert info == 0 and not np.any(x)
 
@@ -393,6 +394,11 @@ def case_gpu_one(tmp):
         full = D.gather(x).astype(np.float64)
         assert info == 0 and st["resident"], (transport, dtype, info, st)
         assert np.linalg.norm(b - A @ full) <= 1.5 * rtol * np.linalg.norm(b), (transport, dtype)
+        x, info = dist.cg(D, D.local_vector(b).astype(dtype), rtol=rtol, stats=st,
+                          M=dist.block_jacobi(D, "jacobi"), maxiter=3000)
+        full = D.gather(x).astype(np.float64)
+        assert info == 0 and st["resident"], ("cg", transport, dtype, info, st)
+        assert np.linalg.norm(b - A @ full) <= 1.5 * rtol * np.linalg.norm(b), ("cg", transport, dtype)
     G = gen.rmat(12, 8, 0.45, 0.15, 0.15, seed=1)
     ref = graphkit.count_maximal_cliques(G, device="cpu")
     for ordering in ("device", "host"):

@@ -239,6 +239,17 @@ class _ResidentOps:
         return (h.get() if self.gpu else h.copy()).astype(np.float64)
 
 
+def _resident_choice(A, dtype, callback, check_every):
+    """Whether the device-resident iteration runs, and its check period."""
+    if check_every is not None and (isinstance(check_every, bool) or int(check_every) < 1):
+        raise ValueError(f"check_every must be a positive integer, got {check_every!r}")
+    if check_every is not None and callback is not None:
+        raise ValueError("a callback needs every iteration checked: leave check_every None")
+    resident = callback is None and np.dtype(dtype).kind == "f" and (
+        check_every is not None or (A.device == "gpu" and (A.nccl is not None or A.comm.size == 1)))
+    return resident, (int(check_every or 8) if resident else None)
+
+
 def _bicgstab_resident(A, r, rho0, x, tol, maxiter, precondition, check_every, history):
     """BiCGStab without host synchronizations between checks; returns ``(x, info, ops)``.
 
@@ -290,6 +301,54 @@ def _bicgstab_resident(A, r, rho0, x, tol, maxiter, precondition, check_every, h
             break
         if ((rows[:, 3] < tiny) & (rows[:, 0] > tol)).any():
             info = -11
+            break
+    return x, info, ops
+
+
+def _cg_resident(A, r, z, rz0, x, tol, maxiter, precondition, check_every, history):
+    """CG without host synchronizations between checks; returns ``(x, info, ops)``.
+
+    Two reductions per iteration as in :func:`cg` (``(p, A p)``; then ``(r, z)`` with
+    ``(r, r)``), the scalars kept in arrays of shape (1,) on the vectors' device and used
+    there by the updates; ``(r, r)`` and ``(p, A p)`` of each iteration go to a buffer the
+    host reads every ``check_every`` iterations.
+    """
+    xp = A.xp
+    ops = _ResidentOps(A, x.dtype, np.finfo(x.dtype).tiny, check_every)
+    vec = _Ops(xp)
+    hist = xp.zeros((check_every, 2), dtype=x.dtype)
+    p = z.copy()
+    rz = ops.scalar(rz0)
+    info, done = maxiter, 0
+
+    def quiet():  # a breakdown (division by zero) shows at the check
+        return np.errstate(divide="ignore", invalid="ignore")
+
+    while done < maxiter:
+        block = min(check_every, maxiter - done)
+        for row in range(block):
+            q = A.matvec(p)
+            pq = ops.reduce((p, q))
+            with quiet():
+                alpha = rz / pq
+                vec.axpy(alpha, p, x)
+                vec.axpy(-alpha, q, r)
+            z = precondition(r)
+            red = ops.reduce((r, z), (r, r))
+            hist[row, 0] = red[1]
+            hist[row, 1] = pq[0]
+            with quiet():
+                beta = red[0:1] / rz
+                rz = red[0:1]
+                vec.xpay(z, beta, p)
+        done += block
+        rows = (hist[:block].get() if ops.gpu else hist[:block].copy()).astype(np.float64)
+        history.extend(np.sqrt(np.maximum(rows[:, 0], 0.0)).tolist())
+        if not (rows[:, 1] > 0).all() or not np.isfinite(rows).all():
+            info = -10
+            break
+        if history[-1] <= tol:
+            info = 0
             break
     return x, info, ops
 
@@ -349,13 +408,7 @@ def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callba
         x, info = dist.bicgstab(A, b, rtol=1e-10, M=dist.block_jacobi(A, "algebraic_tridiagonal"))
     """
     xp, dtype, x, maxiter, precondition = _prepare(A, b, x0, maxiter, M)
-    if check_every is not None and (isinstance(check_every, bool) or int(check_every) < 1):
-        raise ValueError(f"check_every must be a positive integer, got {check_every!r}")
-    if check_every is not None and callback is not None:
-        raise ValueError("a callback needs every iteration checked: leave check_every None")
-    resident = callback is None and np.dtype(dtype).kind == "f" and (
-        check_every is not None or (A.device == "gpu" and (A.nccl is not None or A.comm.size == 1)))
-    check_every = None if not resident else int(check_every or 8)
+    resident, check_every = _resident_choice(A, dtype, callback, check_every)
     ops = _Ops(xp)
     reduce = _Reducer(A.comm, xp, dtype)
     b = b.astype(dtype, copy=False)
@@ -433,10 +486,12 @@ def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callba
     return x, info
 
 
-def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None, residuals=None, stats=None):
+def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None, residuals=None, stats=None,
+       check_every=None):
     """Distributed preconditioned conjugate gradients (``A`` and ``M`` Hermitian positive
     definite), SciPy's signature and info codes; collective. Parameters and returns as
-    in :func:`bicgstab`; ``info`` is 0 (converged), the iteration count (not converged)
+    in :func:`bicgstab` (``check_every`` too: the device-resident iteration on GPU ranks
+    with NCCL or alone); ``info`` is 0 (converged), the iteration count (not converged)
     or ``-10`` (``(p, A p)`` not positive: ``A`` or ``M`` is not positive definite).
 
     Examples
@@ -449,6 +504,7 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=Non
         x, info = dist.cg(A, A @ A.ones(), rtol=1e-10, M=dist.block_jacobi(A, "jacobi"))
     """
     xp, dtype, x, maxiter, precondition = _prepare(A, b, x0, maxiter, M)
+    resident, check_every = _resident_choice(A, dtype, callback, check_every)
     ops = _Ops(xp)
     reduce = _Reducer(A.comm, xp, dtype)
     b = b.astype(dtype, copy=False)
@@ -462,6 +518,10 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=Non
     info = 0
     if bnorm == 0.0:
         x = xp.zeros(A.n_local, dtype)
+    elif np.sqrt(rr) > tol and resident:
+        x, info, rops = _cg_resident(A, r, z, rz, x, tol, maxiter, precondition, check_every, history)
+        reduce.count += rops.count
+        reduce.seconds += rops.seconds
     elif np.sqrt(rr) > tol:
         p = z.copy()
         info = maxiter
@@ -491,5 +551,6 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=Non
     if residuals is not None:
         residuals.extend(history)
     if stats is not None:
-        stats.update(iterations=len(history) - 1, allreduces=reduce.count, allreduce_time=reduce.seconds)
+        stats.update(iterations=len(history) - 1, allreduces=reduce.count, allreduce_time=reduce.seconds,
+                     resident=bool(resident), transport=A.transport)
     return x, info
