@@ -29,6 +29,7 @@ import math
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -62,11 +63,17 @@ def launch(ranks, args, timeout):
     cmd = [mpiexec(), *shlex.split(os.environ.get("MPIEXEC_ARGS", "")), "-n", str(ranks), sys.executable, *args]
     log(" ".join(cmd))
     t0 = time.perf_counter()
+    # its own process group: on a timeout the launcher and every rank go (no rank left holding a GPU)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT,
+                            start_new_session=True)
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT, timeout=timeout)
-    except subprocess.TimeoutExpired as exc:
-        log(f"timed out after {timeout} s: {exc.stdout!s:.2000}{exc.stderr!s:.2000}")
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        log(f"timed out after {timeout} s: {out[-2000:]}{err[-2000:]}")
         return None
+    proc = subprocess.CompletedProcess(cmd, proc.returncode, out, err)
     log(f"done in {time.perf_counter() - t0:.1f} s (rc {proc.returncode})")
     if proc.returncode != 0:
         log(proc.stdout[-3000:] + proc.stderr[-3000:])
@@ -333,95 +340,106 @@ def main(argv=None):
             log(proc.stderr[-2000:])
         results["clique_profile"] = cp
         print(f"\nClique count, one process: {cp}")
+    def save():  # after every run: a run cut short by an outer timeout keeps what was measured
+        if args.json:
+            Path(args.json).write_text(json.dumps(results, indent=1))
+
     if "weak" in args.only:
-        rows = []
+        print(f"\n### Weak scaling: ANISO2, {args.weak_rows:.3g} rows per rank, BiCGStab + block-Jacobi AlgTriScal, "
+              f"{args.weak_iterations} iterations\n", flush=True)
+        print("| transport | ranks | grid | rows | ms / iteration | growth over 1 rank | host ms in all-reduces / "
+              "iteration (max rank) | host ms waiting for ghosts / iteration (max rank) | set-up s |")
+        print("|---|---|---|---|---|---|---|---|---|", flush=True)
+        results["weak"] = []
+        seen = None
         for tr in args.transports:
+            base = None
             for r in args.ranks:
                 n = round(math.sqrt(r * args.weak_rows))
                 res = solve_run(r, n, args.weak_iterations, 1e-30, args.device, args.timeout, transport=tr)
-                rows.append((r, n, res))
-        ref = None
+                results["weak"].append({"ranks": r, "n": n, "transport": tr, "result": res})
+                save()
+                if res is None:
+                    print(f"| {tr} | {r} | {n}² | {n * n:,} | failed | | | | |", flush=True)
+                    continue
+                seen = seen or res
+                t = res["results"][0]["times"]
+                its = res["results"][0]["iterations"]
+                base = base or t["per_iteration"]
+                growth = f"{100 * (t['per_iteration'] / base - 1):+.1f}%"
+                label = res.get("transport", "mpi") + (" (resident)" if res["results"][0].get("resident") else "")
+                print(f"| {label} | {r} | {n}² | {n * n:,} | {1e3 * t['per_iteration']:.3f} | {growth} | "
+                      f"{1e3 * t['allreduce_max'] / max(its, 1):.3f} | "
+                      f"{1e3 * t.get('exchange_max', 0) / max(its, 1):.3f} | {t['setup']:.3f} |", flush=True)
+        if seen:
+            print(f"\nDevice: {seen['device']}{' (' + seen['gpu'] + ')' if seen.get('gpu') else ''}; "
+                  f"MPI: {seen['mpi']}", flush=True)
         if args.device != "cpu":
             n1 = round(math.sqrt(args.weak_rows))
             env = dict(os.environ, PYTHONPATH=str(ROOT))
-            proc = subprocess.run([sys.executable, me, "--worker", "reference", str(n1), str(args.weak_iterations),
-                                   args.device], capture_output=True, text=True, env=env, timeout=args.timeout)
-            ref = json.loads(proc.stdout.strip().splitlines()[-1]) if proc.returncode == 0 else None
-            if ref is None:
-                log(proc.stderr[-2000:])
-        results["weak"] = [{"ranks": r, "n": n, "result": res} for r, n, res in rows]
-        results["weak_reference"] = ref
-        dev = next((res["device"] + (f" ({res['gpu']})" if res.get("gpu") else "") for _, _, res in rows if res), "?")
-        mpi_name = next((res["mpi"] for _, _, res in rows if res), "?")
-        print(f"\n### Weak scaling: ANISO2, {args.weak_rows:.3g} rows per rank, BiCGStab + block-Jacobi AlgTriScal, "
-              f"{args.weak_iterations} iterations\n\nDevice: {dev}; MPI: {mpi_name}\n")
-        print("| transport | ranks | grid | rows | ms / iteration | growth over 1 rank | host ms in all-reduces / "
-              "iteration (max rank) | host ms waiting for ghosts / iteration (max rank) | set-up s |")
-        print("|---|---|---|---|---|---|---|---|---|")
-        base = None
-        for k, (r, n, res) in enumerate(rows):
-            if k % len(args.ranks) == 0:
-                base = None
-            if res is None:
-                print(f"| - | {r} | {n}² | {n * n:,} | failed | | | | |")
-                continue
-            t = res["results"][0]["times"]
-            its = res["results"][0]["iterations"]
-            if k % len(args.ranks) == 0:
-                base = t["per_iteration"]
-            growth = f"{100 * (t['per_iteration'] / base - 1):+.1f}%" if base else "-"
-            tr = res.get("transport", "mpi") + (" (resident)" if res["results"][0].get("resident") else "")
-            print(f"| {tr} | {r} | {n}² | {n * n:,} | {1e3 * t['per_iteration']:.3f} | {growth} | "
-                  f"{1e3 * t['allreduce_max'] / max(its, 1):.3f} | {1e3 * t.get('exchange_max', 0) / max(its, 1):.3f} | "
-                  f"{t['setup']:.3f} |")
-        if ref:
-            print(f"\nSingle-GPU solver of the project (precond.solve, no MPI) on the 1-rank matrix: "
-                  f"{1e3 * ref['per_iteration']:.3f} ms / iteration.")
+            ref = None
+            try:
+                proc = subprocess.run([sys.executable, me, "--worker", "reference", str(n1),
+                                       str(args.weak_iterations), args.device], capture_output=True, text=True,
+                                      env=env, timeout=args.timeout)
+                ref = json.loads(proc.stdout.strip().splitlines()[-1]) if proc.returncode == 0 else None
+                if ref is None:
+                    log(proc.stderr[-2000:])
+            except subprocess.TimeoutExpired:
+                log(f"reference timed out after {args.timeout} s")
+            results["weak_reference"] = ref
+            save()
+            if ref:
+                print(f"\nSingle-GPU solver of the project (precond.solve, no MPI) on the 1-rank matrix: "
+                      f"{1e3 * ref['per_iteration']:.3f} ms / iteration.", flush=True)
     if "strong" in args.only:
-        rows = [(r, solve_run(r, args.strong_n, args.maxiter, args.rtol, args.device, args.timeout,
-                              transport=args.transports[0])) for r in args.ranks]
-        results["strong"] = [{"ranks": r, "result": res} for r, res in rows]
-        first = rows[0][1]["results"][0] if rows and rows[0][1] else None
         print(f"\n### Strong scaling: ANISO2 {args.strong_n}² ({args.strong_n ** 2:,} rows), BiCGStab + block-Jacobi "
               f"AlgTriScal to rtol {args.rtol:g}\n")
-        print("| ranks | iterations | iterations / 1 rank | relative residual | set-up s | solve s | "
+        print("| ranks | transport | iterations | iterations / 1 rank | relative residual | set-up s | solve s | "
               "time to solution s | speed-up |")
-        print("|---|---|---|---|---|---|---|---|")
-        for r, res in rows:
+        print("|---|---|---|---|---|---|---|---|---|", flush=True)
+        results["strong"] = []
+        first = None
+        for r in args.ranks:
+            res = solve_run(r, args.strong_n, args.maxiter, args.rtol, args.device, args.timeout,
+                            transport=args.transports[0])
+            results["strong"].append({"ranks": r, "result": res})
+            save()
             if res is None:
-                print(f"| {r} | failed | | | | | | |")
+                print(f"| {r} | | failed | | | | | | |", flush=True)
                 continue
             row = res["results"][0]
+            first = first or row
             t = row["times"]
-            print(f"| {r} | {row['iterations']}{'' if row['converged'] else ' (not converged)'} | "
+            print(f"| {r} | {res.get('transport', 'mpi')} | {row['iterations']}"
+                  f"{'' if row['converged'] else ' (not converged)'} | "
                   f"{row['iterations'] / first['iterations']:.2f} | {row['relative_residual']:.1e} | "
                   f"{t['setup']:.3f} | {t['solve']:.3f} | {t['time_to_solution']:.3f} | "
-                  f"{first['times']['time_to_solution'] / t['time_to_solution']:.2f} |")
+                  f"{first['times']['time_to_solution'] / t['time_to_solution']:.2f} |", flush=True)
     if "cliques" in args.only:
-        rows = []
-        orderings = args.orderings if args.device != "cpu" else ["host"]
-        for ordering in orderings:
-            for r in args.ranks:
-                proc = launch(r, [me, "--worker", "cliques", str(args.clique_scale), args.device, str(args.repeat),
-                                  ordering], args.timeout)
-                rows.append((r, json.loads(proc.stdout.strip().splitlines()[-1]) if proc else None))
-        results["cliques"] = [{"ranks": r, "result": res} for r, res in rows]
         print(f"\n### Maximal clique count, RMAT 2^{args.clique_scale} edge factor 8 (at 2^20: the clique "
               "benchmark's largest generated graph)\n")
         print("| ranks | device | order of the split | maximal cliques | = 1 rank | seconds (median) | speed-up |")
-        print("|---|---|---|---|---|---|---|")
-        first = None
-        for k, (r, res) in enumerate(rows):
-            if k % len(args.ranks) == 0:
-                first = res
-            if res is None:
-                print(f"| {r} | failed | | | | | |")
-                continue
-            order = "smallest-last (host)" if res.get("ordering") == "host" or res["device"] == "cpu" else \
-                "peeling rounds (GPU)"
-            same = "yes" if first and res["histogram"] == first["histogram"] else "NO"
-            print(f"| {r} | {res['device']} | {order} | {res['count']:,} | {same} | {res['time']:.3f} | "
-                  f"{fmt(first['time'] / res['time'] if first else None)} |")
+        print("|---|---|---|---|---|---|---|", flush=True)
+        results["cliques"] = []
+        orderings = args.orderings if args.device != "cpu" else ["host"]
+        for ordering in orderings:
+            first = None
+            for r in args.ranks:
+                proc = launch(r, [me, "--worker", "cliques", str(args.clique_scale), args.device, str(args.repeat),
+                                  ordering], args.timeout)
+                res = json.loads(proc.stdout.strip().splitlines()[-1]) if proc else None
+                results["cliques"].append({"ranks": r, "result": res})
+                save()
+                if res is None:
+                    print(f"| {r} | failed | | | | | |", flush=True)
+                    continue
+                first = first or res
+                order = "smallest-last (host)" if res.get("ordering") == "host" or res["device"] == "cpu" else \
+                    "peeling rounds (GPU)"
+                same = "yes" if res["histogram"] == first["histogram"] else "NO"
+                print(f"| {r} | {res['device']} | {order} | {res['count']:,} | {same} | {res['time']:.3f} | "
+                      f"{fmt(first['time'] / res['time'])} |", flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))
     return 0
