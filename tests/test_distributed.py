@@ -33,11 +33,31 @@ def _mpiexec():
     return shutil.which("mpiexec")
 
 
-MPIEXEC = _mpiexec()
 # MPICH yields the core while it waits (CI has 2 cores for up to 3 ranks); one BLAS thread
 # per rank (threads of several ranks spinning on the same cores slow every dot product)
 _RANK_ENV = {"MPIR_CVAR_ENABLE_HEAVY_YIELD": "1", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
-needs_mpi = pytest.mark.skipif(MPIEXEC is None, reason="mpi4py or mpiexec not installed (pip install '.[mpi]')")
+
+
+def _working_mpiexec():
+    """The launcher, if it starts a rank whose mpi4py loads an MPI library (an ``mpiexec``
+    on PATH beside an mpi4py without a loadable library, or of another MPI, is no MPI)."""
+    launcher = _mpiexec()
+    if launcher is None:
+        return None, "mpi4py or mpiexec not installed (pip install '.[mpi]')"
+    env = dict(os.environ, **_RANK_ENV, CUDA_VISIBLE_DEVICES="")
+    try:
+        proc = subprocess.run([launcher, "-n", "1", sys.executable, "-c",
+                               "from mpi4py import MPI; MPI.COMM_WORLD.Barrier(); print('MPI OK')"],
+                              capture_output=True, text=True, env=env, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return None, f"{launcher} does not start a rank: {exc}"
+    if "MPI OK" not in proc.stdout:
+        return None, f"{launcher} cannot run mpi4py: {(proc.stderr or proc.stdout).strip()[-300:]}"
+    return launcher, ""
+
+
+MPIEXEC, _NO_MPI = _working_mpiexec()
+needs_mpi = pytest.mark.skipif(MPIEXEC is None, reason=_NO_MPI)
 
 
 def spawn(n, *args, timeout=180, expect_ok=True, gpu=False):
