@@ -225,6 +225,27 @@ def amg_gpu_row(A, b, options):
 
 
 # ------------------------------------------------------------------ report
+def progress_line(r):
+    """One GPU row as soon as it is measured: iterations, set-up, solve and total seconds,
+    set-up and cycle in SpMVs of the finest matrix, the set-up's phases."""
+    if "error" in r:
+        return f"{r.get('method')} failed: {r['error']}"
+    spmv = r.get("spmv")
+    setup, solve = r.get("setup"), r.get("solve")
+    parts = [f"{r.get('method')}: {r.get('iterations')}{'' if r.get('converged', True) else '*'} its",
+             f"setup {fmt(setup)} s", f"solve {fmt(solve)} s",
+             f"total {fmt(setup + solve) if setup is not None and solve is not None else ''} s"]
+    if spmv:
+        parts.append(f"spmv {spmv * 1e3:.3f} ms (cuSPARSE {r.get('spmv_cusparse', float('nan')) * 1e3:.3f})")
+        if setup is not None:
+            parts.append(f"setup/spmv {setup / spmv:.0f}")
+        if r.get("cycle"):
+            parts.append(f"cycle/spmv {r['cycle'] / spmv:.1f}")
+    if r.get("phases"):
+        parts.append("phases " + ", ".join(f"{k} {v:.3f}" for k, v in r["phases"].items()))
+    return "; ".join(parts)
+
+
 def fmt(v, digits=3):
     return "" if v is None or (isinstance(v, float) and not np.isfinite(v)) else f"{v:.{digits}f}"
 
@@ -377,8 +398,7 @@ def main(argv=None):
             device = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
             res["rows"] = gpu_rows(s, n, args.sa_gpu_max, baselines=args.baselines, log=
                                    (lambda r: (print(f"[{time.perf_counter() - start:6.1f}s] {res['label']}: "
-                                                    f"{r.get('method')} {r.get('iterations', r.get('error', ''))}",
-                                                    file=sys.stderr, flush=True), pump())))
+                                                    f"{progress_line(r)}", file=sys.stderr, flush=True), pump())))
         results.append(res)
         (out / "gpu_rows.json").write_text(json.dumps(results, indent=1, default=str))  # kept if the run is killed
         pump()
