@@ -72,6 +72,9 @@ def warm_up():
     G.add_edges_from([(0, 40), (40, 41), (41, 42), (42, 40), (34, 43), (43, 44), (44, 34)])
     graphkit.treewidth(G, device="cpu")
     graphkit.treewidth(nx.petersen_graph(), device="cpu")
+    # the paper's search on the CPU (its kernels are not used by the default path)
+    graphkit.treewidth(nx.random_regular_graph(3, 16, seed=2), method="bfs", device="cpu", preprocess=False,
+                       separators=False)
 
 
 def worker(path, time_limit, cpu, method, device):
