@@ -372,8 +372,12 @@ def treewidth(G, device="auto", time_limit=None, *, method="auto", dedup="exact"
     ----------
     G : Graph, networkx graph, scipy sparse matrix or path
     device : {"auto", "cpu", "gpu"}
-        Where the exact search runs. ``"auto"`` uses the CPU search (PID); the GPU runs the
-        breadth-first search (``method="bfs"``).
+        Where the exact search runs. ``"cpu"``: PID. ``"gpu"``: the breadth-first search
+        (``method="bfs"``) on the GPU. ``"auto"``: PID, and with a usable GPU the pieces of
+        at most 256 vertices whose lower bound is at least half their size (dense pieces of
+        large width, where the search is shallow) first get the breadth-first search on the
+        GPU for half of the time left; PID continues from what it proved. ``device`` of
+        the result says whether the GPU was used.
     time_limit : float, optional
         Seconds for the whole computation; at the limit the best decomposition found comes
         back with ``optimal=False``, ``status="time_limit"`` and the proven lower bound.
@@ -447,6 +451,8 @@ def treewidth(G, device="auto", time_limit=None, *, method="auto", dedup="exact"
     t0 = time.perf_counter()
     G = as_graph(G)
     dev = resolve_device(device)
+    # device="auto" with a usable GPU: PID, with the GPU search first on dense pieces
+    assist = method == "auto" and device == "auto" and dev == "gpu"
     if method == "auto":
         method = "bfs" if device == "gpu" else "pid"
     if method == "pid":
@@ -455,7 +461,8 @@ def treewidth(G, device="auto", time_limit=None, *, method="auto", dedup="exact"
 
     left = None if time_limit is None else max(1e-3, float(time_limit) - (time.perf_counter() - t0))
     out = solve(G.indptr.astype(np.int64), G.indices.astype(np.int64), G.n, time_limit=left, method=method,
-                device=dev, options={"preprocess": preprocess, "separators": separators, "clique": clique,
+                device=dev, options={"preprocess": preprocess, "separators": separators, "gpu_assist": assist,
+                                     "clique": clique,
                                      "disjoint_paths": disjoint_paths, "mmw": mmw, "simplicial_rule": simplicial_rule,
                                      "dedup": dedup, "max_states": max_states,
                                      "max_memory": int(max_memory) if max_memory else 2 << 30})
@@ -464,6 +471,8 @@ def treewidth(G, device="auto", time_limit=None, *, method="auto", dedup="exact"
     width = td.width
     stats = {"times": out["times"], "pieces": out["pieces"], "parts": out["parts"],
              "lower_bound_from": out["lb_source"], "peeled": out["peeled"]}
+    if out["gpu_used"]:
+        dev = "gpu"
     return TreewidthResult(width, out["status"] == "optimal", int(out["lower"]), int(width), out["status"],
                            int(out["expanded"]), int(out["largest_core"]), dev, dedup, time.perf_counter() - t0,
                            G.to_labels(ordering), _named(G, td), tuple(out["iterations"]), out["phase"], method,

@@ -576,3 +576,17 @@ def test_gpu_treewidth_random_graphs():
         res = treewidth(G, device="gpu", preprocess=False, separators=False)
         assert res.width == exp
         assert is_tree_decomposition(G, res.decomposition, width=exp)
+
+
+@pytest.mark.gpu
+def test_gpu_assists_pid_in_auto_mode():
+    """device='auto' with a GPU: dense pieces get the GPU search first, widths unchanged."""
+    for seed in range(3):
+        G = nx.gnp_random_graph(40, 0.75, seed=seed)
+        cpu = treewidth(G, device="cpu")
+        res = treewidth(G)
+        assert res.width == cpu.width and res.optimal and res.device == "gpu"
+        assert any(it["device"] == "gpu" for it in res.iterations)
+        assert is_tree_decomposition(G, res.decomposition, width=res.width)
+        limited = treewidth(G, time_limit=0.5)
+        assert limited.lower_bound <= cpu.width <= limited.width

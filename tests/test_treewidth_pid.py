@@ -345,3 +345,22 @@ def test_millions_of_isolated_vertices_in_proportional_time_and_memory(tmp_path)
     maxrss_kib = int(proc.stderr.split("maxrss")[-1].split()[0])
     assert maxrss_kib < 1.5 * 2**20, maxrss_kib  # under 1.5 GiB in all (was several GiB)
     assert elapsed < 90, elapsed  # about 10 s on a loaded 2-core machine (was minutes)
+
+
+# ---------------------------------------------------------------- device="auto": the search first on dense pieces
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_assisted_pid_on_dense_pieces(seed):
+    """The breadth-first search (here on the CPU) before PID: same widths, proofs kept."""
+    from kernels.treewidth.solve import solve
+
+    G, indptr, indices = _csr(nx.gnp_random_graph(30, 0.75, seed=seed))
+    ref = treewidth(G, device="cpu")
+    out = solve(indptr, indices, 30, options={"gpu_assist": True, "assist_device": "cpu"})
+    assert out["width"] == ref.width and out["status"] == "optimal"
+    assert any("level_sizes" in it for it in out["iterations"])  # the search ran
+    # a wavefront too small for the search: PID takes over and proves it
+    out = solve(indptr, indices, 30, options={"gpu_assist": True, "assist_device": "cpu", "max_states": 2})
+    assert out["width"] == ref.width and out["status"] == "optimal"
+    assert any(it["device"] == "cpu" and "found" in it and "level_sizes" not in it for it in out["iterations"])
