@@ -16,8 +16,8 @@ from typing import NamedTuple
 import numpy as np
 
 from kernels.amg.cycle import (CYCLES, Cycle, CycleGraph, DenseCoarseSolver, JacobiSmoother, LevelOperator,
-                               RelaxationCoarseSolver, RichardsonSmoother, damping, spectral_radius,
-                               stream_is_capturing)
+                               RelaxationCoarseSolver, RichardsonSmoother, damping, richardson_damping,
+                               ritz_values, spectral_radius, stream_is_capturing)
 from kernels.amg.hierarchy import from_pyamg, pairwise_hierarchy, pyamg_hierarchy
 from kernels.backend import get_array_module, sparse_module, zero_pool
 from kernels.graph import is_symmetric
@@ -88,15 +88,21 @@ def _smoother_spec(smoother):
 
 
 def _omega(A, solve, options, symmetric):
-    """The damping factor (a 1-element array on A's backend): ``omega`` as given, else
-    ``omega_factor`` over the spectral radius of ``S^{-1} A`` (power method, no host read;
-    ``eig_iterations`` steps, by default 10 for a symmetric ``A`` and 20 otherwise, whose
-    complex eigenvalues slow the power method down)."""
+    """The damping factor (a 1-element array on A's backend): ``omega`` as given, else,
+    for a symmetric ``A``, ``omega_factor`` over the spectral radius of ``S^{-1} A``
+    (power method, ``eig_iterations`` steps, default 10; no host read). An unsymmetric
+    ``A`` may have complex eigenvalues ``theta`` for which ``omega_factor / rho`` leaves
+    ``|1 - omega theta|`` near 1 (no smoothing at all); there Ritz values of ``eig_iterations``
+    Arnoldi steps (default 10) choose it (:func:`kernels.amg.cycle.richardson_damping`; one
+    host read per level)."""
     xp = get_array_module(A)
     if options["omega"] is not None:
         return xp.full(1, options["omega"], dtype=A.dtype)
-    steps = options["eig_iterations"] or (10 if symmetric else 20)
-    return damping(spectral_radius(A, solve, steps), options["omega_factor"], A.dtype)
+    if symmetric:
+        steps = options["eig_iterations"] or 10
+        return damping(spectral_radius(A, solve, steps), options["omega_factor"], A.dtype)
+    omega = richardson_damping(ritz_values(A, solve, options["eig_iterations"] or 10), options["omega_factor"])
+    return xp.full(1, options["omega_factor"] if omega is None else omega, dtype=A.dtype)
 
 
 def _transpose_tridiagonal(dl, d, du):
@@ -334,8 +340,11 @@ def amg(A, *, smoother="algebraic_tridiagonal", coarsening="smoothed_aggregation
           post-smoother uses the adjoint);
         - ``omega``: a fixed damping factor in (0, 2); default None: ``omega_factor``
           (default 1.5) over the spectral radius of ``S^{-1} A``, estimated by
-          ``eig_iterations`` power steps on the device (default 10 on symmetric
-          levels, 20 on others);
+          ``eig_iterations`` power steps on the device (default 10) on symmetric
+          levels; on others (whose eigenvalues may be complex) from the Ritz values of
+          ``eig_iterations`` Arnoldi steps: at most ``omega_factor / rho``, less where
+          that minimizes the largest ``|1 - omega theta|`` over the outer quarter of the
+          spectrum;
         - ``l1`` (line smoothers): add to the tridiagonal system's diagonal the absolute
           entries the forest leaves out; None (default) on symmetric levels whose
           tridiagonal part is indefinite (coarse operators of smoothed aggregation often

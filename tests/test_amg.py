@@ -490,3 +490,54 @@ def test_l1_diagonal_only_on_symmetric_indefinite_levels():
         A = sp.kron(sp.eye(50), sp.csr_matrix(np.array(block)), format="csr")  # pivots 1, 1 - 4 (or 1 - 3) < 0
         smoother = _build_smoother(A, name, options, is_symmetric(A))
         assert ("l1" in smoother.describe()) == l1
+
+
+def test_ritz_values_find_complex_eigenvalues():
+    """Arnoldi's Ritz values of a matrix with few distinct eigenvalues are its eigenvalues,
+    the complex pair among them (the power method would only see the largest modulus)."""
+    from kernels.amg.cycle import ritz_values
+
+    block = sp.csr_matrix(np.array([[1.0, -1.0], [1.0, 1.0]]))  # eigenvalues 1 +- i
+    A = sp.block_diag([sp.kron(sp.eye(20), block), 2.0 * sp.eye(10)], format="csr")
+    ritz = ritz_values(A, lambda r: r.copy(), steps=10)
+    np.testing.assert_allclose(np.sort_complex(ritz), [1 - 1j, 1 + 1j, 2], atol=1e-10)
+    D = sp.diags(np.arange(1.0, 41.0), format="csr")
+    assert np.abs(ritz_values(D, lambda r: r / 2.0, steps=10)).max() == pytest.approx(20.0, rel=1e-2)
+
+
+def test_richardson_damping_minimizes_the_worst_oscillatory_factor():
+    from kernels.amg.cycle import richardson_damping
+
+    # a real spectrum: factor / rho
+    assert richardson_damping(np.array([0.1, 1.0, 2.0]), 1.5) == pytest.approx(0.75)
+    # eigenvalues 1 +- i and 2: factor / rho = 0.75 leaves |1 - 0.75 (1 + i)| = 0.79
+    ritz = np.array([1 + 1j, 1 - 1j, 2.0])
+    omega = richardson_damping(ritz, 1.5)
+    points = np.append(ritz, 0.5)  # the oscillatory range reaches down to rho / 4
+
+    def worst(w):
+        return np.abs(1 - w * points).max()
+
+    assert omega < 0.75 and worst(omega) < worst(0.75) - 0.05
+    assert worst(omega) <= min(worst(w) for w in np.linspace(0.01, 1.0, 991)) + 1e-6
+    assert richardson_damping(np.array([np.nan]), 1.5) is None
+
+
+def test_unsymmetric_level_damping_smooths_complex_spectra():
+    """pde2961-like: convection makes S^-1 A's eigenvalues complex; the damping of an
+    unsymmetric level keeps every oscillatory |1 - omega theta| below the power-method
+    rule's."""
+    from kernels.amg.cycle import spectral_radius
+    from precond.amg import _build_smoother, _smoother_spec
+
+    n = 24  # central differences of strong convection: (-1 -+ 1.5) off the diagonal
+    T = sp.diags([-1.0 - 1.5, 2.0, -1.0 + 1.5], [-1, 0, 1], shape=(n, n))
+    A = (sp.kron(sp.eye(n), T) + sp.kron(T, sp.eye(n))).tocsr()
+    name, options = _smoother_spec("jacobi")
+    smoother = _build_smoother(A, name, options, symmetric_matrix=False)
+    dinv = 1.0 / A.diagonal()
+    ev = np.linalg.eigvals((A.toarray() * dinv[:, None]))
+    outer = ev[np.abs(ev) >= 0.25 * np.abs(ev).max()]
+    old = 1.5 / float(spectral_radius(A, lambda r: dinv * r, 20))
+    new = float(smoother.omega[0])
+    assert np.abs(1 - new * outer).max() < np.abs(1 - old * outer).max()

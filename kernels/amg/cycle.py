@@ -19,7 +19,7 @@ from ..spmv import spmv, spmv_lanes
 
 __all__ = ["LevelOperator", "Smoother", "RichardsonSmoother", "JacobiSmoother", "DenseCoarseSolver",
            "RelaxationCoarseSolver", "Cycle", "stream_is_capturing",
-           "CycleGraph", "spectral_radius", "damping", "CYCLES"]
+           "CycleGraph", "spectral_radius", "ritz_values", "richardson_damping", "damping", "CYCLES"]
 
 CYCLES = ("V", "W", "F")
 _THREADS = 256
@@ -193,6 +193,74 @@ def spectral_radius(A, solve, iterations=10):
         rho = xp.linalg.norm(y)
         x = y / xp.where(rho > 0, rho, 1)
     return rho
+
+
+def ritz_values(A, solve, steps=10):
+    """Ritz values of ``S^{-1} A`` (``solve(r)`` = ``S^{-1} r``) from ``steps`` Arnoldi
+    steps (modified Gram-Schmidt, from the start vector of :func:`spectral_radius`), as a
+    complex host array. Arnoldi finds the outer part of the spectrum, complex
+    eigenvalues among it, where the power method only sees the largest modulus (and
+    converges slowly next to a complex pair). One read of the small Hessenberg matrix
+    from the device."""
+    xp = get_array_module(A)
+    n = A.shape[0]
+    m = max(1, min(int(steps), n))
+    dtype = np.dtype(A.dtype)
+    x = (xp.arange(n, dtype=np.float64) * 0.6180339887498949) % 1.0 - 0.5
+    V = xp.empty((m + 1, n), dtype=dtype)
+    V[0] = (x / xp.linalg.norm(x)).astype(dtype)
+    H = xp.zeros((m + 1, m), dtype=np.float64)
+    for j in range(m):
+        w = solve(A @ V[j])
+        for i in range(j + 1):
+            h = xp.dot(V[i], w)
+            H[i, j] = h
+            w = w - h * V[i]
+        norm = xp.linalg.norm(w)
+        H[j + 1, j] = norm
+        V[j + 1] = w / xp.where(norm > 0, norm, 1)
+    H = np.asarray(H.get() if hasattr(H, "get") else H)
+    if not np.isfinite(H).all():
+        return np.zeros(0, dtype=complex)
+    # an invariant subspace found early: the Ritz values of the steps before it
+    scale = max(np.abs(H).max(), np.finfo(np.float64).tiny)
+    small = np.flatnonzero(np.abs(np.diag(H, -1)) <= 1e3 * np.finfo(dtype).eps * scale)
+    k = int(small[0]) + 1 if small.size else m
+    return np.linalg.eigvals(H[:k, :k])
+
+
+def richardson_damping(ritz, factor, *, high=0.25):
+    """The damping factor ``omega`` of Richardson smoothing ``I - omega S^{-1} A`` from
+    Ritz values of ``S^{-1} A`` (:func:`ritz_values`): ``factor / rho`` (``rho`` their
+    largest modulus), or less where complex eigenvalues demand it: the ``omega`` that
+    minimizes ``max |1 - omega theta|`` over the Ritz values ``theta`` of modulus at least
+    ``high * rho`` and ``theta = high * rho`` (the oscillatory part the smoother must
+    damp, taken to reach down to ``high * rho``: a few Ritz values do not show the
+    interior; each ``|1 - omega theta|`` is convex in ``omega``, so a golden-section
+    search finds the minimum). A real spectrum gives ``2 / ((1 + high) rho)``, above
+    ``factor / rho`` for ``factor < 1.6``: there ``factor / rho`` stays. None when no Ritz
+    value is usable."""
+    ritz = np.asarray(ritz)
+    ritz = ritz[np.isfinite(ritz)]
+    if ritz.size == 0:
+        return None
+    rho = float(np.abs(ritz).max())
+    if not rho > 0:
+        return None
+    outer = np.append(ritz[np.abs(ritz) >= high * rho], high * rho)
+
+    def worst(omega):
+        return float(np.abs(1 - omega * outer).max())
+
+    lo, hi = 0.0, 2.0 / rho
+    golden = (np.sqrt(5) - 1) / 2
+    for _ in range(60):
+        a, b = hi - golden * (hi - lo), lo + golden * (hi - lo)
+        if worst(a) <= worst(b):
+            hi = b
+        else:
+            lo = a
+    return min(factor / rho, (lo + hi) / 2)
 
 
 def damping(rho, factor, dtype):
