@@ -541,3 +541,38 @@ def test_unsymmetric_level_damping_smooths_complex_spectra():
     old = 1.5 / float(spectral_radius(A, lambda r: dinv * r, 20))
     new = float(smoother.omega[0])
     assert np.abs(1 - new * outer).max() < np.abs(1 - old * outer).max()
+
+
+def test_row_work_bounds_the_kernels_longest_row():
+    from kernels.amg.product import row_work
+
+    rng = np.random.default_rng(3)
+    A = sp.random(40, 30, density=0.2, format="csr", random_state=rng)
+    B = sp.random(30, 20, density=0.3, format="csr", random_state=rng)
+    lengths = np.diff(B.indptr)
+    per_row = [len(A[i].indices) * int(lengths[A[i].indices].sum()) for i in range(A.shape[0])]
+    flops = sum(int(lengths[A[i].indices].sum()) for i in range(A.shape[0]))
+    assert row_work(A, B) == (max(per_row), flops)
+    assert row_work(sp.csr_matrix((3, 3)), B[:3, :3]) == (0, 0)
+
+
+@pytest.mark.gpu
+def test_gpu_ordered_product_with_a_dense_row_is_the_cpus():
+    """An arrow matrix (a dense first row and column, as memplus has): the product goes
+    to the host twin and gives the CPU's bits."""
+    from kernels.amg.product import GPU_ROW_WORK, HOST_RATIO, ordered_product, row_work
+    from kernels.backend import to_device
+
+    n = 3000
+    A = (sp.diags(np.full(n, 4.0)) + sp.csr_matrix((np.ones(n - 1), (np.zeros(n - 1, int), np.arange(1, n))),
+                                                   shape=(n, n))).tocsr()
+    A = (A + A.T).tocsr()
+    A.sort_indices()
+    work, flops = row_work(A, A)
+    assert work > GPU_ROW_WORK and work * HOST_RATIO > flops
+    C = ordered_product(A, A)
+    G = ordered_product(to_device(A), to_device(A))
+    assert G.has_canonical_format
+    np.testing.assert_array_equal(G.indptr.get(), C.indptr)
+    np.testing.assert_array_equal(G.indices.get(), C.indices)
+    np.testing.assert_array_equal(G.data.get(), C.data)

@@ -18,9 +18,16 @@ import numpy as np
 
 from ..backend import get_array_module, is_device_array, sparse_module
 
-__all__ = ["ordered_product", "piecewise_constant_minus"]
+__all__ = ["ordered_product", "piecewise_constant_minus", "row_work", "GPU_ROW_WORK", "HOST_RATIO"]
 
 _THREADS = 128
+#: The GPU kernel's thread of row ``i`` makes up to :func:`row_work` binary searches one
+#: after the other, while the host twin's time grows with the products in all (``flops``):
+#: a product whose worst row exceeds ``GPU_ROW_WORK`` and a ``1 / HOST_RATIO`` share of
+#: ``flops`` is formed on the host, with the same bits (memplus, whose rows reach 574
+#: entries, took 45 s on the GPU; a 5-point matrix's products stay far below).
+GPU_ROW_WORK = 1 << 18
+HOST_RATIO = 64
 
 
 def _canonical(M, itype, dtype):
@@ -49,6 +56,21 @@ def _pass(xp, n, n_cols, a, b, counts=None, out=(None, None, None)):
         (itype.type(n), itype.type(n_cols), *a, *b, counts, *out))
 
 
+def row_work(A, B):
+    """``(work, flops)``: the largest, over the rows ``i`` of ``A``, of
+    ``nnz(A[i]) * sum_k nnz(B[k])`` (``k`` over the columns of row ``i``), a bound on the
+    binary searches of the GPU kernel's thread of row ``i``, and the number of products
+    ``a_ik b_kj`` in all (host integers; for canonical CSR ``A`` and ``B``)."""
+    xp = get_array_module(A)
+    if A.nnz == 0:
+        return 0, 0
+    lengths = xp.diff(B.indptr).astype(np.int64)[A.indices]
+    cumulative = xp.concatenate([xp.zeros(1, dtype=np.int64), xp.cumsum(lengths)])
+    indptr = A.indptr.astype(np.int64)
+    products = cumulative[indptr[1:]] - cumulative[indptr[:-1]]
+    return int((xp.diff(indptr) * products).max()), int(cumulative[-1])
+
+
 def ordered_product(A, B):
     """The sparse product ``A B`` with every entry summed in one order on either backend.
 
@@ -56,7 +78,9 @@ def ordered_product(A, B):
     order, of ``a_ik b_kj``, accumulated from zero with separately rounded products and
     additions (the order of SciPy's own product); entries that sum to exactly zero are
     left out (as SciPy leaves them out). The CPU (Numba) and the GPU (a thread per row,
-    two passes: count, then fill) run the same loops, so both give the same bits.
+    two passes: count, then fill) run the same loops, so both give the same bits. On the
+    GPU a product whose longest row would keep one thread busy too long (see
+    :data:`GPU_ROW_WORK`) is formed on the host.
 
     Parameters
     ----------
@@ -83,6 +107,15 @@ def ordered_product(A, B):
     if dtype not in (np.float32, np.float64) or np.dtype(B.dtype) != dtype:
         raise TypeError(f"ordered_product takes two float32 or two float64 matrices, got {A.dtype} and {B.dtype}")
     xp = get_array_module(A)
+    work, flops = row_work(A, B) if xp is not np else (0, 0)
+    if work > GPU_ROW_WORK and work * HOST_RATIO > flops:  # a row too long for one thread: the host's twin
+        import cupy
+
+        H = ordered_product(A.get(), B.get())
+        C = sparse_module(xp).csr_matrix((cupy.asarray(H.data), cupy.asarray(H.indices), cupy.asarray(H.indptr)),
+                                         shape=H.shape)
+        C.has_canonical_format = True
+        return C
     n, n_cols = A.shape[0], B.shape[1]
     fits = max(n, n_cols, A.shape[1], A.nnz, B.nnz) < np.iinfo(np.int32).max
     itype = np.dtype(np.int32 if fits else np.int64)
