@@ -576,3 +576,22 @@ def test_gpu_ordered_product_with_a_dense_row_is_the_cpus():
     np.testing.assert_array_equal(G.indptr.get(), C.indptr)
     np.testing.assert_array_equal(G.indices.get(), C.indices)
     np.testing.assert_array_equal(G.data.get(), C.data)
+
+
+def test_levels_symmetric_up_to_rounding_count_as_symmetric():
+    """Galerkin products of a symmetric matrix differ from their transposes in the last
+    bits; they are symmetric levels (the l1 diagonal where their tridiagonal part is
+    indefinite), while an unsymmetric matrix stays unsymmetric."""
+    from precond.amg import _symmetric_level
+
+    A = matrices.random_diffusion2d(100).tocsr()
+    M = amg(A)
+    coarse = M.hierarchy.levels[1].A
+    assert not np.array_equal((coarse - coarse.T).toarray(), 0 * coarse.toarray())  # rounding
+    assert _symmetric_level(coarse)
+    assert "l1" in M.levels[1].smoother
+    res = precond.solve(A, A @ np.ones(A.shape[0]), M, rtol=1e-8)
+    assert res.converged and res.iterations <= 7
+    T = sp.diags([-2.5, 2.0, 0.5], [-1, 0, 1], shape=(30, 30), format="csr")
+    assert not _symmetric_level(T) and _symmetric_level((T + T.T).tocsr())
+    assert _symmetric_level(matrices.poisson2d(8).astype(np.float32).tocsr())
