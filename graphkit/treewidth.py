@@ -376,8 +376,8 @@ def treewidth(G, device="auto", time_limit=None, *, method="auto", dedup="exact"
         (``method="bfs"``) on the GPU. ``"auto"``: PID, and with a usable GPU the pieces of
         at most 256 vertices whose lower bound is at least half their size (dense pieces of
         large width, where the search is shallow) first get the breadth-first search on the
-        GPU for half of the time left; PID continues from what it proved. ``device`` of
-        the result says whether the GPU was used.
+        GPU for half of the time left (a minute without a time limit); PID continues from
+        what it proved. ``device`` of the result says whether the GPU was used.
     time_limit : float, optional
         Seconds for the whole computation; at the limit the best decomposition found comes
         back with ``optimal=False``, ``status="time_limit"`` and the proven lower bound.

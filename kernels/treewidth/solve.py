@@ -486,16 +486,18 @@ def _exact(adj, state, fallback=None):
 # CPU: NonisotropicUnitaryPolarGraph (63 vertices, width 53) 0.22 against 0.76 s, queen6_6
 # (36, 25) 0.03 against 0.16 s, the 58-vertex piece of ex056 (width 34) proved in 4.4 s where
 # PID was still at it after 6 s; on sparse pieces (DoubleStarSnark, width 6 on 30 vertices)
-# PID is faster. The search gets half of the time left; what it proves (lower bound, or a
-# decomposition) stays, and PID continues from there.
+# PID is faster. The search gets half of the time left (a minute without a time limit); what
+# it proves (lower bound, or a decomposition) stays, and PID continues from there.
 _ASSIST_MAX_N = 256
 _ASSIST_RATIO = 0.5
+_ASSIST_UNLIMITED = 60.0  # seconds for the search when the solve has no time limit
 
 
 def _assist(adj, state, ub):
     import warnings
 
-    until = None if state.end is None else time.perf_counter() + 0.5 * state.left()
+    budget = _ASSIST_UNLIMITED if state.end is None else 0.5 * state.left()
+    until = time.perf_counter() + budget
     try:
         return _exact_bfs(adj, state, ub, None, device=state.opt["assist_device"], until=until, mode_exact=True)
     except Exception as exc:  # noqa: BLE001 - an accelerator must never break the default path
