@@ -595,3 +595,24 @@ def test_levels_symmetric_up_to_rounding_count_as_symmetric():
     T = sp.diags([-2.5, 2.0, 0.5], [-1, 0, 1], shape=(30, 30), format="csr")
     assert not _symmetric_level(T) and _symmetric_level((T + T.T).tocsr())
     assert _symmetric_level(matrices.poisson2d(8).astype(np.float32).tocsr())
+
+
+def test_too_dense_smoothed_level_is_not_formed(monkeypatch):
+    """A hub row (memplus has rows of 574 entries) makes the smoothed Galerkin product
+    dense: the level keeps its unsmoothed aggregates, and R (A P) is never formed when
+    A P already shows it would be too dense."""
+    import kernels.amg.hierarchy as hierarchy
+
+    n = 600
+    rng = np.random.default_rng(5)
+    hub = sp.csr_matrix((-rng.uniform(0.5, 1.0, n - 1), (np.zeros(n - 1, int), np.arange(1, n))), shape=(n, n))
+    chain = sp.diags([-np.ones(n - 1)], [1], shape=(n, n))
+    L = (hub + chain).tocsr()
+    A = (L + L.T).tocsr()
+    A = (A + sp.diags(np.asarray(abs(A).sum(axis=1)).ravel() + 1.0)).tocsr()
+    calls = []
+    original = hierarchy.ordered_product
+    monkeypatch.setattr(hierarchy, "ordered_product", lambda X, Y: calls.append(X.shape) or original(X, Y))
+    H = hierarchy.pairwise_hierarchy(A, coarse_size=50)
+    assert H.levels[0].aggregates is not None  # unsmoothed: the smoothed one was too dense
+    assert (n, n) in calls and not any(shape[1] == n and shape[0] < n for shape in calls[:2])

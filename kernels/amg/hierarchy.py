@@ -196,8 +196,13 @@ def pairwise_hierarchy(A, *, max_levels=20, coarse_size=500, rounds=3, theta=0.2
             continue
         P = smoothed_prolongator(current, lvl.aggregates, lvl.n_coarse)
         level = LevelOperator(current, P=P)
-        Ac = ordered_product(level.R, ordered_product(level.A, level.P))  # the same bits on the CPU and the GPU
-        if Ac.nnz > max_density * level.A.nnz:
+        AP = ordered_product(level.A, level.P)  # the same bits on the CPU and the GPU
+        # every row of A P lands in the row of its aggregate, so Ac has at least nnz(A P) / (the
+        # largest aggregate) entries: too dense already, it is not formed (on memplus R (A P)
+        # made 77M products for a level that was then dropped)
+        too_dense = AP.nnz > max_density * level.A.nnz * lvl.members.shape[1]
+        Ac = None if too_dense else ordered_product(level.R, AP)
+        if too_dense or Ac.nnz > max_density * level.A.nnz:
             levels.append(LevelOperator(current, aggregates=lvl.aggregates, members=lvl.members))
             current = lvl.coarse
             continue
