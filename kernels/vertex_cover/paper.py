@@ -553,7 +553,7 @@ def gpu_config(n, depth, *, edges=None, threads=None, shared=None, bitset=None, 
     if device_props is None:
         import cupy
 
-        from .backend import device_attributes
+        from ..backend import device_attributes
 
         attrs = device_attributes()
         device_props = dict(
@@ -663,7 +663,7 @@ def lp_bound(indptr, indices):
     >>> lp_bound(indptr, indices)
     2
     """
-    from .vc_kernelize import bipartite_matching
+    from ..vc_kernelize import bipartite_matching
 
     n = len(indptr) - 1
     if n == 0 or len(indices) == 0:
@@ -748,7 +748,7 @@ def search_gpu(indptr, indices, root_deg, root_count, limit, *, pvc=False, metho
     """
     import cupy
 
-    from .nvrtc import get_kernel
+    from ..nvrtc import get_kernel
 
     if method not in ("hybrid", "stackonly"):
         raise ValueError(f"method must be 'hybrid' or 'stackonly', got {method!r}")

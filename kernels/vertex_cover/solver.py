@@ -1,0 +1,215 @@
+"""Python driver of the branch-and-reduce engine: set-up, chunked running, results.
+
+:class:`BranchAndReduce` owns the arrays of one search (see
+:mod:`kernels.vertex_cover.search`) and advances it in chunks of bounded work, so that
+a deadline is honoured to within a chunk (about 50 ms) and ``KeyboardInterrupt`` stops it
+between chunks. It also exposes the reduced graph after the root reductions
+(:meth:`BranchAndReduce.kernel`) and lifts a cover of that graph back
+(:meth:`BranchAndReduce.lift`), which is how other solvers (local search, the clique
+route) work on the kernel.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from numba.typed import List
+
+from . import search as _s
+from .reductions import NEED_SPACE, R_ALL, reduce as _reduce
+from .state import (C_NODES, F_FOUND, F_N, F_OPT, F_ROOTLB, F_RN, N_CTL, N_FIELDS, N_SCRATCH, NQ, X, Y,
+                    reverse_mods, touch_all)
+
+__all__ = ["BranchAndReduce"]
+
+#: target seconds of one chunk of search between two checks of the clock
+CHUNK_SECONDS = 0.05
+
+
+class BranchAndReduce:
+    """Exact minimum vertex cover of one graph by branch-and-reduce.
+
+    Parameters
+    ----------
+    indptr, indices : array_like
+        CSR of a simple undirected graph (symmetric, no self loops).
+    cover : array_like of int, optional
+        A known cover: the search then looks only for smaller ones. Default: all
+        vertices.
+    bound : int, optional
+        Look only for covers of fewer than ``bound`` vertices (``cover`` must then be
+        omitted); with ``stop_at_first=True`` this decides "is there a cover of size
+        ``< bound``?" (parameterized vertex cover).
+    rules : int
+        Bit mask of the reductions (:data:`kernels.vertex_cover.reductions.R_ALL`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> indptr = np.array([0, 2, 4, 6, 8, 10]); indices = np.array([1, 4, 0, 2, 1, 3, 2, 4, 3, 0])
+    >>> s = BranchAndReduce(indptr, indices)   # the 5-cycle
+    >>> s.solve()
+    True
+    >>> s.size, sorted(s.cover().tolist()) in ([0, 1, 3], [0, 2, 3], [1, 2, 4], [1, 3, 4], [0, 2, 4])
+    (3, True)
+
+    References
+    ----------
+    T. Akiba and Y. Iwata, "Branch-and-reduce exponential/FPT algorithms in practice: a
+    case study of vertex cover", Theoretical Computer Science 609 (2016) 211-225.
+    """
+
+    def __init__(self, indptr, indices, cover=None, bound=None, rules=R_ALL, stop_at_first=False):
+        indptr = np.ascontiguousarray(indptr, dtype=np.int64)
+        indices = np.ascontiguousarray(indices, dtype=np.int32)
+        n = len(indptr) - 1
+        self.n = n
+        self.rules = int(rules)
+        G = _s.new_instance(indptr, indices, n)
+        self.insts = List.empty_list(_s.INSTANCE_TYPE)
+        self.insts.append(G)
+        levels = 8 + 2 * max(n, 1).bit_length()
+        self.IS = np.zeros((levels, N_FIELDS), dtype=np.int64)
+        if cover is not None:
+            c = np.asarray(cover, dtype=np.int64)
+            y = np.zeros(n, np.int32)
+            y[c] = 1
+            opt, found = int(y.sum()), 1
+            G[Y][:] = y
+        elif bound is not None:
+            opt, found = int(bound), 0
+        else:
+            opt, found = n, 1
+            G[Y][:] = 1
+        _s.init_scalars(self.IS, 0, n, int(indptr[n]), opt, found)
+        self.F = np.zeros((n + 256, _s.N_FR), dtype=np.int64)
+        self.ctl = np.zeros(N_CTL + 16, dtype=np.int64)
+        self.ctl[_s.C_STOP_FOUND] = 1 if stop_at_first else 0
+        size = 2 * n + 8
+        self.SC = tuple(np.zeros(size, dtype=np.int32) for _ in range(N_SCRATCH))
+        self.qarr = np.zeros((NQ, n + 1), dtype=np.int32)
+        f = _s._push(self.F, self.ctl, _s.T_INST, 0)
+        assert f == 0
+        self.finished = False
+        self.status = None
+        self._budget = 20_000
+
+    # ------------------------------------------------------------------ running
+    def step(self, work):
+        """Run about ``work`` units (vertex visits); returns True when the search ended."""
+        if self.finished:
+            return True
+        st = _s.run(self.insts, self.IS, self.F, self.ctl, self.SC, self.qarr, self.rules, int(work))
+        if self.ctl[_s.C_STATUS] < 0:
+            raise RuntimeError("vertex cover search: frame stack overflow (internal error)")
+        if st != _s.RUNNING:
+            self.finished = True
+            self.status = st
+        return self.finished
+
+    def solve(self, deadline=None, progress=None):
+        """Run until finished or until ``time.perf_counter()`` passes ``deadline``;
+        returns True when the search finished (the cover is then optimal, or, with a
+        ``bound``, none below it exists). ``progress(solver)`` is called between chunks."""
+        while not self.finished:
+            if deadline is not None and time.perf_counter() >= deadline:
+                return False
+            t0 = time.perf_counter()
+            self.step(self._budget)
+            dt = time.perf_counter() - t0
+            # aim at chunks of CHUNK_SECONDS
+            if dt < CHUNK_SECONDS / 2:
+                self._budget = min(self._budget * 2, 1 << 40)
+            elif dt > 2 * CHUNK_SECONDS:
+                self._budget = max(self._budget // 2, 1000)
+            if progress is not None:
+                progress(self)
+        return True
+
+    # ------------------------------------------------------------------ results
+    @property
+    def found(self) -> bool:
+        return bool(self.IS[0, F_FOUND])
+
+    @property
+    def size(self) -> int:
+        """Size of the best cover found (or the bound when none was found)."""
+        return int(self.IS[0, F_OPT])
+
+    @property
+    def nodes(self) -> int:
+        return int(self.ctl[C_NODES])
+
+    @property
+    def root_lower_bound(self) -> int:
+        """Lower bound computed at the root node after its reductions (-1 before)."""
+        return int(self.IS[0, F_ROOTLB])
+
+    def cover(self):
+        """Vertex ids of the best cover found (None when none was)."""
+        if not self.found:
+            return None
+        return np.flatnonzero(self.insts[0][Y] == 1).astype(np.int64)
+
+    # ------------------------------------------------------------------ kernel
+    def reduce_root(self):
+        """Apply the reductions to the root graph only (before any search)."""
+        i = 0
+        G = self.insts[0]
+        touch_all(G, self.ctl, self.qarr, self.SC[8], self.n)
+        while True:
+            r = _reduce(self.insts[0], self.IS, i, self.ctl, self.SC, self.qarr, self.rules)
+            if r == NEED_SPACE:
+                _s._grow_pool(self.insts, self.IS, 0, int(self.IS[0, 12]) + 64)
+                continue
+            return r
+
+    def kernel(self):
+        """``(indptr, indices, ids)``: the live graph of the root instance, ids of its
+        vertices in the input."""
+        from .state import AST, ALN, POOL
+
+        G = self.insts[0]
+        x = G[X]
+        ids = np.flatnonzero(x < 0)
+        pos = np.full(len(x), -1, np.int64)
+        pos[ids] = np.arange(len(ids))
+        ast, aln, pool = G[AST], G[ALN], G[POOL]
+        rows, cols = [], []
+        for k, v in enumerate(ids):
+            nb = pool[ast[v]: ast[v] + aln[v]]
+            nb = nb[x[nb] < 0]
+            rows.append(np.full(len(nb), k, np.int64))
+            cols.append(pos[nb])
+        if rows:
+            r = np.concatenate(rows)
+            c = np.concatenate(cols)
+        else:
+            r = c = np.zeros(0, np.int64)
+        indptr = np.zeros(len(ids) + 1, np.int64)
+        np.cumsum(np.bincount(r, minlength=len(ids)), out=indptr[1:])
+        order = np.lexsort((c, r))
+        return indptr, c[order], ids
+
+    def lift(self, kernel_cover):
+        """Cover of the input graph from a cover (kernel vertex numbers) of :meth:`kernel`'s
+        graph: the kernel's vertices plus everything the reductions decided or folded."""
+        G = self.insts[0]
+        x = G[X]
+        ids = np.flatnonzero(x < 0)
+        y = x.copy()
+        y[ids] = 0
+        y[ids[np.asarray(kernel_cover, dtype=np.int64)]] = 1
+        reverse_mods(G, self.IS, 0, y)
+        return np.flatnonzero(y == 1).astype(np.int64)
+
+    @property
+    def decided(self) -> int:
+        """Cover vertices fixed by the reductions so far (decided plus fold credits)."""
+        from .state import F_CRT
+
+        return int(self.IS[0, F_CRT])
+
+    @property
+    def live(self) -> int:
+        return int(self.IS[0, F_RN])
