@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .maxsat import cover_and_absorb_t
 from .state import (AST, ALN, DEG, F_CRT, F_N, F_RN, OUT, POOL, S_CNT, S_LVL, S_MARK, S_POS, S_QUE, S_TMP,
                     S_TMP2, X, new_gen)
 
@@ -209,3 +210,61 @@ def lower_bound(G, IS, i, SC, ctl, lp_reduced):
         if c > best:
             best = c
     return IS[i, F_CRT] + best
+
+
+@njit(cache=True)
+def maxsat_bound(G, IS, i, SC, ctl, W, wst, opt):
+    """Lower bound from a clique cover of the live part with MaxSAT absorption
+    (:mod:`kernels.vertex_cover.maxsat`), asked whether the live part can beat ``opt``:
+    returns ``opt`` when it cannot (the node is pruned), else ``opt`` minus the vertices
+    that could not be absorbed (independent sets of the live part have at most ``K`` plus
+    that many vertices, ``K = crt + rn - opt``)."""
+    n = IS[i, F_N]
+    rn = IS[i, F_RN]
+    crt = IS[i, F_CRT]
+    K = crt + rn - opt
+    if K < 0 or rn == 0:
+        return crt
+    x = G[X]
+    deg = G[DEG]
+    pool = G[POOL]
+    ast = G[AST]
+    aln = G[ALN]
+    order = SC[S_QUE]
+    pos = SC[S_POS]
+    # live vertices by increasing degree (the clique cover bound's order)
+    maxd = 0
+    for v in range(n):
+        if x[v] < 0 and deg[v] > maxd:
+            maxd = deg[v]
+    bucket = np.zeros(maxd + 2, np.int64)
+    for v in range(n):
+        if x[v] < 0:
+            bucket[deg[v] + 1] += 1
+    for d in range(1, maxd + 2):
+        bucket[d] += bucket[d - 1]
+    m2 = 0
+    for v in range(n):
+        if x[v] < 0:
+            order[bucket[deg[v]]] = v
+            pos[v] = bucket[deg[v]]
+            bucket[deg[v]] += 1
+            m2 += deg[v]
+    ip = np.empty(rn + 1, np.int64)
+    ix = np.empty(m2, np.int64)
+    q = 0
+    for t in range(rn):
+        v = order[t]
+        ip[t] = q
+        b = ast[v]
+        for p in range(b, b + aln[v]):
+            u = pool[p]
+            if x[u] < 0:
+                ix[q] = pos[u]
+                q += 1
+    ip[rn] = q
+    P = np.arange(rn).astype(np.int64)
+    B = np.empty(rn, np.int64)
+    wst[0] += 1
+    nb = cover_and_absorb_t(ip, ix, P, rn, K, wst[0], W, B, True)
+    return opt - nb

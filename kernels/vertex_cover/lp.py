@@ -37,7 +37,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .state import (AST, ALN, F_N, F_LPDIRTY, INN, OUT, POOL, S_CNT, S_ITR, S_LVL, S_MARK, S_QMASK, S_QUE,
+from .state import (C_STAT, ST_LP_CALLS, ST_LP_FIXED, AST, ALN, F_N, F_LPDIRTY, INN, OUT, POOL, S_ITR, S_LVL, S_MARK, S_QMASK, S_QUE,
                     S_TMP, S_TMP2, X, new_gen, set_vertex)
 
 
@@ -324,4 +324,6 @@ def lp_reduce(G, IS, i, ctl, SC, qarr):
             done += 1
     if done:
         IS[i, F_LPDIRTY] = 1
+    ctl[C_STAT + ST_LP_CALLS] += 1
+    ctl[C_STAT + ST_LP_FIXED] += done
     return done

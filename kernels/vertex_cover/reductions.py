@@ -47,13 +47,16 @@ from numba import njit
 
 from .lp import lp_reduce
 from .packing import packing_reduce
-from .state import (AST, ALN, DEG, F_LPDIRTY, F_PKDIRTY, POOL, Q_DEG, Q_DESK, Q_FUN, Q_TWIN, Q_UNC, S_CNT, S_MARK,
-                    S_MARK2, S_QMASK, S_QUE, S_TMP, S_TMP2, X, adjacent, alternative, fold, new_gen, q_pop, q_push,
+from .state import (C_STAT, ST_DEG01, ST_DESK, ST_FOLD, ST_FUN, ST_PK_FIX, ST_PK_PRUNE, ST_SIMPL, ST_TRI, ST_TWIN, ST_UNC, AST, ALN, DEG, F_LPDIRTY, F_PKDIRTY, POOL, Q_DEG, Q_DESK, Q_FUN, Q_TWIN, Q_UNC, S_CNT, S_MARK,
+                    S_MARK2, S_QMASK, S_TMP, S_TMP2, X, adjacent, alternative, fold, new_gen, q_pop, q_push,
                     set_vertex)
 
 # rule switches (bits of ``rules``)
 R_DEG, R_UNCONFINED, R_LP, R_TWIN, R_FUNNEL, R_DESK, R_PACKING, R_FOLD = 1, 2, 4, 8, 16, 32, 64, 128
 R_ALL = 255
+#: not a rule: try every rule on every vertex at every node (for measuring what the
+#: incremental queues miss)
+R_EXHAUSTIVE = 256
 
 # return codes of reduce
 OK, INFEASIBLE, NEED_SPACE = 0, 1, 2
@@ -83,18 +86,25 @@ def degree_rule(G, IS, i, ctl, SC, qarr, v, rules):
     qmask = SC[S_QMASK]
     if d <= 1:
         set_vertex(G, IS, i, ctl, qarr, qmask, v, 0)
+        ctl[C_STAT + ST_DEG01] += 1
         return 1
     if d == 2:
         nb = np.empty(2, np.int32)
         _neighbours(G, v, nb)
+        if nb[1] < nb[0]:  # the smaller id becomes the merged vertex (deterministic kernels)
+            t = nb[0]
+            nb[0] = nb[1]
+            nb[1] = t
         if adjacent(G, nb[0], nb[1]):
             set_vertex(G, IS, i, ctl, qarr, qmask, v, 0)
+            ctl[C_STAT + ST_TRI] += 1
             return 1
         if rules & R_FOLD:
             S = np.empty(1, np.int32)
             S[0] = v
             if not fold(G, IS, i, ctl, SC, qarr, S, 1, nb, 2):
                 return -1
+            ctl[C_STAT + ST_FOLD] += 1
             return 1
     return 0
 
@@ -140,6 +150,7 @@ def unconfined_rule(G, IS, i, ctl, SC, qarr, v):
                     z = w
             if z == -1:
                 set_vertex(G, IS, i, ctl, qarr, SC[S_QMASK], v, 1)
+                ctl[C_STAT + ST_UNC] += 1
                 return 1
             if z >= 0:
                 # S grows by z (not adjacent to S, so S stays independent)
@@ -173,6 +184,7 @@ def twin_rule(G, IS, i, ctl, SC, qarr, v):
         return 0
     nb = np.empty(3, np.int32)
     _neighbours(G, v, nb)
+    nb.sort()
     g = new_gen(ctl, SC)
     for j in range(3):
         mark[nb[j]] = g
@@ -197,6 +209,7 @@ def twin_rule(G, IS, i, ctl, SC, qarr, v):
             continue
         # N(w) == N(v)
         edge = adjacent(G, nb[0], nb[1]) or adjacent(G, nb[0], nb[2]) or adjacent(G, nb[1], nb[2])
+        ctl[C_STAT + ST_TWIN] += 1
         if edge:
             set_vertex(G, IS, i, ctl, qarr, qmask, v, 0)
             set_vertex(G, IS, i, ctl, qarr, qmask, w, 0)
@@ -205,6 +218,7 @@ def twin_rule(G, IS, i, ctl, SC, qarr, v):
         S[0] = v
         S[1] = w
         if not fold(G, IS, i, ctl, SC, qarr, S, 2, nb, 3):
+            ctl[C_STAT + ST_TWIN] -= 1
             return -1
         return 1
     return 0
@@ -241,6 +255,7 @@ def funnel_rule(G, IS, i, ctl, SC, qarr, v):
             break
     if u1 < 0:  # N[v] is a clique: v stays out of the cover
         set_vertex(G, IS, i, ctl, qarr, qmask, v, 0)
+        ctl[C_STAT + ST_SIMPL] += 1
         return 1
     # u2: a neighbour of v not adjacent to u1
     gm = new_gen(ctl, SC)
@@ -293,6 +308,7 @@ def funnel_rule(G, IS, i, ctl, SC, qarr, v):
     B[0] = u
     if not alternative(G, IS, i, ctl, SC, qarr, A, 1, B, 1):
         return -1
+    ctl[C_STAT + ST_FUN] += 1
     return 1
 
 
@@ -367,6 +383,7 @@ def desk_rule(G, IS, i, ctl, SC, qarr, v):
                         B[1] = u2
                         if not alternative(G, IS, i, ctl, SC, qarr, A, 2, B, 2):
                             return -1
+                        ctl[C_STAT + ST_DESK] += 1
                         return 1
     return 0
 
@@ -400,7 +417,9 @@ def reduce(G, IS, i, ctl, SC, qarr, rules):
         if rules & R_PACKING and IS[i, F_PKDIRTY]:
             r = packing_reduce(G, IS, i, ctl, SC, qarr)
             if r < 0:
+                ctl[C_STAT + ST_PK_PRUNE] += 1
                 return INFEASIBLE
+            ctl[C_STAT + ST_PK_FIX] += r
             continue
         v = q_pop(ctl, qarr, qmask, Q_TWIN)
         if v >= 0:

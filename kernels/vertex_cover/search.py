@@ -40,15 +40,14 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit, types
-from numba.typed import List
 
-from .bounds import lower_bound
+from .bounds import lower_bound, maxsat_bound
 from .branching import choose_vertex, mirrors
 from .packing import add_constraint, add_neighbourhood_constraint
-from .reductions import INFEASIBLE, NEED_SPACE, R_LP, R_PACKING, reduce
-from .state import (AST, ALN, C_NODES, C_QBASE, C_WORK, DEG, F_CRT, F_FOUND, F_LPDIRTY, F_MODH, F_N, F_NEED, F_OPT,
-                    F_PKDIRTY, F_PKH, F_PTOP, F_RN, F_ROOTLB, F_TOP, INN, MP, N_CTL, N_FIELDS, N_SCRATCH, NQ, OUT,
-                    POOL, S_ITR, S_MARK, S_POS, S_QMASK, S_QUE, S_TMP4, STK, X, Y, assign_vertex, new_gen, q_clear,
+from .reductions import INFEASIBLE, NEED_SPACE, R_EXHAUSTIVE, R_LP, R_PACKING, reduce
+from .state import (C_STAT, ST_INST, ST_LB_PRUNE, ST_LEAF, ST_MAXSAT_PRUNE, AST, ALN, C_NODES, C_QBASE, C_WORK, DEG, F_CRT, F_FOUND, F_LPDIRTY, F_MODH, F_N, F_NEED, F_OPT,
+                    F_PKH, F_PTOP, F_RN, F_ROOTLB, F_TOP, MP, NQ, OUT,
+                    POOL, S_ITR, S_MARK, S_POS, S_QMASK, S_QUE, S_TMP4, X, Y, assign_vertex, new_gen, q_clear,
                     restore, reverse_mods, set_vertex, touch_all)
 
 T_NODE, T_BRANCH, T_DECOMP, T_INST = 1, 2, 3, 4
@@ -323,10 +322,12 @@ def _component_bound(size, lp_reduced):
 
 
 @njit(cache=True)
-def run(insts, IS, F, ctl, SC, qarr, rules, work_budget):
+def run(insts, IS, F, ctl, SC, qarr, rules, work_budget, W, wst, maxsat_gap):
     """Advance the search until it is finished or ``work_budget`` (vertex visits, about)
     is spent. Returns ``DONE``, ``RUNNING`` or ``FOUND_STOP`` (a cover below the root
-    bound was found and ``ctl[C_STOP_FOUND]`` asked to stop there)."""
+    bound was found and ``ctl[C_STOP_FOUND]`` asked to stop there). ``W``, ``wst``:
+    scratch of the MaxSAT bound, which runs at nodes whose cheap bounds fall short of the
+    best cover by at most ``maxsat_gap`` (negative: never)."""
     qmask = SC[S_QMASK]
     lp_on = (rules & R_LP) != 0
     pk_on = (rules & R_PACKING) != 0
@@ -348,6 +349,8 @@ def run(insts, IS, F, ctl, SC, qarr, rules, work_budget):
             if F[f, FR_STAGE] == 0:
                 ctl[C_NODES] += 1
                 F[f, FR_STAGE] = 1
+                if rules & R_EXHAUSTIVE:
+                    touch_all(G, ctl, qarr, qmask, n)
             r = reduce(G, IS, i, ctl, SC, qarr, rules)
             ctl[C_WORK] += n + 16
             if r == NEED_SPACE:
@@ -361,12 +364,21 @@ def run(insts, IS, F, ctl, SC, qarr, rules, work_budget):
                 _grow_pool(insts, IS, i, 3 * n + 64)
                 G = insts[i]
             lb = lower_bound(G, IS, i, SC, ctl, lp_on)
+            if lb < IS[i, F_OPT] and IS[i, F_OPT] - lb <= maxsat_gap:
+                lb2 = maxsat_bound(G, IS, i, SC, ctl, W, wst, IS[i, F_OPT])
+                ctl[C_WORK] += 4 * n
+                if lb2 > lb:
+                    if lb2 >= IS[i, F_OPT]:
+                        ctl[C_STAT + ST_MAXSAT_PRUNE] += 1
+                    lb = lb2
             if i == 0 and IS[0, F_ROOTLB] < 0:
                 IS[0, F_ROOTLB] = lb
             if lb >= IS[i, F_OPT]:
+                ctl[C_STAT + ST_LB_PRUNE] += 1
                 ctl[C_FSP] -= 1
                 continue
             if IS[i, F_RN] == 0:
+                ctl[C_STAT + ST_LEAF] += 1
                 _record(insts, IS, i, ctl)
                 ctl[C_FSP] -= 1
                 continue
@@ -491,6 +503,7 @@ def run(insts, IS, F, ctl, SC, qarr, rules, work_budget):
             if bound > size + 1:
                 bound = size + 1
             c = _child_instance(insts, IS, i, pool[tab + 2 * k], size, bound, SC)
+            ctl[C_STAT + ST_INST] += 1
             q_clear(ctl, qarr, qmask)
             fc = _push(F, ctl, T_INST, c)
             if fc < 0:

@@ -17,7 +17,7 @@ from numba.typed import List
 
 from . import search as _s
 from .reductions import NEED_SPACE, R_ALL, reduce as _reduce
-from .state import (C_NODES, F_FOUND, F_N, F_OPT, F_ROOTLB, F_RN, N_CTL, N_FIELDS, N_SCRATCH, NQ, X, Y,
+from .state import (C_NODES, F_FOUND, F_OPT, F_ROOTLB, F_RN, N_CTL, N_FIELDS, N_SCRATCH, NQ, X, Y,
                     reverse_mods, touch_all)
 
 __all__ = ["BranchAndReduce"]
@@ -42,6 +42,10 @@ class BranchAndReduce:
         ``< bound``?" (parameterized vertex cover).
     rules : int
         Bit mask of the reductions (:data:`kernels.vertex_cover.reductions.R_ALL`).
+    maxsat_gap : int
+        Evaluate the MaxSAT bound (:func:`kernels.vertex_cover.bounds.maxsat_bound`) at
+        nodes whose cheaper bounds fall short of the best cover by at most this much
+        (-1: never).
 
     Examples
     --------
@@ -59,7 +63,7 @@ class BranchAndReduce:
     case study of vertex cover", Theoretical Computer Science 609 (2016) 211-225.
     """
 
-    def __init__(self, indptr, indices, cover=None, bound=None, rules=R_ALL, stop_at_first=False):
+    def __init__(self, indptr, indices, cover=None, bound=None, rules=R_ALL, stop_at_first=False, maxsat_gap=1 << 30):
         indptr = np.ascontiguousarray(indptr, dtype=np.int64)
         indices = np.ascontiguousarray(indices, dtype=np.int32)
         n = len(indptr) - 1
@@ -93,13 +97,19 @@ class BranchAndReduce:
         self.finished = False
         self.status = None
         self._budget = 20_000
+        from .maxsat import MaxsatWork
+
+        self.maxsat_gap = int(maxsat_gap)
+        self._mw = MaxsatWork(n)
+        self._wst = np.zeros(2, np.int64)
 
     # ------------------------------------------------------------------ running
     def step(self, work):
         """Run about ``work`` units (vertex visits); returns True when the search ended."""
         if self.finished:
             return True
-        st = _s.run(self.insts, self.IS, self.F, self.ctl, self.SC, self.qarr, self.rules, int(work))
+        st = _s.run(self.insts, self.IS, self.F, self.ctl, self.SC, self.qarr, self.rules, int(work), self._mw.arrays,
+                    self._wst, self.maxsat_gap)
         if self.ctl[_s.C_STATUS] < 0:
             raise RuntimeError("vertex cover search: frame stack overflow (internal error)")
         if st != _s.RUNNING:
@@ -107,12 +117,12 @@ class BranchAndReduce:
             self.status = st
         return self.finished
 
-    def solve(self, deadline=None, progress=None):
+    def solve(self, deadline=None, progress=None, clock=time.perf_counter):
         """Run until finished or until ``time.perf_counter()`` passes ``deadline``;
         returns True when the search finished (the cover is then optimal, or, with a
         ``bound``, none below it exists). ``progress(solver)`` is called between chunks."""
         while not self.finished:
-            if deadline is not None and time.perf_counter() >= deadline:
+            if deadline is not None and clock() >= deadline:
                 return False
             t0 = time.perf_counter()
             self.step(self._budget)
@@ -150,6 +160,20 @@ class BranchAndReduce:
         if not self.found:
             return None
         return np.flatnonzero(self.insts[0][Y] == 1).astype(np.int64)
+
+    def offer_cover(self, cover):
+        """Use ``cover`` (vertex ids of a vertex cover of the input graph) as the best
+        cover when it is smaller than the current one; returns True if it was."""
+        c = np.asarray(cover, dtype=np.int64)
+        y = np.zeros(self.n, np.int32)
+        y[c] = 1
+        size = int(y.sum())
+        if size >= self.IS[0, F_OPT] and self.found:
+            return False
+        self.insts[0][Y][:] = y
+        self.IS[0, F_OPT] = size
+        self.IS[0, F_FOUND] = 1
+        return True
 
     # ------------------------------------------------------------------ kernel
     def reduce_root(self):
@@ -202,6 +226,14 @@ class BranchAndReduce:
         y[ids[np.asarray(kernel_cover, dtype=np.int64)]] = 1
         reverse_mods(G, self.IS, 0, y)
         return np.flatnonzero(y == 1).astype(np.int64)
+
+    def stats(self) -> dict:
+        """Counters of the search: nodes, rule applications, prunings, instances."""
+        from .state import C_STAT, STAT_NAMES
+
+        d = {"nodes": self.nodes}
+        d.update({k: int(self.ctl[C_STAT + j]) for j, k in enumerate(STAT_NAMES)})
+        return d
 
     @property
     def decided(self) -> int:

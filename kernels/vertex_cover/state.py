@@ -69,7 +69,14 @@ N_SCRATCH = 12
 C_GEN, C_NODES, C_WORK, C_QBASE = 0, 1, 2, 8
 NQ = 5
 Q_DEG, Q_UNC, Q_TWIN, Q_FUN, Q_DESK = range(NQ)
-N_CTL = C_QBASE + 2 * NQ + 8
+# statistics (counters in ctl[C_STAT + k])
+C_STAT = 32
+STAT_NAMES = ("lp_calls", "lp_fixed", "degree01", "triangle", "fold2", "unconfined", "twin", "funnel",
+              "simplicial", "desk", "packing_fixed", "packing_pruned", "bound_pruned", "instances", "leaves",
+              "maxsat_pruned")
+(ST_LP_CALLS, ST_LP_FIXED, ST_DEG01, ST_TRI, ST_FOLD, ST_UNC, ST_TWIN, ST_FUN, ST_SIMPL, ST_DESK, ST_PK_FIX,
+ ST_PK_PRUNE, ST_LB_PRUNE, ST_INST, ST_LEAF, ST_MAXSAT_PRUNE) = range(len(STAT_NAMES))
+N_CTL = C_STAT + len(STAT_NAMES) + 1
 
 # -- modification records in the pool
 MOD_FOLD, MOD_ALT = 1, 2
