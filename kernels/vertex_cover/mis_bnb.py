@@ -285,6 +285,18 @@ class MisBranchAndBound:
                 self._budget = max(self._budget // 2, 10_000)
         return True
 
+    def raise_bound(self, independent_set):
+        """Use a larger independent set (input numbering) found elsewhere as the best."""
+        iset = np.asarray(independent_set, dtype=np.int64)
+        if len(iset) <= self.st[1]:
+            return False
+        rank = np.empty(self.n, np.int64)
+        rank[self.order] = np.arange(self.n)
+        self.best_set[:] = False
+        self.best_set[rank[iset]] = True
+        self.st[1] = len(iset)
+        return True
+
     @property
     def size(self) -> int:
         return int(self.st[1])

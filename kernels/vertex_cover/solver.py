@@ -17,8 +17,8 @@ from numba.typed import List
 
 from . import search as _s
 from .reductions import NEED_SPACE, R_ALL, reduce as _reduce
-from .state import (C_NODES, F_FOUND, F_OPT, F_ROOTLB, F_RN, N_CTL, N_FIELDS, N_SCRATCH, NQ, X, Y,
-                    reverse_mods, touch_all)
+from .state import (C_NODES, F_FOUND, F_MODH, F_NEED, F_OPT, F_ROOTLB, F_RN, N_CTL, N_FIELDS, N_SCRATCH, NQ, X,
+                    Y, reverse_mods_from, touch_all)
 
 __all__ = ["BranchAndReduce"]
 
@@ -184,7 +184,7 @@ class BranchAndReduce:
         while True:
             r = _reduce(self.insts[0], self.IS, i, self.ctl, self.SC, self.qarr, self.rules)
             if r == NEED_SPACE:
-                _s._grow_pool(self.insts, self.IS, 0, int(self.IS[0, 12]) + 64)
+                _s._grow_pool(self.insts, self.IS, 0, int(self.IS[0, F_NEED]) + 64)
                 continue
             return r
 
@@ -196,6 +196,9 @@ class BranchAndReduce:
         G = self.insts[0]
         x = G[X]
         ids = np.flatnonzero(x < 0)
+        # the state that lift() maps back from (the search changes x and the records)
+        self._kernel_x = x.copy()
+        self._kernel_head = int(self.IS[0, F_MODH])
         pos = np.full(len(x), -1, np.int64)
         pos[ids] = np.arange(len(ids))
         ast, aln, pool = G[AST], G[ALN], G[POOL]
@@ -218,13 +221,14 @@ class BranchAndReduce:
     def lift(self, kernel_cover):
         """Cover of the input graph from a cover (kernel vertex numbers) of :meth:`kernel`'s
         graph: the kernel's vertices plus everything the reductions decided or folded."""
-        G = self.insts[0]
-        x = G[X]
+        if not hasattr(self, "_kernel_x"):
+            raise RuntimeError("lift() needs kernel() first")
+        x = self._kernel_x
         ids = np.flatnonzero(x < 0)
         y = x.copy()
         y[ids] = 0
         y[ids[np.asarray(kernel_cover, dtype=np.int64)]] = 1
-        reverse_mods(G, self.IS, 0, y)
+        reverse_mods_from(self.insts[0], self._kernel_head, y)
         return np.flatnonzero(y == 1).astype(np.int64)
 
     def stats(self) -> dict:

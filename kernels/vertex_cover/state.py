@@ -564,8 +564,14 @@ def alternative(G, IS, i, ctl, SC, qarr, A, na, B, nb):
 def reverse_mods(G, IS, i, y):
     """Lift ``y`` (values of the live vertices and the decided ones) through the
     instance's modifications, newest first: afterwards every vertex is 0 or 1."""
+    reverse_mods_from(G, IS[i, F_MODH], y)
+
+
+@njit(cache=True)
+def reverse_mods_from(G, head, y):
+    """:func:`reverse_mods` from the modification record at ``head`` down."""
     pool = G[POOL]
-    p = IS[i, F_MODH]
+    p = head
     while p >= 0:
         typ = pool[p + M_TYPE]
         nrem = pool[p + M_NREM]
