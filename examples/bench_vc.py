@@ -1,22 +1,34 @@
-"""Benchmark of exact vertex cover (paper 000, Table I and the load balance of Figure 5).
+"""Benchmark of exact vertex cover: the PACE 2019 set against the winner, and the GPU paper's Table I.
 
-For each instance (complements of the DIMACS graphs, PACE 2019 vc-exact graphs) and each
-problem (MVC; PVC with k = min-1, min, min+1): the Sequential CPU branch-and-reduce
-(Numba), the StackOnly and Hybrid GPU kernels (CUDA events, median after a warm-up), the
-paper's V100 times where Table I has the instance, and the load balance over the SMs
-(max / mean tree nodes per SM). Runs stopped by a time limit are reported as ``>limit``.
-Also saves a plot of the results as ``<out>.png`` (``--no-plot``: none).
+``--set pace2019``: the 160 PACE 2019 exact-track instances of
+``../shared/data/graphs/bench/vc`` (answers in ``bench/answers.csv``) with the pipeline
+(``minimum_vertex_cover(method="auto")``), each in a fresh worker process under a hard
+timeout: the worker compiles / loads the Numba code first, then times reading the file
+plus solving (wall clock) with the time limit applied to that. Next to each result the
+time of WeGotYouCovered (PACE 2019 winner, one thread, 20 s per instance, on the
+development CPU) from ``bench/peers.csv``. Prints the solved counts, the median times on
+the instances both solve, and (``--markdown``) the per-instance table. Run it on one core,
+``taskset -c 0 python examples/bench_vc.py --set pace2019``, on a quiet machine.
 
-    python examples/bench_vc.py                       # Table I subset, writes bench_results/bench_vc.json
-    python examples/bench_vc.py --quick               # small smoke run
-    python examples/bench_vc.py --instances p_hat300-3 --time-limit 60
+``--set table1`` (default): the paper's Table I rows (complements of p_hat300-1/2/3 and
+more DIMACS graphs; MVC and PVC with k = min-1, min, min+1): the paper's algorithm on the
+CPU ("Sequential", Numba) and the GPU (StackOnly, Hybrid), the pipeline on the CPU, and
+the paper's V100 times; plus the load balance over the SMs. Saves a plot as
+``<out>.png`` (``--no-plot``: none).
+
+    taskset -c 0 python examples/bench_vc.py --set pace2019 --time-limit 20 --markdown
+    python examples/bench_vc.py --set pace2019 --instances vc-exact_055 vc-exact_176
+    python examples/bench_vc.py                      # Table I, writes bench_results/bench_vc.json
+    python examples/bench_vc.py --quick              # small smoke run
 """
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -31,6 +43,8 @@ from kernels.backend import gpu_available  # noqa: E402
 
 from _plotting import grouped_bars, leave_room_for_legend, mark_stopped, plot_path, save_figure  # noqa: E402
 from _shared_data import SHARED, load_answers  # noqa: E402
+
+PEER = "wegotyoucovered-pace2019"
 
 #: Table I of the paper (V100 GPU, EPYC 7551P CPU), seconds: Sequential, StackOnly, Hybrid.
 PAPER = {
@@ -48,12 +62,120 @@ QUICK = ["johnson8-4-4", "p_hat300-1", "hamming6-4"]
 PROBLEMS = ["mvc", "k-1", "k", "k+1"]
 PROBLEM_LABELS = {"mvc": "MVC", "k-1": "PVC k=min-1", "k": "PVC k=min", "k+1": "PVC k=min+1"}
 #: plotted engines: legend label -> key prefix in the rows
-ENGINES = {"Sequential CPU": "cpu", "CPU + clique bound": "cpu_bound", "StackOnly GPU": "stackonly",
+ENGINES = {"paper Sequential (CPU)": "cpu", "branch-and-reduce (CPU)": "bnr", "StackOnly GPU": "stackonly",
            "Hybrid GPU": "hybrid"}
 PAPER_HYBRID = "paper Hybrid (V100)"
 STOPPED_NOTE = ">: stopped at the time limit"
 
 
+# ============================================================================ PACE 2019
+def bench_rows():
+    """``[(file, n, m, answer, peer seconds or None)]`` of the vc rows of bench/."""
+    base = SHARED / "graphs" / "bench"
+    with open(base / "answers.csv") as fh:
+        answers = [r for r in csv.DictReader(fh) if r["set"] == "vc"]
+    with open(base / "peers.csv") as fh:
+        peers = {r["file"]: r for r in csv.DictReader(fh) if r["set"] == "vc"}
+    out = []
+    for r in answers:
+        p = peers.get(r["file"], {})
+        sec = float(p["seconds"]) if p.get("solved") == "1" and p.get("seconds") else None
+        out.append((r["file"], int(r["n"]), int(r["m"]), int(r["answer"]), sec))
+    return out
+
+
+def worker(path, time_limit, device):
+    """One instance in this process: warm up, then time reading + solving."""
+    import warnings
+
+    warnings.filterwarnings("ignore")
+    graphkit.warm_up(device=device, problems=("vertex_cover",))
+    t0 = time.perf_counter()
+    G = graphkit.read_graph(path)
+    t_read = time.perf_counter() - t0
+    r = minimum_vertex_cover(G, device=device, time_limit=max(time_limit - t_read, 1e-3))
+    seconds = time.perf_counter() - t0
+    valid = graphkit.is_vertex_cover(G, r.cover)
+    print(json.dumps(dict(size=r.size, optimal=bool(r.optimal), lower_bound=int(r.lower_bound), seconds=seconds,
+                          read=t_read, kernel=r.kernel_size, solved_by=r.solved_by, nodes=r.nodes, valid=bool(valid),
+                          device=r.device)), flush=True)
+
+
+def run_pace(args):
+    rows = bench_rows()
+    if args.instances:
+        want = {name.removesuffix(".gr.xz") for name in args.instances}
+        rows = [r for r in rows if Path(r[0]).name.removesuffix(".gr.xz") in want]
+    base = SHARED / "graphs" / "bench"
+    results = []
+    print(f"PACE 2019 exact vertex cover, {len(rows)} instances, time limit {args.time_limit:g} s, "
+          f"device {args.device}; CPU affinity {sorted(os.sched_getaffinity(0))}", file=sys.stderr)
+    for file, n, m, answer, peer in rows:
+        name = Path(file).name.removesuffix(".gr.xz")
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", str(base / file), "--time-limit",
+               str(args.time_limit), "--device", args.device]
+        t0 = time.perf_counter()
+        row = dict(instance=name, n=n, m=m, answer=answer, peer_seconds=peer)
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.time_limit + args.grace)
+            line = [x for x in p.stdout.splitlines() if x.startswith("{")]
+            if line:
+                row.update(json.loads(line[-1]))
+                row["solved"] = bool(row["optimal"] and row["size"] == answer)
+                row["wrong"] = bool((row["optimal"] and row["size"] != answer) or not row["valid"]
+                                    or row["lower_bound"] > answer or row["size"] < answer)
+            else:
+                row.update(solved=False, wrong=False, error=p.stderr.strip().splitlines()[-1:] or ["no output"])
+        except subprocess.TimeoutExpired:
+            row.update(solved=False, wrong=False, error=["killed at the hard timeout"])
+        row["process_seconds"] = time.perf_counter() - t0
+        results.append(row)
+        status = "WRONG" if row.get("wrong") else ("solved" if row["solved"] else "open")
+        print(f"{name:<14} n={n:<7} {status:<6} {row.get('seconds', float('nan')):7.2f} s  size {row.get('size')} "
+              f"(answer {answer}, lb {row.get('lower_bound')})  peer {peer if peer is not None else '-'}", flush=True)
+    summary = pace_summary(results, args.time_limit)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"meta": {"time_limit": args.time_limit, "device": args.device,
+                                        "affinity": sorted(os.sched_getaffinity(0))},
+                               "summary": summary, "rows": results}, indent=1))
+    print(pace_markdown(results, summary, args.time_limit, per_instance=args.markdown))
+    print(f"wrote {out}", file=sys.stderr)
+    return 1 if any(r.get("wrong") for r in results) else 0
+
+
+def pace_summary(results, limit):
+    ours = [r for r in results if r["solved"] and r["seconds"] <= limit]
+    peer = [r for r in results if r["peer_seconds"] is not None and r["peer_seconds"] <= limit]
+    both = [r for r in ours if r["peer_seconds"] is not None and r["peer_seconds"] <= limit]
+    return dict(instances=len(results), solved=len(ours), peer_solved=len(peer), both=len(both),
+                only_ours=len(ours) - len(both), only_peer=len(peer) - len(both),
+                median=statistics.median([r["seconds"] for r in both]) if both else None,
+                peer_median=statistics.median([r["peer_seconds"] for r in both]) if both else None,
+                wrong=sum(bool(r.get("wrong")) for r in results))
+
+
+def pace_markdown(results, s, limit, per_instance=True):
+    lines = [f"| {limit:g} s per instance | this library | WeGotYouCovered |", "|---|---|---|",
+             f"| proved optimal (of {s['instances']}) | {s['solved']} | {s['peer_solved']} |",
+             f"| solved by one only | {s['only_ours']} | {s['only_peer']} |"]
+    if s["both"]:
+        lines.append(f"| median seconds on the {s['both']} both solve | {s['median']:.2f} | {s['peer_median']:.2f} |")
+    if s["wrong"]:
+        lines.append(f"| wrong answers | {s['wrong']} | - |")
+    if per_instance:
+        lines += ["", "| instance | n | m | answer | ours (s) | size / lower bound | how | peer (s) |",
+                  "|---|---:|---:|---:|---:|---|---|---:|"]
+        for r in results:
+            t = f"{r['seconds']:.2f}" if r["solved"] else f">{limit:g}"
+            sz = f"{r.get('size')} / {r.get('lower_bound')}" if "size" in r else "-"
+            peer = f"{r['peer_seconds']:.2f}" if r["peer_seconds"] is not None else f">{limit:g}"
+            lines.append(f"| {r['instance']} | {r['n']} | {r['m']} | {r['answer']} | {t} | {sz} | "
+                         f"{r.get('solved_by', r.get('error', ['-'])[0])} | {peer} |")
+    return "\n".join(lines)
+
+
+# ============================================================================ Table I
 def load_instance(name, answers):
     """(graph, minimum cover size or None, label)."""
     if ("dimacs", name) in answers:
@@ -65,22 +187,18 @@ def load_instance(name, answers):
     raise SystemExit(f"unknown instance {name!r} (not in {SHARED / 'graphs' / 'answers.csv'})")
 
 
-def solve(G, problem, opt, device, method, time_limit, start_depth, clique_bound=False):
-    """Run one problem once; returns (seconds, result, finished, correct).
-
-    ``clique_bound=False`` (default) is the paper's algorithm, as on the GPU; the
-    kernelization (not in the paper) is off for the same reason."""
+def solve(G, problem, opt, device, method, time_limit, start_depth):
+    """Run one problem once; returns (seconds, result, finished, correct)."""
     t0 = time.perf_counter()
     if problem == "mvc":
-        r = minimum_vertex_cover(G, device=device, method=method, time_limit=time_limit, start_depth=start_depth,
-                                 clique_bound=clique_bound, kernelize=False)
+        r = minimum_vertex_cover(G, device=device, method=method, time_limit=time_limit, start_depth=start_depth)
         sec = time.perf_counter() - t0
         finished = r.optimal
         correct = (r.size == opt) if finished else (r.size >= opt)
     else:
         k = opt + {"k-1": -1, "k": 0, "k+1": 1}[problem]
         r = parameterized_vertex_cover(G, k, device=device, method=method, time_limit=time_limit,
-                                       start_depth=start_depth, clique_bound=clique_bound, kernelize=False)
+                                       start_depth=start_depth)
         sec = time.perf_counter() - t0
         finished = r.proved
         correct = (r.found is (k >= opt)) if finished else True
@@ -151,12 +269,12 @@ def load_balance_panel(ax, mvc_rows):
 
 def plot_results(results, path):
     """Bars per instance: the MVC time of each engine next to the paper's V100 Hybrid, the time of MVC and the
-    PVC budgets for the Hybrid GPU (the Sequential CPU without a GPU), and the GPU load balance on MVC."""
+    PVC budgets for the Hybrid GPU (the pipeline without a GPU), and the GPU load balance on MVC."""
     rows = results["rows"]
     mvc_rows = [r for r in rows if r["problem"] == "mvc"]
     engines = {name: key for name, key in ENGINES.items() if any(f"{key}_time" in r for r in rows)}
     panels = [lambda ax: mvc_times_panel(ax, mvc_rows, engines)]
-    engine = next((name for name in ("Hybrid GPU", "Sequential CPU") if name in engines), None)
+    engine = next((name for name in ("Hybrid GPU", "branch-and-reduce (CPU)") if name in engines), None)
     if engine:
         panels.append(lambda ax: problems_panel(ax, rows, engine, engines[engine]))
     if any("hybrid_load_max_over_mean" in r for r in mvc_rows):
@@ -164,26 +282,8 @@ def plot_results(results, path):
     save_figure(path, panels, suptitle=f"exact vertex cover; GPU: {results['meta']['gpu'] or 'none'}")
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--instances", nargs="*", default=None, help="names from answers.csv (DIMACS or PACE)")
-    ap.add_argument("--quick", action="store_true", help="small smoke run")
-    ap.add_argument("--time-limit", type=float, default=15.0, help="Hybrid GPU seconds per run (default 15)")
-    ap.add_argument("--cpu-time-limit", type=float, default=5.0, help="CPU seconds per run (default 5)")
-    ap.add_argument("--stackonly-time-limit", type=float, default=5.0, help="StackOnly GPU seconds per run (default 5)")
-    ap.add_argument("--start-depth", type=int, default=8, help="StackOnly sub-tree depth (paper: 8, 12, 16)")
-    ap.add_argument("--repeat", type=int, default=3, help="GPU repetitions for the median")
-    ap.add_argument("--no-cpu", action="store_true", help="skip the Sequential CPU column")
-    ap.add_argument("--cpu-bound", action="store_true",
-                    help="add a CPU column with the adaptive clique-cover bound (beyond the paper)")
-    ap.add_argument("--out", default="bench_results/bench_vc.json")
-    ap.add_argument("--no-plot", action="store_true", help="do not write the PNG plot")
-    args = ap.parse_args(argv)
-
+def run_table1(args):
     answers = load_answers()
-    if not answers:
-        print(f"no shared data at {SHARED}; nothing to benchmark", file=sys.stderr)
-        return 0
     names = args.instances or (QUICK if args.quick else DEFAULT)
     if args.quick:
         args.time_limit = min(args.time_limit, 5.0)
@@ -195,18 +295,19 @@ def main(argv=None):
         import cupy
 
         device_name = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)["name"].decode()
-    # compile the Numba search before timing anything: the Petersen graph (3-regular, no
-    # triangle) survives the root reductions, so the timed code paths all run once
+    # compile every search before timing anything: the Petersen graph survives the paper's
+    # rules, the warm-up covers the pipeline
     outer, inner = np.arange(5), 5 + np.arange(5)
     petersen = graphkit.Graph.from_edges(10, np.concatenate([outer, outer, inner]),
                                          np.concatenate([(outer + 1) % 5, inner, 5 + (inner + 2) % 5]))
-    for bound in (False, True):
-        minimum_vertex_cover(petersen, device="cpu", time_limit=60, clique_bound=bound, kernelize=False)
-        parameterized_vertex_cover(petersen, 6, device="cpu", time_limit=60, clique_bound=bound, kernelize=False)
+    graphkit.warm_up(device="cpu", problems=("vertex_cover",))
+    minimum_vertex_cover(petersen, device="cpu", method="hybrid", time_limit=60)
+    parameterized_vertex_cover(petersen, 6, device="cpu", method="hybrid", time_limit=60)
 
     rows = []
-    header = (f"{'instance':<24} {'n':>5} {'m':>7} {'min':>5} {'prob':>5} {'Seq(CPU)':>9} {'CPU+bnd':>9} {'StackOnly':>9} "
-              f"{'Hybrid':>9} {'paper Seq/SO/Hy (V100)':>24} {'nodes(Hy)':>10} {'LB SO':>6} {'LB Hy':>6} ok")
+    header = (f"{'instance':<24} {'n':>5} {'m':>7} {'min':>5} {'prob':>5} {'Seq(CPU)':>9} {'B&R(CPU)':>9} "
+              f"{'StackOnly':>9} {'Hybrid':>9} {'paper Seq/SO/Hy (V100)':>24} {'nodes(Hy)':>10} {'LB SO':>6} "
+              f"{'LB Hy':>6} ok")
     print(f"vertex cover benchmark; GPU: {device_name or 'none (GPU columns skipped)'}")
     print(header)
     print("-" * len(header))
@@ -219,11 +320,9 @@ def main(argv=None):
                 sec, r, fin, corr = solve(G, problem, opt, "cpu", "hybrid", args.cpu_time_limit, args.start_depth)
                 row.update(cpu_time=sec, cpu_finished=bool(fin), cpu_nodes=r.nodes)
                 ok &= corr
-            if args.cpu_bound:
-                sec, r, fin, corr = solve(G, problem, opt, "cpu", "hybrid", args.cpu_time_limit, args.start_depth,
-                                          clique_bound="auto")
-                row.update(cpu_bound_time=sec, cpu_bound_finished=bool(fin), cpu_bound_nodes=r.nodes)
-                ok &= corr
+            sec, r, fin, corr = solve(G, problem, opt, "cpu", "auto", args.cpu_time_limit, args.start_depth)
+            row.update(bnr_time=sec, bnr_finished=bool(fin), bnr_nodes=r.nodes)
+            ok &= corr
             if gpu:
                 for method, limit in (("stackonly", args.stackonly_time_limit), ("hybrid", args.time_limit)):
                     sec, r, fin, corr = timed_gpu(G, problem, opt, method, limit, args.start_depth, args.repeat)
@@ -237,17 +336,17 @@ def main(argv=None):
                 row.update(paper_seq=paper[0], paper_stackonly=paper[1], paper_hybrid=paper[2])
                 if gpu and row.get("hybrid_finished"):
                     row["hybrid_vs_paper_speedup"] = paper[2] / max(row["hybrid_time"], 1e-9)
-            if row.get("cpu_finished") and row.get("hybrid_finished"):
-                row["hybrid_vs_cpu_speedup"] = row["cpu_time"] / max(row["hybrid_time"], 1e-9)
+            if row.get("bnr_finished") and row.get("hybrid_finished"):
+                row["hybrid_vs_bnr_speedup"] = row["bnr_time"] / max(row["hybrid_time"], 1e-9)
             row["correct"] = bool(ok)
             rows.append(row)
             pap = "/".join(f"{x:g}" for x in paper) if paper else "-"
             print(f"{label:<24} {G.n:>5} {G.m:>7} {opt:>5} {problem:>5} "
                   f"{fmt(row.get('cpu_time'), row.get('cpu_finished'), args.cpu_time_limit):>9} "
-                  f"{fmt(row.get('cpu_bound_time'), row.get('cpu_bound_finished'), args.cpu_time_limit):>9} "
+                  f"{fmt(row.get('bnr_time'), row.get('bnr_finished'), args.cpu_time_limit):>9} "
                   f"{fmt(row.get('stackonly_time'), row.get('stackonly_finished'), args.stackonly_time_limit):>9} "
                   f"{fmt(row.get('hybrid_time'), row.get('hybrid_finished'), args.time_limit):>9} {pap:>24} "
-                  f"{row.get('hybrid_nodes', row.get('cpu_nodes', 0)):>10} "
+                  f"{row.get('hybrid_nodes', row.get('bnr_nodes', 0)):>10} "
                   f"{row.get('stackonly_load_max_over_mean', float('nan')):>6.2f} "
                   f"{row.get('hybrid_load_max_over_mean', float('nan')):>6.2f} {'yes' if ok else 'NO'}", flush=True)
     out = Path(args.out)
@@ -261,6 +360,41 @@ def main(argv=None):
     if not args.no_plot:
         plot_results(results, plot_path(out))
     return 0 if all(r["correct"] for r in rows) else 1
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--set", choices=["table1", "pace2019"], default="table1")
+    ap.add_argument("--instances", nargs="*", default=None, help="names (DIMACS or PACE; pace2019: vc-exact_NNN)")
+    ap.add_argument("--quick", action="store_true", help="small smoke run (table1)")
+    ap.add_argument("--time-limit", type=float, default=None,
+                    help="seconds per instance (pace2019, default 20) or per Hybrid GPU run (table1, default 15)")
+    ap.add_argument("--grace", type=float, default=30.0, help="pace2019: seconds past the limit before the worker "
+                                                              "is killed (start-up and warm-up)")
+    ap.add_argument("--device", choices=["cpu", "gpu", "auto"], default="cpu", help="pace2019: device of the solve")
+    ap.add_argument("--markdown", action="store_true", help="pace2019: print the per-instance table too")
+    ap.add_argument("--cpu-time-limit", type=float, default=5.0, help="table1: CPU seconds per run (default 5)")
+    ap.add_argument("--stackonly-time-limit", type=float, default=5.0, help="table1: StackOnly GPU seconds per run")
+    ap.add_argument("--start-depth", type=int, default=8, help="StackOnly sub-tree depth (paper: 8, 12, 16)")
+    ap.add_argument("--repeat", type=int, default=3, help="table1: GPU repetitions for the median")
+    ap.add_argument("--no-cpu", action="store_true", help="table1: skip the paper's Sequential CPU column")
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--no-plot", action="store_true", help="table1: do not write the PNG plot")
+    ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.worker:
+        worker(args.worker, args.time_limit, args.device)
+        return 0
+    if not SHARED.is_dir():
+        print(f"no shared data at {SHARED}; nothing to benchmark", file=sys.stderr)
+        return 0
+    if args.set == "pace2019":
+        args.time_limit = args.time_limit or 20.0
+        args.out = args.out or f"bench_results/bench_vc_pace2019_{args.time_limit:g}s.json"
+        return run_pace(args)
+    args.time_limit = args.time_limit or 15.0
+    args.out = args.out or "bench_results/bench_vc.json"
+    return run_table1(args)
 
 
 if __name__ == "__main__":

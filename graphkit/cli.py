@@ -96,9 +96,10 @@ def _add_vc(sub):
     p.add_argument("--k", type=non_negative(int), default=None,
                    help="parameterized: find a cover of size <= K or report none")
     p.add_argument("--time-limit", type=non_negative(float), default=None, help="seconds; prints the best cover found")
-    p.add_argument("--method", choices=["hybrid", "stackonly", "auto"], default="hybrid",
-                   help="GPU work distribution (the paper's); auto: small graphs and components through a "
-                        "maximum clique of their complement, often much faster")
+    p.add_argument("--method", choices=["auto", "branch_and_reduce", "hybrid", "stackonly"], default="auto",
+                   help="auto: branch-and-reduce with local search and a clique-style search in turns (CPU); "
+                        "hybrid / stackonly: the GPU paper's algorithm")
+    p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
     p.add_argument("--device", choices=["auto", "cpu", "gpu"], default="auto")
     p.add_argument("--complement", action="store_true", help="solve on the complement graph (max clique of FILE)")
     _add_format(p)
@@ -114,7 +115,7 @@ def _run_vc(args) -> int:
         G = G.complement()
     if args.k is not None:
         res = parameterized_vertex_cover(G, args.k, device=args.device, method=args.method,
-                                         time_limit=args.time_limit)
+                                         time_limit=args.time_limit, progress=not args.quiet)
         if not res.found:
             what = "no vertex cover" if res.proved else "time limit reached before finding a vertex cover"
             print(f"c {what} of size <= {args.k} ({res.nodes} tree nodes, {res.time:.3f} s)", file=sys.stderr)
@@ -123,7 +124,8 @@ def _run_vc(args) -> int:
         print(f"c cover of size {res.size} <= {args.k} on {res.device} ({res.nodes} tree nodes, {res.time:.3f} s)",
               file=sys.stderr)
     else:
-        res = minimum_vertex_cover(G, device=args.device, method=args.method, time_limit=args.time_limit)
+        res = minimum_vertex_cover(G, device=args.device, method=args.method, time_limit=args.time_limit,
+                                   progress=not args.quiet)
         cover = res.cover
         state = "optimal" if res.optimal else f"not proved optimal, lower bound {res.lower_bound}"
         print(f"c vertex cover of size {res.size} ({state}) on {res.device} ({res.nodes} tree nodes, {res.time:.3f} s)",

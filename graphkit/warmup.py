@@ -47,6 +47,9 @@ def warm_up(device: str = "auto", problems=("mis", "cliques", "factor", "vertex_
         graphkit.matching(G, device=device)
         graphkit.linear_forest(G, device=device)
     if "vertex_cover" in problems:
+        from kernels.vertex_cover.exact import warm_up as warm_up_vertex_cover
+
+        warm_up_vertex_cover()
         graphkit.minimum_vertex_cover(small, device=device)
     if "treewidth" in problems:
         graphkit.treewidth(small, device=device)

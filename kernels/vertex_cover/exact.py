@@ -86,8 +86,8 @@ def _local_search(kp, ki, budget_s, clock):
     return best
 
 
-def solve(indptr, indices, time_limit=None, *, progress=None, clock=time.perf_counter, mis_max=MIS_MAX_VERTICES,
-          use_mis=True) -> ExactResult:
+def solve(indptr, indices, time_limit=None, *, bound=None, progress=None, clock=time.perf_counter,
+          mis_max=MIS_MAX_VERTICES, use_mis=True) -> ExactResult:
     """Minimum vertex cover of a CSR graph (see the module docstring).
 
     Parameters
@@ -97,6 +97,11 @@ def solve(indptr, indices, time_limit=None, *, progress=None, clock=time.perf_co
     time_limit : float, optional
         Seconds; on expiry the best cover found is returned with ``optimal=False`` and
         the best lower bound proven.
+    bound : int, optional
+        Decision version: stop at the first cover of fewer than ``bound`` vertices;
+        ``optimal`` then means "decided" (a cover below the bound was found, or the
+        search proved that none exists, with ``cover`` the best one found, possibly
+        larger).
     progress : callable, optional
         ``progress(dict)`` between chunks (keys ``best``, ``lower_bound``, ``nodes``,
         ``elapsed``).
@@ -116,9 +121,11 @@ def solve(indptr, indices, time_limit=None, *, progress=None, clock=time.perf_co
     --------
     >>> import numpy as np
     >>> indptr = np.array([0, 2, 4, 6, 8, 10]); indices = np.array([1, 4, 0, 2, 1, 3, 2, 4, 3, 0])
-    >>> r = solve(indptr, indices)
+    >>> r = solve(indptr, indices)   # the 5-cycle
     >>> r.size, r.optimal
     (3, True)
+    >>> solve(indptr, indices, bound=3).optimal   # decided: no cover of 2 vertices
+    True
     """
     t0 = clock()
     deadline = None if time_limit is None else t0 + float(time_limit)
@@ -135,28 +142,34 @@ def solve(indptr, indices, time_limit=None, *, progress=None, clock=time.perf_co
     budget = LS_SHARE * (time_limit if time_limit is not None else 20.0)
     budget = min(budget, 1.0)
     kcover = _local_search(kp, ki, budget, clock)
-    bnr.offer_cover(bnr.lift(kcover))
     decided = bnr.decided  # cover vertices fixed by the root reductions
+    bnr.offer_cover(bnr.lift(kcover))
+    if bound is not None:
+        if bnr.size < bound:
+            return ExactResult(bnr.cover(), bnr.size, True, 0, nk, 0, "local_search", bnr.stats())
+        bnr.set_bound(bound)
 
     mis = None
     if use_mis and nk <= mis_max:
-        mis_init = np.setdiff1d(np.arange(nk), kcover)
-        mis = MisBranchAndBound(kp, ki, initial=mis_init)
+        if bound is None:
+            mis = MisBranchAndBound(kp, ki, initial=np.setdiff1d(np.arange(nk), kcover))
+        else:
+            # a cover below the bound is an independent set of more than nk - (bound - decided) - 1
+            mis = MisBranchAndBound(kp, ki, larger_than=nk - (bound - decided))
 
     def report():
         if progress is not None:
             lb = max(bnr.root_lower_bound, 0)
-            progress(dict(best=bnr.size, lower_bound=lb, nodes=bnr.nodes + (mis.nodes if mis else 0),
-                          elapsed=clock() - t0))
+            progress(dict(best=bnr.size if bnr.found else None, lower_bound=lb,
+                          nodes=bnr.nodes + (mis.nodes if mis else 0), elapsed=clock() - t0))
 
     def share_from_mis():
         # a larger independent set of the kernel is a smaller cover
-        if mis is not None and nk - mis.size + decided < bnr.size:
-            kc = np.setdiff1d(np.arange(nk), mis.independent_set())
-            bnr.offer_cover(bnr.lift(kc))
+        if mis is not None and mis.improved and (not bnr.found or nk - mis.size + decided < bnr.size):
+            bnr.offer_cover(bnr.lift(np.setdiff1d(np.arange(nk), mis.independent_set())))
 
     def share_to_mis():
-        if mis is None or not bnr.found:
+        if mis is None or not bnr.found or bound is not None:
             return
         k_size = bnr.size - decided
         if nk - k_size > mis.size:
@@ -184,23 +197,43 @@ def solve(indptr, indices, time_limit=None, *, progress=None, clock=time.perf_co
             end = clock() + mis_weight * slice_s
             if deadline is not None:
                 end = min(end, deadline)
-            if mis.solve(deadline=end, clock=clock):
-                share_from_mis()
+            done = mis.solve(deadline=end, clock=clock)
+            share_from_mis()
+            if done or (bound is not None and mis.improved):
                 solved_by = "clique_branch_and_bound"
                 break
-            share_from_mis()
+            report()
             if deadline is not None and clock() >= deadline:
                 break
         slice_s *= 2
         bnr_slice = slice_s
-    optimal = solved_by is not None
-    if solved_by == "clique_branch_and_bound":
-        cover = bnr.lift(np.setdiff1d(np.arange(nk), mis.independent_set()))
-        if len(cover) > bnr.size:  # the engine's cover is as small (the bound was shared)
-            cover = bnr.cover()
-    else:
-        cover = bnr.cover()
+    decided_run = solved_by is not None
+    cover = bnr.cover() if bnr.found else None
+    if cover is None:  # decision version: nothing below the bound; report the local search cover
+        cover = bnr.lift(kcover)
     size = len(cover)
-    lb = size if optimal else max(bnr.root_lower_bound, decided)
+    if bound is None:
+        lb = size if decided_run else max(bnr.root_lower_bound, decided)
+    else:
+        lb = bound if (decided_run and size >= bound) else max(bnr.root_lower_bound, decided, 0)
     nodes = bnr.nodes + (mis.nodes if mis is not None else 0)
-    return ExactResult(cover, size, optimal, min(lb, size), nk, nodes, solved_by or "time_limit", bnr.stats())
+    return ExactResult(cover, size, decided_run, min(lb, size) if bound is None else lb, nk, nodes,
+                       solved_by or "time_limit", bnr.stats())
+
+
+def warm_up():
+    """Compile (or load from the cache) every search of the pipeline on a small random
+    graph whose kernel is not empty, so that no later timing includes compilation."""
+    rng = np.random.default_rng(1)
+    n = 48
+    iu, ju = np.triu_indices(n, 1)
+    keep = rng.random(len(iu)) < 0.12
+    adj = np.zeros((n, n), bool)
+    adj[iu[keep], ju[keep]] = True
+    adj |= adj.T
+    indptr = np.concatenate([[0], np.cumsum(adj.sum(1))]).astype(np.int64)
+    indices = np.nonzero(adj)[1].astype(np.int64)
+    BranchAndReduce(indptr, indices).solve()
+    MisBranchAndBound(indptr, indices).solve()
+    solve(indptr, indices, 5.0)
+    solve(indptr, indices, 5.0, bound=n // 2)

@@ -389,3 +389,87 @@ def cover_and_absorb_t(ip, ix, P, np_, K, stamp, W, B, maxsat):
     return cover_and_absorb(ip, ix, P, np_, K, W[0], W[1], W[2], W[3], stamp, W[5], W[6], W[7], W[8], W[9], W[13],
                             W[14], W[15], W[17], W[16], W[10], W[11], W[12], W[18], W[19], W[20], W[21], W[22],
                             W[23], W[24], B, maxsat)
+
+
+@njit(cache=True)
+def first_fit_cover(indptr, indices, order, cls):
+    """Greedy clique cover in ``order``: each vertex joins the lowest-numbered clique all of
+    whose members are its neighbours, else opens a new one. Writes ``cls`` (the clique of
+    each vertex) and returns the number of cliques."""
+    n = len(order)
+    size = np.zeros(n + 1, np.int64)
+    cnt = np.zeros(n + 1, np.int64)
+    for v in range(n):
+        cls[v] = -1
+    nc = 0
+    for t in range(n):
+        v = order[t]
+        for p in range(indptr[v], indptr[v + 1]):
+            c = cls[indices[p]]
+            if c >= 0:
+                cnt[c] += 1
+        best = -1
+        for p in range(indptr[v], indptr[v + 1]):
+            c = cls[indices[p]]
+            if c >= 0 and cnt[c] == size[c] and (best < 0 or c < best):
+                best = c
+        for p in range(indptr[v], indptr[v + 1]):
+            c = cls[indices[p]]
+            if c >= 0:
+                cnt[c] = 0
+        if best < 0:
+            best = nc
+            nc += 1
+        cls[v] = best
+        size[best] += 1
+    return nc
+
+
+@njit(cache=True)
+def _grouped(cls, nc, order, largest_first):
+    """Vertices grouped by clique (members in their order of ``order``), cliques by size
+    (largest first) or in reverse index order."""
+    n = len(order)
+    size = np.zeros(nc, np.int64)
+    for v in range(n):
+        size[cls[v]] += 1
+    if largest_first:
+        key = np.empty(nc, np.int64)
+        for c in range(nc):
+            key[c] = -size[c] * (nc + 1) + c
+        rank = np.argsort(key)
+    else:
+        rank = np.arange(nc - 1, -1, -1)
+    pos = np.empty(nc, np.int64)
+    start = 0
+    for r in range(nc):
+        c = rank[r]
+        pos[c] = start
+        start += size[c]
+    out = np.empty(n, np.int64)
+    for t in range(n):
+        v = order[t]
+        c = cls[v]
+        out[pos[c]] = v
+        pos[c] += 1
+    return out
+
+
+@njit(cache=True)
+def improve_cover_order(indptr, indices, order, rounds):
+    """Iterated greedy (Culberson): regroup the vertices clique by clique and cover again;
+    grouping never needs more cliques, reversing the clique order often needs fewer.
+    Returns ``(order, cliques)`` of the best cover found."""
+    n = len(order)
+    cls = np.empty(n, np.int64)
+    best_order = order.copy()
+    best = first_fit_cover(indptr, indices, best_order, cls)
+    cur = best_order
+    nc = best
+    for r in range(rounds):
+        cur = _grouped(cls, nc, cur, r % 3 == 0)
+        nc = first_fit_cover(indptr, indices, cur, cls)
+        if nc < best:
+            best = nc
+            best_order = cur.copy()
+    return best_order, best

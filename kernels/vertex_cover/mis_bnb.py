@@ -35,7 +35,7 @@ import time
 import numpy as np
 from numba import njit
 
-from .maxsat import MaxsatWork, cover_and_absorb
+from .maxsat import MaxsatWork, cover_and_absorb, improve_cover_order
 
 __all__ = ["MisBranchAndBound"]
 
@@ -191,6 +191,23 @@ def run_bnb(ip, ix, n, Pbuf, Pst, Pln, Bbuf, Bst, Bln, Bix, clique, stampd, best
         st_[0] = d + 1
 
 
+#: iterated-greedy rounds that polish the root clique cover
+ORDER_ROUNDS = 12
+
+
+def root_cover_bound(indptr, indices, n):
+    """Fewest cliques found covering the graph: greedy covers from the smallest-last,
+    input and increasing-degree orders, each polished by iterated greedy (planted or
+    structural clique partitions are often aligned with the input numbering and lost by
+    degree orders). Every independent set has at most that many vertices."""
+    deg = np.diff(indptr)
+    best = n
+    for order in (_smallest_last_order(indptr, indices, n), np.arange(n, dtype=np.int64),
+                  np.argsort(deg, kind="stable").astype(np.int64)):
+        best = min(best, improve_cover_order(indptr, indices, order, ORDER_ROUNDS)[1])
+    return best
+
+
 class MisBranchAndBound:
     """Maximum independent set by colouring and MaxSAT branch and bound (see module).
 
@@ -202,6 +219,9 @@ class MisBranchAndBound:
         A known independent set (the search then looks for larger ones only).
     maxsat : bool
         Use MaxSAT absorption (default); False leaves the clique-cover bound alone.
+    larger_than : int, optional
+        Look only for independent sets of more than this many vertices (decision
+        version; ``initial`` must then be omitted).
 
     Examples
     --------
@@ -212,7 +232,7 @@ class MisBranchAndBound:
     (True, 2)
     """
 
-    def __init__(self, indptr, indices, initial=None, maxsat=True):
+    def __init__(self, indptr, indices, initial=None, maxsat=True, larger_than=None):
         indptr = np.ascontiguousarray(indptr, dtype=np.int64)
         indices = np.ascontiguousarray(indices, dtype=np.int64)
         n = len(indptr) - 1
@@ -241,7 +261,11 @@ class MisBranchAndBound:
             init = np.asarray(initial, dtype=np.int64)
             self.best_set[rank[init]] = True
             self.st[1] = len(init)
-        self.finished = n == 0
+        elif larger_than is not None:
+            self.st[1] = int(larger_than)
+        self._initial_size = int(self.st[1])
+        # the root's bound from the best clique cover found: a known set that large is optimal
+        self.finished = n == 0 or (self.st[1] > 0 and root_cover_bound(indptr, indices, n) <= self.st[1])
         self._budget = 100_000
 
     def _grow(self):
@@ -295,6 +319,7 @@ class MisBranchAndBound:
         self.best_set[:] = False
         self.best_set[rank[iset]] = True
         self.st[1] = len(iset)
+        self._initial_size = max(self._initial_size, len(iset))
         return True
 
     @property
@@ -304,6 +329,11 @@ class MisBranchAndBound:
     @property
     def nodes(self) -> int:
         return int(self.st[2])
+
+    @property
+    def improved(self) -> bool:
+        """Whether the search found a set larger than the initial one (or bound)."""
+        return int(self.st[1]) > self._initial_size
 
     def independent_set(self):
         """Vertex ids (input numbering) of the best independent set found."""

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from .state import (AST, ALN, F_NEED, F_PKDIRTY, F_PKH, POOL, S_CNT, S_MARK, S_QMASK, S_TMP4, X, new_gen, pool_alloc,
+from .state import (AST, ALN, F_NEED, F_PKDIRTY, F_PKH, POOL, S_MARK, S_QMASK, S_TMP4, X, new_gen, pool_alloc,
                     set_vertex)
 
 
@@ -76,7 +76,6 @@ def packing_reduce(G, IS, i, ctl, SC, qarr):
     ast = G[AST]
     aln = G[ALN]
     mark = SC[S_MARK]
-    cnt = SC[S_CNT]
     qmask = SC[S_QMASK]
     IS[i, F_PKDIRTY] = 0
     done = 0

@@ -47,7 +47,9 @@ __all__ = [
     "SearchState",
     "search_cpu",
     "lp_bound",
+    "bipartite_matching",
     "GpuConfig",
+    "GpuCapacityError",
     "gpu_config",
     "search_gpu",
 ]
@@ -391,7 +393,15 @@ class SearchState:
         n = len(indptr) - 1
         self.indptr = np.ascontiguousarray(indptr, dtype=np.int64)
         self.indices = np.ascontiguousarray(indices, dtype=np.int64)
-        cap = max(int(limit) - int(root_count), 0) + 4
+        # every stacked node has taken at least one more vertex than the one below it, so
+        # the depth is bounded by the budget and by the number of vertices, whatever k is
+        cap = min(max(int(limit) - int(root_count), 0), n) + 4
+        need = cap * max(n, 1) * 4
+        from ..memory import format_bytes, host_memory_budget
+
+        if need > host_memory_budget():
+            raise MemoryError(f"the paper's CPU search stacks {cap} degree arrays of {n} vertices "
+                              f"({format_bytes(need)}); use method='auto' (branch-and-reduce) instead")
         self.stack = np.empty((cap, n), dtype=np.int32)
         self.stack_cnt = np.empty(cap, dtype=np.int64)
         self.stack[0] = root_deg
@@ -486,6 +496,11 @@ def search_cpu(indptr, indices, root_deg, root_count, limit, *, pvc=False, use_l
 
 
 # --------------------------------------------------------------------------- GPU search
+class GpuCapacityError(RuntimeError):
+    """The GPU search cannot take this instance on this device (launch limits, shared or
+    global memory); callers fall back to the CPU."""
+
+
 class GpuConfig:
     """Launch configuration of the GPU kernels (Section IV-E of the paper)."""
 
@@ -653,6 +668,95 @@ def adjacency_bitsets(indptr, indices):
     return np.packbits(dense, axis=1, bitorder="little").view("<u4").reshape(n, wn)
 
 
+@njit(cache=True)
+def _hopcroft_karp(indptr, indices, n_right):
+    n_left = len(indptr) - 1
+    inf = n_left + 1
+    match_l = np.full(n_left, -1, np.int64)
+    match_r = np.full(n_right, -1, np.int64)
+    dist = np.empty(n_left, np.int64)
+    queue = np.empty(n_left, np.int64)
+    path_u = np.empty(n_left + 1, np.int64)
+    path_v = np.empty(n_left + 1, np.int64)
+    nxt = np.empty(n_left, np.int64)
+    while True:
+        # layers of left vertices by alternating distance from the free ones
+        tail = 0
+        for u in range(n_left):
+            if match_l[u] < 0:
+                dist[u] = 0
+                queue[tail] = u
+                tail += 1
+            else:
+                dist[u] = inf
+        head = 0
+        free_reached = False
+        while head < tail:
+            u = queue[head]
+            head += 1
+            for e in range(indptr[u], indptr[u + 1]):
+                w = match_r[indices[e]]
+                if w < 0:
+                    free_reached = True
+                elif dist[w] == inf:
+                    dist[w] = dist[u] + 1
+                    queue[tail] = w
+                    tail += 1
+        if not free_reached:
+            return match_l
+        # vertex-disjoint shortest augmenting paths, depth first along the layers
+        for u in range(n_left):
+            nxt[u] = indptr[u]
+        for s in range(n_left):
+            if match_l[s] >= 0:
+                continue
+            top = 0
+            path_u[0] = s
+            while top >= 0:
+                u = path_u[top]
+                moved = False
+                while nxt[u] < indptr[u + 1]:
+                    v = indices[nxt[u]]
+                    nxt[u] += 1
+                    w = match_r[v]
+                    if w < 0:
+                        path_v[top] = v
+                        for lvl in range(top + 1):
+                            match_l[path_u[lvl]] = path_v[lvl]
+                            match_r[path_v[lvl]] = path_u[lvl]
+                        top = -1
+                        moved = True
+                        break
+                    if dist[w] == dist[u] + 1:
+                        path_v[top] = v
+                        top += 1
+                        path_u[top] = w
+                        moved = True
+                        break
+                if not moved:
+                    dist[u] = inf  # dead end for this phase
+                    top -= 1
+
+
+def bipartite_matching(indptr, indices, n_right):
+    """Maximum matching of a bipartite graph given as the CSR of its left side (Hopcroft-Karp,
+    Numba, O(E sqrt(V))); returns the right partner of each left vertex (-1: unmatched).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> bipartite_matching(np.array([0, 2, 3]), np.array([0, 1, 0]), 2).tolist()
+    [1, 0]
+    """
+    indptr = np.asarray(indptr, dtype=np.int64)
+    indices = np.asarray(indices, dtype=np.int64)
+    if len(indptr) == 0 or indptr[0] != 0 or indptr[-1] != len(indices) or np.any(np.diff(indptr) < 0):
+        raise ValueError("indptr must start at 0, not decrease and end at len(indices)")
+    if len(indices) and (indices.min() < 0 or indices.max() >= n_right):
+        raise ValueError(f"right vertex ids must lie in 0..{int(n_right) - 1}")
+    return _hopcroft_karp(indptr, indices, int(n_right))
+
+
 def lp_bound(indptr, indices):
     """LP lower bound on the minimum cover: half the maximum matching of the bipartite double cover.
 
@@ -663,8 +767,6 @@ def lp_bound(indptr, indices):
     >>> lp_bound(indptr, indices)
     2
     """
-    from ..vc_kernelize import bipartite_matching
-
     n = len(indptr) - 1
     if n == 0 or len(indices) == 0:
         return 0
@@ -708,6 +810,36 @@ def _run_with_deadline(kern, grid, block, args, smem, start, stop, stop_flag, ti
     stop.synchronize()
 
 
+def _fit_launch(method, config, n):
+    """The kernel for ``config`` and a launch that the device accepts: block size within
+    the kernel's ``max_threads_per_block`` (registers), dynamic plus static shared memory
+    within the per-block opt-in limit (else the global-memory variant). Returns
+    ``(kernel, config, dynamic shared bytes)``."""
+    from ..backend import device_attributes
+    from ..nvrtc import get_kernel
+
+    attrs = device_attributes()
+    optin = int(attrs.get("MaxSharedMemoryPerBlockOptin", 49152))
+    for shared in ((True, False) if config.shared else (False,)):
+        kern = get_kernel("vertex_cover", f"vc_{method}_{'shared' if shared else 'global'}")
+        static = int(getattr(kern, "shared_size_bytes", 0) or 0)
+        smem = 4 * (n + 1) if shared else 0
+        if smem + static > optin:
+            continue
+        if smem > 48 * 1024:
+            kern.max_dynamic_shared_size_bytes = smem
+        T = config.threads
+        max_t = int(getattr(kern, "max_threads_per_block", 1024) or 1024)
+        if T > max_t:
+            T = max(32, (max_t // 32) * 32)
+        B = config.blocks
+        regs = int(getattr(kern, "num_regs", 0) or 0)
+        if regs > 0:  # registers may allow fewer resident blocks than the configuration assumed
+            B = max(1, min(B, max(65536 // (regs * T), 1) * config.sms))
+        return kern, config.replace(blocks=B, threads=T, shared=shared), smem
+    raise GpuCapacityError(f"no kernel variant fits: a graph of {n} vertices exceeds the shared memory per block")
+
+
 def search_gpu(indptr, indices, root_deg, root_count, limit, *, pvc=False, method="hybrid",
                start_depth=8, config=None, time_limit=None):
     """Run the Hybrid or StackOnly CUDA kernel from one root node.
@@ -748,28 +880,26 @@ def search_gpu(indptr, indices, root_deg, root_count, limit, *, pvc=False, metho
     """
     import cupy
 
-    from ..nvrtc import get_kernel
-
     if method not in ("hybrid", "stackonly"):
         raise ValueError(f"method must be 'hybrid' or 'stackonly', got {method!r}")
     n = len(indptr) - 1
     depth = max(int(limit) - int(root_count), 0) + 2
     if config is None:
         config = gpu_config(n, depth, edges=len(indices) // 2)
-    name = f"vc_{method}_{'shared' if config.shared else 'global'}"
-    kern = get_kernel("vertex_cover", name)
-    smem = 4 * (n + 1) if config.shared else 0
-    if config.shared and smem > 48 * 1024:
-        kern.max_dynamic_shared_size_bytes = smem
+    kern, config, smem = _fit_launch(method, config, n)
     B, T = config.blocks, config.threads
-    # registers may allow fewer resident blocks than the configuration assumed
-    regs = int(getattr(kern, "num_regs", 0) or 0)
-    if regs > 0:
-        B = max(1, min(B, max(65536 // (regs * T), 1) * config.sms))
-        if B != config.blocks:
-            config = config.replace(blocks=B)
     S = max(config.stack_depth, depth + 2)
     W = config.worklist_size if method == "hybrid" else 1
+    # global memory: the stacks dominate; fewer blocks when they do not fit
+    per_block = 4 * (S * n + S + (0 if config.shared else n))
+    fixed = 4 * (W * (n + 2) + 4 * n + len(indices)) + (4 * n * ((n + 31) // 32) if config.bitset else 0)
+    free = int(cupy.cuda.runtime.memGetInfo()[0] * 0.8)
+    if fixed + per_block > free:
+        raise GpuCapacityError(f"{n} vertices with a stack depth of {S} need "
+                               f"{(fixed + per_block) / 2**30:.1f} GiB of device memory, {free / 2**30:.1f} GiB free")
+    if fixed + B * per_block > free:
+        B = max(1, (free - fixed) // per_block)
+        config = config.replace(blocks=B)
     d_indptr = cupy.asarray(np.asarray(indptr, dtype=np.int32))
     d_indices = cupy.asarray(np.asarray(indices, dtype=np.int32))
     wn = (n + 31) // 32
@@ -802,13 +932,17 @@ def search_gpu(indptr, indices, root_deg, root_count, limit, *, pvc=False, metho
             np.int32(S), work, work_cnt, work_ticket, np.int32(W), np.int32(config.threshold),
             scratch, best_deg, ctl, nodes, smid, np.int32(1 if pvc else 0), np.int32(start_depth),
             adj if adj is not None else np.uint64(0), np.int32(wn))
-    if time_limit is None:
-        start.record()
-        kern((B,), (T,), args, shared_mem=smem)
-        stop.record()
-        stop.synchronize()
-    else:
-        _run_with_deadline(kern, (B,), (T,), args, smem, start, stop, ctl[10:11], time_limit)
+    try:
+        if time_limit is None:
+            start.record()
+            kern((B,), (T,), args, shared_mem=smem)
+            stop.record()
+            stop.synchronize()
+        else:
+            _run_with_deadline(kern, (B,), (T,), args, smem, start, stop, ctl[10:11], time_limit)
+    except (cupy.cuda.driver.CUDADriverError, cupy.cuda.runtime.CUDARuntimeError) as e:
+        raise GpuCapacityError(f"kernel launch failed ({e}) with {B} blocks of {T} threads and {smem} bytes of "
+                               f"dynamic shared memory") from e
     ms = cupy.cuda.get_elapsed_time(start, stop)
     c = ctl.get()
     if c[8]:

@@ -81,7 +81,6 @@ def _neighbours(G, v, out):
 def degree_rule(G, IS, i, ctl, SC, qarr, v, rules):
     """Degree 0/1 (out of the cover), degree 2 (triangle or fold). Returns 1 when it
     changed something, 0 when not, -1 when the pool is full."""
-    x = G[X]
     d = G[DEG][v]
     qmask = SC[S_QMASK]
     if d <= 1:

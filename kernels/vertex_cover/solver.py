@@ -175,6 +175,15 @@ class BranchAndReduce:
         self.IS[0, F_FOUND] = 1
         return True
 
+    def set_bound(self, bound):
+        """Decision mode: look only for a cover of fewer than ``bound`` vertices and stop
+        at the first (the current best, if smaller, is kept)."""
+        if self.found and self.size < bound:
+            return
+        self.IS[0, F_OPT] = int(bound)
+        self.IS[0, F_FOUND] = 0
+        self.ctl[_s.C_STOP_FOUND] = 1
+
     # ------------------------------------------------------------------ kernel
     def reduce_root(self):
         """Apply the reductions to the root graph only (before any search)."""

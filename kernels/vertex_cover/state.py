@@ -594,20 +594,15 @@ def reverse_mods_from(G, head, y):
         else:
             k = pool[p + M_K]
             half = nrem // 2
-            a0 = False
+            # the join of N(A) and N(B) puts all of one side in the cover
             a1 = True
-            b0 = False
-            b1 = True
             for j in range(k):
-                if y[pool[vs0 + j]] == 0:
-                    a0 = True
                 if y[pool[vs0 + j]] != 1:
                     a1 = False
+            b0 = False
             for j in range(k, nvs):
                 if y[pool[vs0 + j]] == 0:
                     b0 = True
-                if y[pool[vs0 + j]] != 1:
-                    b1 = False
             if a1 or b0:  # N(A) all in the cover (or N(B) not): A out, B in
                 for j in range(half):
                     y[pool[rem0 + j]] = 0

@@ -1,0 +1,301 @@
+"""The exact vertex cover engine (kernels.vertex_cover): every reduction, bound and search
+against brute force on random small graphs."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kernels.vertex_cover import BranchAndReduce, solve
+from kernels.vertex_cover.local_search import greedy_cover, local_search_cover
+from kernels.vertex_cover.maxsat import MaxsatWork, cover_and_absorb_t
+from kernels.vertex_cover.mis_bnb import MisBranchAndBound
+from kernels.vertex_cover.reductions import (R_ALL, R_DEG, R_DESK, R_EXHAUSTIVE, R_FOLD, R_FUNNEL, R_LP, R_PACKING,
+                                             R_TWIN, R_UNCONFINED)
+
+
+# ------------------------------------------------------------------ helpers
+def csr(n, edges):
+    adj = [set() for _ in range(n)]
+    for u, v in edges:
+        if u != v:
+            adj[u].add(v)
+            adj[v].add(u)
+    indptr = np.zeros(n + 1, np.int64)
+    for v in range(n):
+        indptr[v + 1] = indptr[v] + len(adj[v])
+    indices = np.array([u for v in range(n) for u in sorted(adj[v])], np.int64)
+    return indptr, indices
+
+
+def brute_mis(n, edges):
+    """Maximum independent set size by a bitmask branch and bound (n <= 24)."""
+    adj = [0] * n
+    for u, v in edges:
+        adj[u] |= 1 << v
+        adj[v] |= 1 << u
+    best = 0
+
+    def rec(cand, size):
+        nonlocal best
+        if cand == 0:
+            best = max(best, size)
+            return
+        if size + bin(cand).count("1") <= best:
+            return
+        v = (cand & -cand).bit_length() - 1
+        rec(cand & ~(1 << v) & ~adj[v], size + 1)
+        rec(cand & ~(1 << v), size)
+
+    rec((1 << n) - 1, 0)
+    return best
+
+
+def is_cover(edges, cover):
+    c = set(int(v) for v in cover)
+    return all(u in c or v in c for u, v in edges)
+
+
+def random_graphs(count, seed, nmax=18):
+    """Graphs of every kind the rules look for: sparse (degrees 2-4, folds, desks, twins),
+    cycles with chords, medium and dense."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for t in range(count):
+        n = int(rng.integers(2, nmax + 1))
+        kind = t % 5
+        if kind == 0:
+            p = rng.uniform(0.05, 0.6)
+            edges = [(u, v) for u in range(n) for v in range(u + 1, n) if rng.random() < p]
+        elif kind == 1:
+            edges = set()
+            for _ in range(int(n * rng.uniform(0.8, 2.0))):
+                u, v = (int(a) for a in rng.integers(0, n, 2))
+                if u != v:
+                    edges.add((min(u, v), max(u, v)))
+            edges = sorted(edges)
+        elif kind == 2:
+            edges = {(min(v, (v + 1) % n), max(v, (v + 1) % n)) for v in range(n) if n > 2}
+            for _ in range(int(rng.integers(0, 4))):
+                u, v = (int(a) for a in rng.integers(0, n, 2))
+                if u != v:
+                    edges.add((min(u, v), max(u, v)))
+            edges = sorted(edges)
+        elif kind == 3:  # 3-regular-ish: twins and desks
+            edges = set()
+            for v in range(n):
+                for _ in range(2):
+                    u = int(rng.integers(0, n))
+                    if u != v:
+                        edges.add((min(u, v), max(u, v)))
+            edges = sorted(edges)
+        else:
+            p = rng.uniform(0.5, 0.95)
+            edges = [(u, v) for u in range(n) for v in range(u + 1, n) if rng.random() < p]
+        out.append((n, edges))
+    return out
+
+
+GRAPHS = random_graphs(160, 7)
+OPT = [n - brute_mis(n, e) for n, e in GRAPHS]
+
+
+def _medium(count, seed):
+    """Random regular graphs of 20-30 vertices and degree 3-6: the reductions leave a
+    kernel, so the search (and its bounds and in-tree reductions) runs."""
+    import networkx as nx
+
+    rng = np.random.default_rng(seed)
+    out = []
+    for t in range(count):
+        d = 3 + t % 4
+        n = int(rng.integers(20, 31))
+        if n * d % 2:
+            n += 1
+        g = nx.random_regular_graph(d, n, seed=int(rng.integers(1 << 30)))
+        out.append((n, sorted((min(u, v), max(u, v)) for u, v in g.edges())))
+    return out
+
+
+MEDIUM = _medium(40, 8)
+MEDIUM_OPT = [n - brute_mis(n, e) for n, e in MEDIUM]
+
+RULE_SETS = {
+    "all": R_ALL,
+    "all-exhaustive": R_ALL | R_EXHAUSTIVE,
+    "none": 0,
+    "degree": R_DEG,
+    "fold": R_DEG | R_FOLD,
+    "unconfined": R_DEG | R_UNCONFINED,
+    "lp": R_LP,
+    "lp-packing": R_DEG | R_LP | R_PACKING,
+    "twin": R_DEG | R_FOLD | R_TWIN,
+    "funnel": R_DEG | R_FUNNEL,
+    "desk": R_DEG | R_DESK,
+}
+#: the counter each rule set must move at least once over the batch (else the test
+#: would not exercise the rule it claims to check)
+FIRES = {"fold": ("fold2",), "unconfined": ("unconfined",), "lp": ("lp_fixed",),
+         "lp-packing": ("packing_fixed", "packing_pruned"), "twin": ("twin",), "funnel": ("funnel", "simplicial"),
+         "desk": ("desk",), "degree": ("degree01",), "all": ("bound_pruned", "maxsat_pruned")}
+
+
+# ------------------------------------------------------------------ branch-and-reduce
+@pytest.mark.parametrize("name", list(RULE_SETS))
+def test_branch_and_reduce_equals_brute_force(name):
+    """Each rule alone (with or without the degree rules) and all together, applied at
+    the root and inside the search: the cover is valid and minimum."""
+    rules = RULE_SETS[name]
+    fired = 0
+    for (n, edges), opt in zip(GRAPHS + MEDIUM, OPT + MEDIUM_OPT):
+        indptr, indices = csr(n, edges)
+        for gap in (-1, 1 << 20):  # without and with the MaxSAT bound
+            s = BranchAndReduce(indptr, indices, rules=rules, maxsat_gap=gap)
+            assert s.solve()
+            c = s.cover()
+            assert s.size == opt == len(c), (name, n, edges)
+            assert is_cover(edges, c)
+            if name in FIRES:
+                st = s.stats()
+                fired += sum(st[k] for k in FIRES[name])
+    if name in FIRES:
+        assert fired > 0, f"rule set {name} never applied {FIRES[name]}"
+
+
+def test_kernel_and_lift_are_optimal():
+    """The reduced instance plus the lifted cover: a minimum cover of the kernel lifts to
+    a minimum cover of the graph (every rule, at the root)."""
+    lifted = 0
+    for (n, edges), opt in zip(GRAPHS + MEDIUM, OPT + MEDIUM_OPT):
+        indptr, indices = csr(n, edges)
+        s = BranchAndReduce(indptr, indices)
+        s.reduce_root()
+        kp, ki, ids = s.kernel()
+        nk = len(ids)
+        kedges = [(v, int(u)) for v in range(nk) for u in ki[kp[v]:kp[v + 1]] if v < u]
+        kopt_mis = brute_mis(nk, kedges) if nk <= 24 else None
+        if kopt_mis is None:
+            continue
+        # a minimum cover of the kernel from the brute force's complement
+        b = MisBranchAndBound(kp, ki)
+        assert b.solve() and b.size == kopt_mis
+        kcover = np.setdiff1d(np.arange(nk), b.independent_set())
+        full = s.lift(kcover)
+        assert len(full) == opt and is_cover(edges, full), (n, edges)
+        assert s.decided + nk - kopt_mis == opt
+        lifted += nk > 0
+    assert lifted > 10
+
+
+def test_time_budget_and_resume():
+    """Chunks of work: stopping after a small budget and resuming gives the optimum."""
+    rng = np.random.default_rng(3)
+    n = 60
+    edges = [(u, v) for u in range(n) for v in range(u + 1, n) if rng.random() < 0.12]
+    indptr, indices = csr(n, edges)
+    full = BranchAndReduce(indptr, indices)
+    full.solve()
+    s = BranchAndReduce(indptr, indices)
+    steps = 0
+    while not s.step(200):
+        steps += 1
+    assert steps > 1 and s.size == full.size and is_cover(edges, s.cover())
+
+
+def test_decision_mode_stops_at_first_cover():
+    for (n, edges), opt in zip(GRAPHS[:60], OPT[:60]):
+        indptr, indices = csr(n, edges)
+        for bound, expect in ((opt, False), (opt + 1, True)):
+            s = BranchAndReduce(indptr, indices, bound=bound, stop_at_first=True)
+            assert s.solve()
+            assert s.found == expect
+            if expect:
+                assert s.size < bound and is_cover(edges, s.cover())
+
+
+# ------------------------------------------------------------------ clique-style branch and bound
+@pytest.mark.parametrize("maxsat", [True, False])
+def test_mis_branch_and_bound_equals_brute_force(maxsat):
+    for (n, edges), opt in zip(GRAPHS + MEDIUM, OPT + MEDIUM_OPT):
+        indptr, indices = csr(n, edges)
+        b = MisBranchAndBound(indptr, indices, maxsat=maxsat)
+        assert b.solve()
+        iset = set(b.independent_set().tolist())
+        assert b.size == n - opt == len(iset)
+        assert not any(u in iset and v in iset for u, v in edges)
+
+
+def test_maxsat_bound_is_valid():
+    """cover_and_absorb never claims a bound below the true independence number, and its
+    absorption proves more than the clique cover alone."""
+    absorbed = 0
+    for (n, edges), opt in zip(GRAPHS + MEDIUM, OPT + MEDIUM_OPT):
+        indptr, indices = csr(n, edges)
+        alpha = n - opt
+        work = MaxsatWork(n)
+        P = np.arange(n, dtype=np.int64)
+        for K in range(0, alpha + 2):
+            for maxsat in (False, True):
+                B = np.zeros(max(n, 1), np.int64)
+                left = cover_and_absorb_t(indptr, indices, P, n, K, 1 + 2 * K + maxsat, work.arrays, B, maxsat)
+                if left == 0:  # "no independent set of more than K vertices"
+                    assert alpha <= K, (n, edges, K)
+                if maxsat and K == alpha:
+                    B2 = np.zeros(max(n, 1), np.int64)
+                    plain = cover_and_absorb_t(indptr, indices, P, n, K, 10**6 + K, work.arrays, B2, False)
+                    absorbed += plain > left
+            # fresh stamps per call: reuse the arrays across calls of one graph only
+    assert absorbed > 0
+
+
+# ------------------------------------------------------------------ local search and pipeline
+def test_local_search_gives_covers():
+    for (n, edges), opt in zip(GRAPHS, OPT):
+        indptr, indices = csr(n, edges)
+        g = greedy_cover(indptr, indices)
+        assert is_cover(edges, np.flatnonzero(g))
+        c = local_search_cover(indptr, indices, steps=2000, seed=1)
+        assert is_cover(edges, c) and len(c) >= opt
+
+
+def test_pipeline_equals_brute_force():
+    for (n, edges), opt in zip(GRAPHS + MEDIUM, OPT + MEDIUM_OPT):
+        indptr, indices = csr(n, edges)
+        r = solve(indptr, indices)
+        assert r.optimal and r.size == opt == r.lower_bound and is_cover(edges, r.cover)
+        if opt > 0:
+            no = solve(indptr, indices, bound=opt)
+            assert no.optimal and no.size >= opt and no.lower_bound == opt
+        yes = solve(indptr, indices, bound=opt + 1)
+        assert yes.optimal and yes.size == opt and is_cover(edges, yes.cover)
+
+
+def test_pipeline_uses_both_searches():
+    """A random graph where the reductions do little goes to the clique-style search,
+    and the result is still minimum."""
+    rng = np.random.default_rng(11)
+    n = 70
+    edges = [(u, v) for u in range(n) for v in range(u + 1, n) if rng.random() < 0.09]
+    indptr, indices = csr(n, edges)
+    r = solve(indptr, indices)
+    s = BranchAndReduce(indptr, indices)
+    assert s.solve()
+    assert r.optimal and r.size == s.size and is_cover(edges, r.cover)
+    assert r.solved_by in ("branch_and_reduce", "clique_branch_and_bound")
+
+
+def test_progress_callback_runs_between_chunks():
+    """The pipeline returns to Python between chunks: an exception raised by the progress
+    callback (as KeyboardInterrupt would be) stops the run."""
+    rng = np.random.default_rng(5)
+    n = 160
+    edges = [(u, v) for u in range(n) for v in range(u + 1, n) if rng.random() < 0.06]
+    indptr, indices = csr(n, edges)
+    calls = []
+
+    def cb(info):
+        calls.append(info)
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        solve(indptr, indices, progress=cb)
+    assert calls and {"best", "lower_bound", "nodes", "elapsed"} <= set(calls[0])
