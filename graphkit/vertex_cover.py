@@ -383,7 +383,7 @@ def minimum_vertex_cover(G, device="auto", method="auto", time_limit=None, *, pr
 def _gpu_pipeline(G: Graph, t0, deadline, start_depth, config) -> VertexCoverResult:
     """Reductions and local search on the CPU, the GPU's Hybrid search on the kernel."""
     from kernels.vertex_cover import BranchAndReduce
-    from kernels.vertex_cover.exact import _local_search
+    from kernels.vertex_cover.exact import timed_local_search
 
     bnr = BranchAndReduce(G.indptr, G.indices)
     bnr.reduce_root()
@@ -393,7 +393,7 @@ def _gpu_pipeline(G: Graph, t0, deadline, start_depth, config) -> VertexCoverRes
         ids = np.sort(bnr.lift(np.zeros(0, np.int64)))
         return VertexCoverResult(G.to_labels(ids), len(ids), True, len(ids), time.perf_counter() - t0, 0, "gpu",
                                  "hybrid", 0, "reductions", np.zeros(1, np.int64), ids)
-    kcover = _local_search(kp, ki, 0.2, time.perf_counter)
+    kcover, _, _ = timed_local_search(kp, ki, 0.2, time.perf_counter)
     K = Graph(kp, ki, check=False)
     deg = K.degrees.astype(np.int32)
     found, fdeg, complete, w, used = _paper_search(K, deg, 0, len(kcover) - 1, pvc=False, dev="gpu",

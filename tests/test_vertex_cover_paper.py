@@ -10,7 +10,7 @@ import pytest
 
 from graphkit import Graph, read_graph
 from graphkit.vertex_cover import is_vertex_cover, minimum_vertex_cover, parameterized_vertex_cover
-from kernels.vertex_cover import _degree_bound_holds, clique_cover_bound_cpu, greedy_cover_cpu, reduce_cpu
+from kernels.vertex_cover import degree_bound_holds, clique_cover_bound_cpu, greedy_cover_cpu, reduce_cpu
 
 
 def random_graph(n, p, seed):
@@ -62,8 +62,8 @@ def test_degree_sequence_bound():
     G = Graph.from_edges(11, np.array([0, 0, 0, 0, 5, 7, 9]), np.array([1, 2, 3, 4, 6, 8, 10]))
     deg = G.degrees.astype(np.int32)
     hist = np.empty(G.n + 1, np.int64)
-    assert not _degree_bound_holds(deg, 4, 7, 2, hist)
-    assert _degree_bound_holds(deg, 4, 7, 4, hist)
+    assert not degree_bound_holds(deg, 4, 7, 2, hist)
+    assert degree_bound_holds(deg, 4, 7, 4, hist)
     # valid: never cuts a budget that a cover meets
     for seed in range(20):
         G = random_graph(10, 0.4, seed)
@@ -71,7 +71,7 @@ def test_degree_sequence_bound():
         if deg.max() == 0:
             continue
         opt = brute_force_mvc(G)
-        assert _degree_bound_holds(deg, int(deg.max()), G.m, opt, np.empty(G.n + 1, np.int64))
+        assert degree_bound_holds(deg, int(deg.max()), G.m, opt, np.empty(G.n + 1, np.int64))
 
 
 def test_greedy_and_bound_bracket_the_optimum():

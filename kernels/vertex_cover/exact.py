@@ -4,7 +4,9 @@
 
 1. the reductions of the branch-and-reduce engine run on the whole graph (the kernel);
 2. NuMVC local search on the kernel gives a near-optimal cover in milliseconds
-   (:mod:`kernels.vertex_cover.local_search`), lifted back and used as the bound;
+   (:mod:`kernels.vertex_cover.local_search`), lifted back and used as the bound; longer
+   runs (doubling, up to ``LS_SHARE`` of the time) come between the exact turns while
+   the cover is above the root's lower bound;
 3. branch-and-reduce (:class:`kernels.vertex_cover.solver.BranchAndReduce`: reductions
    inside the search, LP / cycle / clique-cover and MaxSAT bounds, components) and, on
    kernels of at most ``MIS_MAX_VERTICES`` vertices, the clique-style branch and bound of
@@ -48,9 +50,10 @@ MIS_WEIGHT = 4.0
 #: the first branch-and-reduce slice then only covers the root node (its bounds may
 #: already prove the cover optimal)
 ROOT_SLICE = 0.05
-#: local search steps per chunk, and the share of the time limit it may use
+#: steps of the first local search run (runs double), and the share of the time limit
+#: (20 s when there is none) the later runs may use
 LS_CHUNK = 20_000
-LS_SHARE = 0.05
+LS_SHARE = 0.1
 
 
 @dataclass
@@ -67,23 +70,29 @@ class ExactResult:
     stats: dict = field(repr=False, default_factory=dict)
 
 
-def _local_search(kp, ki, budget_s, clock):
-    """NuMVC in chunks until ``budget_s`` seconds or no improvement for a few chunks."""
+def timed_local_search(kp, ki, budget_s, clock, target=0, best=None, steps=LS_CHUNK, seed=0):
+    """NuMVC runs of doubling length, each from the best cover so far with a new seed,
+    until ``budget_s`` seconds pass or a cover of at most ``target`` vertices is found.
+    A run never gets more steps than the measured step rate fits in the time left (one
+    run is one Numba call that does not look at the clock).
+    Returns ``(best cover, steps of the next run, next seed)``."""
     t0 = clock()
-    best = local_search_cover(kp, ki, steps=LS_CHUNK, seed=0)
-    stall = 0
-    seed = 1
-    while clock() - t0 < budget_s and stall < 4:
-        init = np.zeros(len(kp) - 1, dtype=bool)
-        init[best] = True
-        c = local_search_cover(kp, ki, steps=LS_CHUNK, seed=seed, init=init)
+    while True:
+        init = None
+        if best is not None:
+            init = np.zeros(len(kp) - 1, dtype=bool)
+            init[best] = True
+        t = clock()
+        c = local_search_cover(kp, ki, steps=steps, seed=seed, init=init, target=target)
+        took = clock() - t
         seed += 1
-        if len(c) < len(best):
+        if best is None or len(c) < len(best):
             best = c
-            stall = 0
-        else:
-            stall += 1
-    return best
+        left = budget_s - (clock() - t0)
+        if len(best) <= target or left <= 0:
+            return best, 2 * steps, seed
+        rate = steps / max(took, 1e-6)
+        steps = max(min(2 * steps, int(rate * left)), LS_CHUNK // 4)
 
 
 def solve(indptr, indices, time_limit=None, *, bound=None, progress=None, clock=time.perf_counter,
@@ -139,9 +148,9 @@ def solve(indptr, indices, time_limit=None, *, bound=None, progress=None, clock=
     if nk == 0:
         cover = bnr.lift(np.zeros(0, np.int64))
         return ExactResult(cover, len(cover), True, len(cover), 0, 0, "reductions", bnr.stats())
-    budget = LS_SHARE * (time_limit if time_limit is not None else 20.0)
-    budget = min(budget, 1.0)
-    kcover = _local_search(kp, ki, budget, clock)
+    # a first cover in milliseconds; longer local search runs come between the exact turns
+    # while the best cover is above the root lower bound
+    kcover, ls_steps, ls_seed = timed_local_search(kp, ki, 0.0, clock)
     decided = bnr.decided  # cover vertices fixed by the root reductions
     bnr.offer_cover(bnr.lift(kcover))
     if bound is not None:
@@ -177,6 +186,30 @@ def solve(indptr, indices, time_limit=None, *, bound=None, progress=None, clock=
             if len(kc) == k_size:
                 mis.raise_bound(np.setdiff1d(np.arange(nk), kc))
 
+    ls_share = LS_SHARE * (time_limit if time_limit is not None else 20.0)
+
+    def local_search_turn(slice_s):
+        nonlocal kcover, ls_steps, ls_seed, ls_share
+        # the exact searches' bound tells how far the best cover can still drop
+        target = max(bnr.root_lower_bound - decided, 0) if bnr.root_lower_bound >= 0 else 0
+        if bound is not None:
+            target = max(target, bound - 1 - decided)
+        best_k = bnr.size - decided if bnr.found else len(kcover)
+        if best_k <= target or ls_share <= 0:
+            return
+        t = clock()
+        budget = min(slice_s, ls_share)
+        if deadline is not None:
+            budget = min(budget, deadline - t)
+        kc, ls_steps, ls_seed = timed_local_search(kp, ki, budget, clock, target=target,
+                                                   best=kcover, steps=ls_steps, seed=ls_seed)
+        ls_share -= clock() - t
+        if len(kc) < len(kcover):
+            kcover = kc
+            bnr.offer_cover(bnr.lift(kcover))
+            if mis is not None and bound is None:
+                mis.raise_bound(np.setdiff1d(np.arange(nk), kcover))
+
     slice_s = FIRST_SLICE
     weak = mis is not None and nk >= WEAK_REDUCTION * n
     bnr_slice = ROOT_SLICE if weak else slice_s
@@ -191,6 +224,10 @@ def solve(indptr, indices, time_limit=None, *, bound=None, progress=None, clock=
             solved_by = "branch_and_reduce"
             break
         if deadline is not None and clock() >= deadline:
+            break
+        local_search_turn(slice_s)
+        if bound is not None and bnr.found and bnr.size < bound:
+            solved_by = "local_search"
             break
         share_to_mis()
         if mis is not None:

@@ -42,6 +42,7 @@ from numba import njit
 __all__ = [
     "REMOVED",
     "reduce_cpu",
+    "degree_bound_holds",
     "greedy_cover_cpu",
     "clique_cover_bound_cpu",
     "SearchState",
@@ -274,7 +275,7 @@ def clique_cover_bound_cpu(indptr, indices, deg):
 
 
 @njit(cache=True)
-def _degree_bound_holds(deg, dmax, edges, budget, hist):
+def degree_bound_holds(deg, dmax, edges, budget, hist):
     """Whether ``budget`` more vertices can cover ``edges`` edges: the sum of the ``budget``
     largest degrees must reach ``edges`` (beyond the paper, whose rule ``edges <= budget *
     dmax`` takes every degree as ``dmax``). ``hist`` is scratch of at least ``dmax + 1``."""
@@ -344,7 +345,7 @@ def _search(indptr, indices, stack, stack_cnt, st, best_deg, max_nodes, use_lb, 
                     return
                 st[_LIMIT] = count - 1
                 break
-            if edges > (limit - count) * dmax or not _degree_bound_holds(cur, dmax, edges, limit - count, hist):
+            if edges > (limit - count) * dmax or not degree_bound_holds(cur, dmax, edges, limit - count, hist):
                 break
             if use_lb == LB_ALWAYS or (use_lb == LB_ADAPTIVE and st[_LB_WAIT] <= 0):
                 lb = _clique_cover_bound(indptr, indices, cur, order, cid, csize, hits)
