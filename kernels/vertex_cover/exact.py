@@ -210,6 +210,16 @@ def solve(indptr, indices, time_limit=None, *, bound=None, progress=None, clock=
             if mis is not None and bound is None:
                 mis.raise_bound(np.setdiff1d(np.arange(nk), kcover))
 
+    def proved_by_bound():
+        # the root's lower bound meets the best cover (e.g. one found by the local search
+        # after the search had left the root, whose children's bounds are weaker)
+        lb = bnr.root_lower_bound
+        if lb < 0:
+            return False
+        if bound is None:
+            return bnr.found and bnr.size <= lb
+        return lb >= bound or (bnr.found and bnr.size < bound)
+
     slice_s = FIRST_SLICE
     weak = mis is not None and nk >= WEAK_REDUCTION * n
     bnr_slice = ROOT_SLICE if weak else slice_s
@@ -225,8 +235,11 @@ def solve(indptr, indices, time_limit=None, *, bound=None, progress=None, clock=
             break
         if deadline is not None and clock() >= deadline:
             break
+        if proved_by_bound():
+            solved_by = "lower_bound"
+            break
         local_search_turn(slice_s)
-        if bound is not None and bnr.found and bnr.size < bound:
+        if proved_by_bound():
             solved_by = "local_search"
             break
         share_to_mis()
@@ -236,7 +249,7 @@ def solve(indptr, indices, time_limit=None, *, bound=None, progress=None, clock=
                 end = min(end, deadline)
             done = mis.solve(deadline=end, clock=clock)
             share_from_mis()
-            if done or (bound is not None and mis.improved):
+            if done or (bound is not None and mis.improved) or proved_by_bound():
                 solved_by = "clique_branch_and_bound"
                 break
             report()
