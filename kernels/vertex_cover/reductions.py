@@ -390,7 +390,8 @@ def desk_rule(G, IS, i, ctl, SC, qarr, v):
 @njit(cache=True)
 def reduce(G, IS, i, ctl, SC, qarr, rules):
     """Apply the rules until none applies, looking only at queued (changed) vertices;
-    LP and packing run when the graph changed since their last run.
+    LP and packing run when the local rules are exhausted and the graph changed since
+    their last run.
 
     Returns ``OK``, ``INFEASIBLE`` (a packing constraint cannot be met) or ``NEED_SPACE``
     (the instance's pool must grow; calling again continues where it stopped)."""
@@ -409,16 +410,6 @@ def reduce(G, IS, i, ctl, SC, qarr, rules):
         if v >= 0:
             if rules & R_UNCONFINED and x[v] < 0:
                 unconfined_rule(G, IS, i, ctl, SC, qarr, v)
-            continue
-        if rules & R_LP and IS[i, F_LPDIRTY]:
-            lp_reduce(G, IS, i, ctl, SC, qarr)
-            continue
-        if rules & R_PACKING and IS[i, F_PKDIRTY]:
-            r = packing_reduce(G, IS, i, ctl, SC, qarr)
-            if r < 0:
-                ctl[C_STAT + ST_PK_PRUNE] += 1
-                return INFEASIBLE
-            ctl[C_STAT + ST_PK_FIX] += r
             continue
         v = q_pop(ctl, qarr, qmask, Q_TWIN)
         if v >= 0:
@@ -440,5 +431,18 @@ def reduce(G, IS, i, ctl, SC, qarr, rules):
                 if desk_rule(G, IS, i, ctl, SC, qarr, v) < 0:
                     q_push(ctl, qarr, qmask, Q_DESK, v)
                     return NEED_SPACE
+            continue
+        # the global rules last: an LP pass costs O(n + m) however little changed, so it
+        # waits until the local rules are exhausted (run after every funnel, it dominated
+        # the root of large sparse instances while fixing nothing)
+        if rules & R_LP and IS[i, F_LPDIRTY]:
+            lp_reduce(G, IS, i, ctl, SC, qarr)
+            continue
+        if rules & R_PACKING and IS[i, F_PKDIRTY]:
+            r = packing_reduce(G, IS, i, ctl, SC, qarr)
+            if r < 0:
+                ctl[C_STAT + ST_PK_PRUNE] += 1
+                return INFEASIBLE
+            ctl[C_STAT + ST_PK_FIX] += r
             continue
         return OK
