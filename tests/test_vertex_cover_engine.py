@@ -255,6 +255,10 @@ def test_local_search_gives_covers():
         assert is_cover(edges, np.flatnonzero(g))
         c = local_search_cover(indptr, indices, steps=2000, seed=1)
         assert is_cover(edges, c) and len(c) >= opt
+        # rows in any order (the edge ids are looked up by binary search in sorted rows)
+        rev = np.concatenate([indices[indptr[v]:indptr[v + 1]][::-1] for v in range(n)]).astype(np.int64)
+        c = local_search_cover(indptr, rev, steps=2000, seed=1)
+        assert is_cover(edges, c) and len(c) >= opt
 
 
 def test_pipeline_equals_brute_force():

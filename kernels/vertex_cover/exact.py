@@ -129,7 +129,7 @@ def solve(indptr, indices, time_limit=None, *, bound=None, progress=None, clock=
     Examples
     --------
     >>> import numpy as np
-    >>> indptr = np.array([0, 2, 4, 6, 8, 10]); indices = np.array([1, 4, 0, 2, 1, 3, 2, 4, 3, 0])
+    >>> indptr = np.array([0, 2, 4, 6, 8, 10]); indices = np.array([1, 4, 0, 2, 1, 3, 2, 4, 0, 3])
     >>> r = solve(indptr, indices)   # the 5-cycle
     >>> r.size, r.optimal
     (3, True)

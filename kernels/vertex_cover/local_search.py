@@ -347,12 +347,16 @@ def local_search_cover(indptr, indices, steps=100_000, seed=0, target=0, init=No
     Examples
     --------
     >>> import numpy as np
-    >>> indptr = np.array([0, 2, 4, 6, 8, 10]); indices = np.array([1, 4, 0, 2, 1, 3, 2, 4, 3, 0])
+    >>> indptr = np.array([0, 2, 4, 6, 8, 10]); indices = np.array([1, 4, 0, 2, 1, 3, 2, 4, 0, 3])
     >>> len(local_search_cover(indptr, indices, steps=1000))   # the 5-cycle needs 3
     3
     """
     indptr = np.ascontiguousarray(indptr, dtype=np.int64)
     indices = np.ascontiguousarray(indices, dtype=np.int64)
+    rows = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
+    if len(indices) > 1 and np.any((np.diff(indices) < 0) & (rows[1:] == rows[:-1])):
+        # the edge ids are found by binary search in the rows: sort them
+        indices = indices[np.lexsort((indices, rows))]
     if init is None:
         init = greedy_cover(indptr, indices)
     else:

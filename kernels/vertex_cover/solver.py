@@ -50,7 +50,7 @@ class BranchAndReduce:
     Examples
     --------
     >>> import numpy as np
-    >>> indptr = np.array([0, 2, 4, 6, 8, 10]); indices = np.array([1, 4, 0, 2, 1, 3, 2, 4, 3, 0])
+    >>> indptr = np.array([0, 2, 4, 6, 8, 10]); indices = np.array([1, 4, 0, 2, 1, 3, 2, 4, 0, 3])
     >>> s = BranchAndReduce(indptr, indices)   # the 5-cycle
     >>> s.solve()
     True
