@@ -362,7 +362,7 @@ def minimum_vertex_cover(G, device="auto", method="auto", time_limit=None, *, pr
     >>> r.size, r.optimal, is_vertex_cover(nx.cycle_graph(5), r.cover)
     (3, True, True)
     >>> minimum_vertex_cover(nx.path_graph(["a", "b", "c", "d"]), device="cpu").cover.tolist()
-    ['a', 'c']
+    ['b', 'd']
 
     References
     ----------
