@@ -415,24 +415,25 @@ def _gpu_pipeline(G: Graph, t0, deadline, start_depth, config) -> VertexCoverRes
         ids = np.sort(bnr.lift(np.zeros(0, np.int64)))
         return VertexCoverResult(G.to_labels(ids), len(ids), True, len(ids), time.perf_counter() - t0, 0, "gpu",
                                  "hybrid", 0, "reductions", np.zeros(1, np.int64), ids)
+    from kernels.vertex_cover import clique_cover_bound_cpu, lp_bound
+
     kcover, _, _ = timed_local_search(kp, ki, 0.2, time.perf_counter)
     K = Graph(kp, ki, check=False)
     deg = K.degrees.astype(np.int32)
-    found, fdeg, complete, w, used = _paper_search(K, deg, 0, len(kcover) - 1, pvc=False, dev="gpu",
-                                                   method="hybrid", deadline=deadline, start_depth=start_depth,
-                                                   config=config)
-    if 0 <= found < len(kcover):
-        kcover = np.flatnonzero(np.asarray(fdeg) < 0)
+    lb = bnr.decided + max(clique_cover_bound_cpu(kp, ki, deg), lp_bound(kp, ki))
+    complete, w, used = False, np.zeros(1, np.int64), "gpu"
+    if bnr.decided + len(kcover) > lb:  # else the local search's cover meets the bound: no search
+        found, fdeg, complete, w, used = _paper_search(K, deg, 0, len(kcover) - 1, pvc=False, dev="gpu",
+                                                       method="hybrid", deadline=deadline,
+                                                       start_depth=start_depth, config=config)
+        if 0 <= found < len(kcover):
+            kcover = np.flatnonzero(np.asarray(fdeg) < 0)
     ids = np.sort(bnr.lift(kcover))
-    if complete:
-        lb = len(ids)
-    else:
-        from kernels.vertex_cover import clique_cover_bound_cpu, lp_bound
-
-        lb = bnr.decided + max(clique_cover_bound_cpu(kp, ki, deg), lp_bound(kp, ki))
-    return VertexCoverResult(G.to_labels(ids), len(ids), bool(complete), int(min(lb, len(ids))),
-                             time.perf_counter() - t0, int(np.sum(w)), used, "hybrid", nk,
-                             ("gpu" if used == "gpu" else "paper_cpu") if complete else "time_limit",
+    # proved by the search, or by the root's bound meeting the cover (at a time limit too)
+    optimal = bool(complete) or len(ids) <= lb
+    solved_by = ("gpu" if used == "gpu" else "paper_cpu") if complete else ("lower_bound" if optimal else "time_limit")
+    return VertexCoverResult(G.to_labels(ids), len(ids), optimal, len(ids) if optimal else int(min(lb, len(ids))),
+                             time.perf_counter() - t0, int(np.sum(w)), used, "hybrid", nk, solved_by,
                              np.asarray(w, np.int64), ids)
 
 
