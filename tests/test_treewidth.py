@@ -557,15 +557,28 @@ def test_gpu_overflow_reported():
     assert g["overflow"] and g["dropped"] > 0
 
 
+# the paper's graphs: its search on the GPU proves each in well under a second on an H200
+PAPER_GPU = QUICK[:9] + ["NonisotropicUnitaryPolarGraph_3_3.1.63.gr"]
+
+
 @pytest.mark.gpu
-@pytest.mark.parametrize("name", QUICK + ["NonisotropicUnitaryPolarGraph_3_3.1.63.gr"])
+@pytest.mark.parametrize("name", PAPER_GPU)
 def test_gpu_shared_instances(shared_data, name):
-    res = _check_instance(shared_data, name, device="gpu")
+    res = _check_instance(shared_data, name, device="gpu", time_limit=60)
     assert res.optimal and res.device == "gpu" and res.method == "bfs"
-    cpu = _check_instance(shared_data, name, device="cpu", method="bfs") if name in QUICK[:8] else None
+    cpu = _check_instance(shared_data, name, device="cpu", method="bfs", time_limit=60) if name in QUICK[:8] else None
     if cpu is not None:
         assert cpu.width == res.width
         assert cpu.states_expanded == res.states_expanded
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", QUICK[9:])
+def test_gpu_auto_shared_instances(shared_data, name):
+    """The PACE and paper graphs beyond the paper's search (it ran over 120 s on ex008):
+    device='auto' (PID, the GPU search first on dense pieces) proves them."""
+    res = _check_instance(shared_data, name, device="auto", time_limit=60)
+    assert res.optimal
 
 
 @pytest.mark.gpu
