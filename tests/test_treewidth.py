@@ -576,7 +576,7 @@ def test_gpu_shared_instances(shared_data, name):
 @pytest.mark.parametrize("name", QUICK[9:])
 def test_gpu_auto_shared_instances(shared_data, name):
     """The PACE and paper graphs beyond the paper's search (it ran over 120 s on ex008):
-    device='auto' (PID, the GPU search first on dense pieces) proves them."""
+    device='auto' (PID on the CPU) proves them."""
     res = _check_instance(shared_data, name, device="auto", time_limit=60)
     assert res.optimal
 
@@ -597,9 +597,9 @@ def test_gpu_assists_pid_in_auto_mode():
     for seed in range(3):
         G = nx.gnp_random_graph(40, 0.75, seed=seed)
         cpu = treewidth(G, device="cpu")
-        res = treewidth(G)
+        res = treewidth(G, gpu_assist=True)
         assert res.width == cpu.width and res.optimal and res.device == "gpu"
         assert any(it["device"] == "gpu" for it in res.iterations)
         assert is_tree_decomposition(G, res.decomposition, width=res.width)
-        limited = treewidth(G, time_limit=0.5)
+        limited = treewidth(G, time_limit=0.5, gpu_assist=True)
         assert limited.lower_bound <= cpu.width <= limited.width
