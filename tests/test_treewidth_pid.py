@@ -334,8 +334,8 @@ def test_millions_of_isolated_vertices_in_proportional_time_and_memory(tmp_path)
             "print('maxrss', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\nsys.exit(rc)")
     root = Path(__file__).resolve().parents[1]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]))
-    # the same pipeline on five vertices first, in its own process: with a cold Numba cache
-    # the measured process would also hold the compiler's memory (1.6 GB peak on a clean clone)
+    # the same pipeline on five vertices first, in its own process, so that the measured
+    # process loads compiled code instead of compiling it
     small = tmp_path / "small.gr"
     small.write_text("p td 5 2\n1 2\n2 3\n")
     subprocess.run([sys.executable, "-c", code, str(small)], capture_output=True, env=env, cwd=root,
