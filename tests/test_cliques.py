@@ -1,5 +1,7 @@
 """graphkit.cliques and kernels.cliques: maximal clique enumeration and maximum clique: vs networkx, CPU == GPU, DIMACS answers."""
 import csv
+import subprocess
+import sys
 
 import networkx as nx
 import numpy as np
@@ -348,3 +350,30 @@ def test_count_and_listing_report_progress():
     assert len(seen) > 3 and all(t == G.n for _, t in seen)
     assert [d for d, _ in seen] == sorted(d for d, _ in seen) and seen[-1][0] <= G.n
     assert res.count == listed == graphkit.count_maximal_cliques(G, device="cpu").count
+
+
+WARM_CHECK = """
+import sys, numba, graphkit
+from graphkit.clique_search import _compile_search
+from graphkit.vertex_cover import _compile_pipeline
+_compile_pipeline(1.0)
+_compile_search()
+def signatures():
+    return {(m, k): len(v.signatures) for m, mod in list(sys.modules.items())
+            if m.startswith(("kernels", "graphkit"))
+            for k, v in vars(mod).items() if isinstance(v, numba.core.registry.CPUDispatcher)}
+before = signatures()
+G = graphkit.read_graph(sys.argv[1])
+graphkit.maximum_clique(G, time_limit=0.05, device="cpu")
+graphkit.maximum_clique(G, method="branch_and_bound", time_limit=0.05, device="cpu")
+print(sorted(k for k, c in signatures().items() if c != before.get(k, 0)))
+"""
+
+
+def test_time_limited_searches_compile_nothing_after_the_warm_up(shared_data):
+    # the limit is for the search: every Numba function a limited maximum_clique calls
+    # must be compiled before its clock starts (a cold cache once cost 7 s of a 0.05 s limit)
+    path = shared_data / "graphs" / "dimacs" / "MANN_a27.clq"
+    out = subprocess.run([sys.executable, "-c", WARM_CHECK, str(path)], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip().splitlines()[-1] == "[]"

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .local_search import local_search_cover
-from .mis_bnb import MisBranchAndBound
+from .mis_bnb import MisBranchAndBound, root_cover_bound
 from .solver import BranchAndReduce
 
 __all__ = ["solve", "ExactResult", "MIS_MAX_VERTICES"]
@@ -287,3 +287,9 @@ def warm_up():
     MisBranchAndBound(indptr, indices).solve()
     solve(indptr, indices, 5.0)
     solve(indptr, indices, 5.0, bound=n // 2)
+    # the small graph is solved before some phases run: call them directly
+    cover = local_search_cover(indptr, indices, steps=1000)
+    init = np.zeros(n, dtype=bool)
+    init[cover] = True
+    local_search_cover(indptr, indices, steps=1000, seed=1, init=init)
+    root_cover_bound(indptr, indices, n)
