@@ -53,22 +53,6 @@ class MaxCliqueResult:
         return self.size
 
 
-_SEARCH_COMPILED = False
-
-
-def _compile_search():
-    """Compile (or load from the cache) the CPU search once per process, before a caller
-    with a time limit starts its clock: the limit is meant for the search, and a cold
-    Numba cache takes longer than a typical limit."""
-    global _SEARCH_COMPILED
-    if _SEARCH_COMPILED:
-        return
-    from kernels import cliques as kc
-
-    kc.max_clique_cpu(np.array([0, 2, 4, 6]), np.array([1, 2, 0, 2, 0, 1]))  # a triangle
-    _SEARCH_COMPILED = True
-
-
 def branch_and_bound_clique(G, time_limit: float | None = None, device: str = "auto") -> MaxCliqueResult:
     """A maximum clique by colouring branch and bound (per-vertex sub-problems in reverse
     degeneracy order, a greedy-colouring bound over bitsets).
@@ -97,7 +81,7 @@ def branch_and_bound_clique(G, time_limit: float | None = None, device: str = "a
     G = as_graph(G)
     dev = resolve_device(device)
     if time_limit is not None:
-        _compile_search()
+        kc.compile_max_clique_cpu()  # the limit is for the search, not for Numba's compiler
     t0 = time.perf_counter()
     if G.n == 0:
         return MaxCliqueResult(G.to_labels(np.zeros(0, np.int64)), 0, True, "branch_and_bound", dev, 0.0, 0,

@@ -26,7 +26,7 @@ from kernels.backend import resolve_device
 from .clique_search import MaxCliqueResult, branch_and_bound_clique
 from .convert import as_graph
 from .graph import Graph
-from .vertex_cover import _compile_pipeline, minimum_vertex_cover
+from .vertex_cover import minimum_vertex_cover
 
 __all__ = ["maximal_clique_chunks", "maximal_cliques", "count_maximal_cliques", "CliqueCount",
            "is_clique", "is_maximal_clique", "maximum_clique", "MaxCliqueResult"]
@@ -306,7 +306,10 @@ def maximum_clique(G, method: str = "auto", time_limit: float | None = None, dev
     dev = resolve_device(device)
     # A limit is meant for the search: compile (or load) the vertex-cover pipeline before
     # the clock starts, as minimum_vertex_cover itself does (a cold cache takes minutes).
-    _compile_pipeline(time_limit)
+    if time_limit is not None:
+        from kernels.vertex_cover.exact import compile_once
+
+        compile_once()
     t0 = time.perf_counter()
     if G.n == 0:
         return MaxCliqueResult(G.to_labels(np.zeros(0, np.int64)), 0, True, method, dev, 0.0, 0, np.zeros(0, np.int64))

@@ -64,20 +64,14 @@ METHODS = ("auto", "branch_and_reduce", "hybrid", "stackonly")
 PAPER_METHODS = ("hybrid", "stackonly")
 
 
-_PIPELINE_COMPILED = False
-
-
 def _compile_pipeline(time_limit):
     """With a time limit, compile (or load from the cache) the pipeline's searches once per
     process before the caller starts its clock: a cold Numba cache takes far longer than
     a typical limit, and the limit is meant for the search."""
-    global _PIPELINE_COMPILED
-    if time_limit is None or _PIPELINE_COMPILED:
-        return
-    from kernels.vertex_cover.exact import warm_up
+    if time_limit is not None:
+        from kernels.vertex_cover.exact import compile_once
 
-    warm_up()
-    _PIPELINE_COMPILED = True
+        compile_once()
 
 
 @dataclass(frozen=True)

@@ -354,10 +354,10 @@ def test_count_and_listing_report_progress():
 
 WARM_CHECK = """
 import sys, numba, graphkit
-from graphkit.clique_search import _compile_search
-from graphkit.vertex_cover import _compile_pipeline
-_compile_pipeline(1.0)
-_compile_search()
+from kernels.cliques import compile_max_clique_cpu
+from kernels.vertex_cover.exact import compile_once
+compile_once()
+compile_max_clique_cpu()
 def signatures():
     return {(m, k): len(v.signatures) for m, mod in list(sys.modules.items())
             if m.startswith(("kernels", "graphkit"))

@@ -22,10 +22,10 @@ References
    order that splits the top level).
 """
 from .degeneracy import degeneracy_order
-from .maxclique_cpu import max_clique_cpu
+from .maxclique_cpu import compile_once as compile_max_clique_cpu, max_clique_cpu
 from .maxclique_gpu import GpuCapacityError, max_clique_gpu
 from .mce_cpu import MceState, mce_chunks_cpu, mce_count_cpu
 from .mce_gpu import mce_chunks_gpu, mce_count_gpu
 
 __all__ = ["degeneracy_order", "MceState", "mce_chunks_cpu", "mce_count_cpu", "mce_chunks_gpu", "mce_count_gpu",
-           "max_clique_cpu", "max_clique_gpu", "GpuCapacityError"]
+           "max_clique_cpu", "compile_max_clique_cpu", "max_clique_gpu", "GpuCapacityError"]

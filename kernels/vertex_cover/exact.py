@@ -28,6 +28,7 @@ PACE 2019 challenge, vertex cover track", Proc. CSC 2020, 1-11.
 """
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass, field
 
@@ -269,6 +270,13 @@ def solve(indptr, indices, time_limit=None, *, bound=None, progress=None, clock=
     nodes = bnr.nodes + (mis.nodes if mis is not None else 0)
     return ExactResult(cover, size, decided_run, min(lb, size) if bound is None else lb, nk, nodes,
                        solved_by or "time_limit", bnr.stats())
+
+
+@functools.cache
+def compile_once():
+    """Run :func:`warm_up` the first time it is called in a process, and do nothing after:
+    time-limited callers call it before their clock starts."""
+    warm_up()
 
 
 def warm_up():
