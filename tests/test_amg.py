@@ -616,3 +616,65 @@ def test_too_dense_smoothed_level_is_not_formed(monkeypatch):
     H = hierarchy.pairwise_hierarchy(A, coarse_size=50)
     assert H.levels[0].aggregates is not None  # unsmoothed: the smoothed one was too dense
     assert (n, n) in calls and not any(shape[1] == n and shape[0] < n for shape in calls[:2])
+
+
+# ------------------------------------------------- automatic smoothing steps
+def test_stationary_factor_of_a_known_iteration():
+    from kernels.amg.cycle import stationary_factor
+
+    A = matrices.poisson2d(8).tocsr()
+    inverse = np.linalg.inv(A.toarray())
+    # M = 0.7 A^{-1}: the error shrinks by exactly 0.3 per iteration
+    assert stationary_factor(A, lambda r: 0.7 * (inverse @ r), cycles=4) == pytest.approx(0.3, rel=1e-9)
+    assert stationary_factor(A, lambda r: inverse @ r) < 1e-6  # an exact M: only rounding is left
+    assert stationary_factor(A, lambda r: 0 * r) == pytest.approx(1.0)
+    assert stationary_factor(A, lambda r: np.full_like(r, np.nan)) == float("inf")
+
+
+def test_fewest_work_steps_rule():
+    from kernels.amg.cycle import fewest_work_steps
+
+    # per digit: 10 / 0.301 = 33.2 against 18 / 0.699 = 25.8
+    assert fewest_work_steps([(1, 0.5, 10.0), (2, 0.2, 18.0)]) == 2
+    # 10 / 1 = 10 against 18 / 1.3 = 13.8
+    assert fewest_work_steps([(1, 0.1, 10.0), (2, 0.05, 18.0)]) == 1
+    # a saving under the margin keeps the first: 33.2 against 31.9 (4%)
+    assert fewest_work_steps([(1, 0.5, 10.0), (2, 0.3, 16.7)]) == 1
+    assert fewest_work_steps([(1, 0.5, 10.0), (2, 0.3, 16.7)], margin=0.0) == 2
+    # no stationary convergence with one step, convergence with two
+    assert fewest_work_steps([(1, 1.2, 10.0), (2, 0.5, 18.0)]) == 2
+    assert fewest_work_steps([(1, 1.2, 10.0), (2, 1.1, 18.0)]) == 1
+
+
+def test_cycle_work_counts_smoothing_and_visits():
+    from kernels.amg.cycle import cycle_work
+
+    A = matrices.poisson2d(32)
+    M = amg(A, coarsening="pairwise", smoother="jacobi", max_coarse=20)
+    one = cycle_work(M._cycle)
+    two = cycle_work(amg(A, coarsening="pairwise", smoother="jacobi", max_coarse=20, presmooth=2)._cycle)
+    # each level's smoothing doubles, its transfers stay: per level (pre + post) x 2 updates
+    # (symmetric sweep) x (nnz + n) more
+    extra = sum(4 * (lvl.A.nnz + lvl.n) for lvl in M.hierarchy.levels) / A.nnz
+    assert two - one == pytest.approx(extra)
+    w = cycle_work(amg(A, coarsening="pairwise", smoother="jacobi", max_coarse=20, cycle="W")._cycle)
+    assert w > one
+
+
+def test_auto_steps_choose_the_count_with_less_work_per_digit():
+    from kernels.amg.cycle import fewest_work_steps
+
+    A = matrices.aniso2(48)
+    M = amg(A, presmooth="auto")
+    assert [s for s, _, _ in M.step_measurements] == [1, 2]
+    factors = {s: f for s, f, _ in M.step_measurements}
+    assert factors[2] < factors[1] < 1
+    assert M.presmooth == M.postsmooth == fewest_work_steps(M.step_measurements)
+    assert M.symmetric and "smoothing steps" in M.setup_time
+    # the chosen cycle is the one measured: its factor from a random start is no worse
+    assert convergence_factor(M, A) <= 1.5 * factors[M.presmooth]
+    # given counts are not measured; one given count is both
+    G = amg(A, presmooth=2)
+    assert (G.presmooth, G.postsmooth, G.step_measurements) == (2, 2, [])
+    with pytest.raises(ValueError, match="auto"):
+        amg(A, presmooth="auto", postsmooth=2)

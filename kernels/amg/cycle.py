@@ -19,7 +19,8 @@ from ..spmv import spmv, spmv_lanes
 
 __all__ = ["LevelOperator", "Smoother", "RichardsonSmoother", "JacobiSmoother", "DenseCoarseSolver",
            "RelaxationCoarseSolver", "Cycle", "stream_is_capturing",
-           "CycleGraph", "spectral_radius", "ritz_values", "richardson_damping", "damping", "CYCLES"]
+           "CycleGraph", "spectral_radius", "ritz_values", "richardson_damping", "damping", "CYCLES",
+           "stationary_factor", "cycle_work", "fewest_work_steps"]
 
 CYCLES = ("V", "W", "F")
 _THREADS = 256
@@ -176,6 +177,14 @@ class LevelOperator:
         return prolongator(self.aggregates, self.n_coarse, self.dtype)
 
 
+def _start_vector(n, dtype, xp):
+    """The fixed start vector of the set-up's estimates: the centred fractional parts of
+    ``i`` times the golden ratio, normalized (components along every eigenvector in
+    practice, the same on every backend)."""
+    x = (xp.arange(n, dtype=np.float64) * 0.6180339887498949) % 1.0 - 0.5
+    return (x / xp.linalg.norm(x)).astype(dtype)
+
+
 def spectral_radius(A, solve, iterations=10):
     """An estimate of the spectral radius of ``S^{-1} A`` (``solve(r)`` = ``S^{-1} r``) by
     ``iterations`` steps of the power method from a fixed vector, as a 0-d array on the
@@ -183,10 +192,7 @@ def spectral_radius(A, solve, iterations=10):
     xp = get_array_module(A)
     n = A.shape[0]
     dtype = np.dtype(A.dtype)
-    # a fixed start with components along every eigenvector in practice: the fractional
-    # parts of i times the golden ratio, centred
-    x = (xp.arange(n, dtype=np.float64) * 0.6180339887498949) % 1.0 - 0.5
-    x = (x / xp.linalg.norm(x)).astype(dtype)
+    x = _start_vector(n, dtype, xp)
     rho = xp.zeros((), dtype=dtype)
     for _ in range(max(int(iterations), 1)):
         y = solve(A @ x)
@@ -206,9 +212,8 @@ def ritz_values(A, solve, steps=10):
     n = A.shape[0]
     m = max(1, min(int(steps), n))
     dtype = np.dtype(A.dtype)
-    x = (xp.arange(n, dtype=np.float64) * 0.6180339887498949) % 1.0 - 0.5
     V = xp.empty((m + 1, n), dtype=dtype)
-    V[0] = (x / xp.linalg.norm(x)).astype(dtype)
+    V[0] = _start_vector(n, dtype, xp)
     H = xp.zeros((m + 1, m), dtype=np.float64)
     for j in range(m):
         w = solve(A @ V[j])
@@ -273,15 +278,117 @@ def damping(rho, factor, dtype):
     return xp.where(good, factor / xp.where(good, rho, 1.0), factor).astype(dtype).reshape(1)
 
 
+def stationary_factor(A, apply, cycles=5):
+    """The convergence factor of the stationary iteration ``e <- e - M A e`` (``apply(r)``
+    = ``M r``, one multigrid cycle from zero), estimated from ``cycles`` iterations from a
+    fixed start vector: the geometric mean of the residual reductions after the first
+    (which removes the start's easily damped components), a host float. ``0.0`` when the
+    residual vanishes (an exact ``M``), ``inf`` when it is not finite. One host read per
+    iteration."""
+    xp = get_array_module(A)
+    e = _start_vector(A.shape[0], np.dtype(A.dtype), xp)
+    cycles = max(int(cycles), 2)
+    norms = []
+    for _ in range(cycles):
+        e = e - apply(A @ e)
+        norms.append(float(xp.linalg.norm(A @ e)))
+    if not np.isfinite(norms).all():
+        return float("inf")
+    if norms[0] <= 0.0 or norms[-1] <= 0.0:
+        return 0.0
+    return (norms[-1] / norms[0]) ** (1.0 / (cycles - 1))
+
+
+def _visits(n_levels, kind):
+    """How often a cycle of ``kind`` visits each level (finest first) and the coarsest
+    solve (last entry), as :class:`Cycle` recurses."""
+    counts = [0] * (n_levels + 1)
+
+    def visit(k, kind):
+        if k == n_levels:
+            counts[k] += 1
+            return
+        counts[k] += 1
+        if kind == "V":
+            visit(k + 1, "V")
+        elif kind == "W":
+            visit(k + 1, "W")
+            visit(k + 1, "W")
+        else:
+            visit(k + 1, "F")
+            visit(k + 1, "V")
+
+    visit(0, kind)
+    return counts
+
+
+def cycle_work(cycle):
+    """The work of one :class:`Cycle`, in nonzeros of its finest matrix: per visit of a
+    level, its smoothing steps (each update a residual, ``nnz`` of the level, plus the
+    smoother's ``row_cost`` per row), the restricted residual and the prolongation (the
+    nonzeros of ``P`` and ``R``, or a row each with aggregates); per visit of the coarsest
+    level its solver's ``work``. A model of the memory traffic, the cost that dominates
+    sparse kernels on either backend, for comparing cycles of one hierarchy."""
+    counts = _visits(len(cycle.levels), cycle.kind)
+    total = 0.0
+    for count, level, smoother in zip(counts, cycle.levels, cycle.smoothers):
+        nnz = float(level.A.nnz)
+        update = nnz + smoother.row_cost * level.n
+        smoothing = (cycle.presmooth + cycle.postsmooth) * smoother.updates * update
+        transfer = nnz + (float(level.P.nnz + level.R.nnz) if level.P is not None else 2.0 * level.n)
+        total += count * (smoothing + transfer)
+    total += counts[-1] * cycle.coarse.work
+    finest = cycle.levels[0].A.nnz if cycle.levels else cycle.coarse.A.nnz
+    return total / max(float(finest), 1.0)
+
+
+def fewest_work_steps(candidates, margin=0.1):
+    """The smoothing-step count, among ``candidates`` (``(steps, factor, work)`` triples,
+    the preferred first: :func:`stationary_factor`, :func:`cycle_work`), whose cycle
+    needs the least work per digit of convergence, ``work / -log10(factor)``; another
+    than the first only where it saves more than ``margin`` of the first's work (a near
+    tie is no reason to change, and keeps the choice of the CPU and the GPU, which
+    measure the factors up to rounding, the same). A factor of 1 or more (no
+    convergence as a stationary iteration) counts as infinite work.
+
+    Examples
+    --------
+    >>> fewest_work_steps([(1, 0.5, 10.0), (2, 0.2, 18.0)])   # 33 against 26 per digit
+    2
+    >>> fewest_work_steps([(1, 0.1, 10.0), (2, 0.05, 18.0)])  # 10 against 14
+    1
+    """
+    def per_digit(factor, work):
+        if not factor < 1.0:
+            return float("inf")
+        return work / -np.log10(max(factor, 1e-16))
+
+    best_steps, best = candidates[0][0], per_digit(*candidates[0][1:])
+    first = best
+    for steps, factor, work in candidates[1:]:
+        cost = per_digit(factor, work)
+        if cost < best and cost < (1.0 - margin) * first:
+            best_steps, best = steps, cost
+    return best_steps
+
+
 class Smoother:
     """A smoother of one level: :meth:`relax` runs ``steps`` smoothing steps on ``x``
     (None: a zero initial guess) for the right-hand side ``b``; ``post=True`` runs the
     adjoint steps (the post-smoother of a symmetric cycle)."""
 
     name = "smoother"
+    #: Work of one smoothing step on a level, in nonzeros of its matrix per residual
+    #: (``updates``) plus ``row_cost`` per row and update (the smoother's own solve).
+    row_cost = 1.0
 
     def relax(self, level, x, b, steps, post=False):
         raise NotImplementedError
+
+    @property
+    def updates(self) -> int:
+        """Updates (each a residual and a solve) per smoothing step."""
+        return 2 if getattr(self, "sweep", "forward") == "symmetric" else 1
 
     def describe(self) -> str:
         return self.name
@@ -298,6 +405,10 @@ class RichardsonSmoother(Smoother):
     ``S`` followed by one with ``S^T`` (the forward-backward sweep of symmetric
     Gauss-Seidel), before and after. Either way the cycle is symmetric for symmetric ``A``
     when it has as many pre- as post-smoothing steps."""
+
+    #: A tridiagonal solve in the forest's order: a gather, the forward and backward
+    #: substitutions and a scatter (about six memory passes over a vector).
+    row_cost = 6.0
 
     def __init__(self, solve, omega, *, adjoint=None, sweep="forward", name="richardson"):
         if sweep not in ("forward", "symmetric"):
@@ -400,6 +511,11 @@ class DenseCoarseSolver:
                 self.pseudo = True
         self.inverse = xp.ascontiguousarray(inverse.astype(self.dtype))
 
+    @property
+    def work(self) -> float:
+        """Work of a solve in nonzeros (one dense matrix-vector product)."""
+        return float(self.n) ** 2
+
     def solve(self, b):
         """``A^{-1} b`` (or ``A^+ b``) as a new vector."""
         if not self.gpu:
@@ -417,6 +533,11 @@ class RelaxationCoarseSolver:
     def __init__(self, level, smoother, steps):
         self.level, self.smoother, self.steps = level, smoother, int(steps)
         self.A, self.n, self.pseudo = level.A, level.n, False
+
+    @property
+    def work(self) -> float:
+        """Work of a solve in nonzeros (its smoothing steps)."""
+        return self.steps * self.smoother.updates * (float(self.A.nnz) + self.smoother.row_cost * self.n)
 
     def solve(self, b):
         return self.smoother.relax(self.level, None, b, self.steps)
