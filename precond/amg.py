@@ -412,11 +412,13 @@ def amg(A, *, smoother="algebraic_tridiagonal", coarsening="smoothed_aggregation
         (``hierarchy_options`` go to ``pyamg.smoothed_aggregation_solver`` /
         ``ruge_stuben_solver``: strength measures, ``smooth=("energy", ...)``,
         ``max_levels``, ... ; ``max_coarse`` defaults to 500 here) and moved to the
-        device of ``A`` (pyamg's random draws seeded: one matrix, one hierarchy). ``"pairwise"``: aggregation by two rounds of matching of the
-        strong-connection graph (the project's [0,1]-factor), aggregates of up to four
-        rows, every step on the backend of ``A`` (options ``theta`` 0.25, ``rounds`` 2,
-        ``max_levels`` 20, ``max_coarse`` 500, ``matching``: a dict of the factor's
-        parameters). A pyamg solver: its hierarchy, reused.
+        device of ``A`` (pyamg's random draws seeded: one matrix, one hierarchy).
+        ``"pairwise"``: aggregation by rounds of matching of the strong-connection graph
+        (the project's [0,1]-factor), every step on the backend of ``A`` (options
+        ``rounds`` 3: aggregates of up to eight rows; ``smooth`` "jacobi": the
+        prolongator smoothed by one damped Jacobi step, None: plain aggregates;
+        ``theta`` 0.25, ``max_levels`` 20, ``max_coarse`` 500, ``matching``: a dict of
+        the factor's parameters). A pyamg solver: its hierarchy, reused.
     presmooth : int or "auto"
         Smoothing steps before the coarse-grid correction (default 1). ``"auto"``: the
         set-up chooses one or two steps, before and after alike, by work per digit of
