@@ -233,13 +233,17 @@ def clique_minor(adj, S, allowed, max_steps, deadline=0.0):
     """Greedy search for branch sets that contract ``allowed`` onto ``S`` into a clique.
 
     Each vertex of ``S`` starts its own branch set; repeatedly, the pair of branch sets
-    that are not adjacent and have the fewest common free neighbours gets connected: by the
-    free vertex that connects the most non-adjacent pairs, or when none is common, by a
-    shortest path of free vertices; gives up past ``deadline`` (:func:`monotonic` clock,
-    ``<= 0``: none). Returns ``(ok, owner)``: ``ok`` is True when every pair
-    of branch sets is adjacent (a clique minor exists), False when the greedy gets stuck or
-    runs out of ``max_steps``; ``owner[v]`` is the index (in increasing vertex order) of the
-    vertex of ``S`` whose branch set holds ``v``, or -1.
+    that are not adjacent and have the fewest (but at least one) common free neighbours
+    gets connected by the common free vertex that connects the most non-adjacent pairs;
+    when no pair has a common free neighbour, a pair gets connected by a shortest path of
+    free vertices, which joins the branch set with fewer free neighbours. Pairs with few
+    common neighbours go first because their choice is forced, a path has many routes and
+    may take the only common neighbour of another pair; a branch set with few free
+    neighbours gets the path because it may have no other way out. Gives up past
+    ``deadline`` (:func:`monotonic` clock, ``<= 0``: none). Returns ``(ok, owner)``: ``ok``
+    is True when every pair of branch sets is adjacent (a clique minor exists), False when
+    the greedy gets stuck or runs out of ``max_steps``; ``owner[v]`` is the index (in
+    increasing vertex order) of the vertex of ``S`` whose branch set holds ``v``, or -1.
     """
     n, W = adj.shape
     s = 0
@@ -295,6 +299,8 @@ def clique_minor(adj, S, allowed, max_steps, deadline=0.0):
                 c = 0
                 for q in range(W):
                     c += popcount(NB[i, q] & NB[j, q] & free[q])
+                if c == 0:
+                    c = 1 << 40  # needs a path: many routes, so after the forced choices
                 if c < bc:
                     bc = c
                     bi = i
@@ -307,7 +313,7 @@ def clique_minor(adj, S, allowed, max_steps, deadline=0.0):
                         owner[q * 64 + ctz(x)] = i
                         x &= x - np.uint64(1)
             return True, owner
-        if bc > 0:
+        if bc < 1 << 40:
             # the common free neighbour (and side) that covers the most uncovered pairs
             best = -1
             bside = bi
@@ -338,7 +344,15 @@ def clique_minor(adj, S, allowed, max_steps, deadline=0.0):
             for q in range(W):
                 NB[bside, q] |= adj[r, q]
             continue
-        # shortest path of free vertices from branch set bi to branch set bj
+        # shortest path of free vertices between branch sets bi and bj, given to the one with
+        # fewer free neighbours: the path is its way out, the other keeps more room
+        fi = 0
+        fj = 0
+        for q in range(W):
+            fi += popcount(NB[bi, q] & free[q])
+            fj += popcount(NB[bj, q] & free[q])
+        if fj < fi:
+            bi, bj = bj, bi
         head = 0
         tail = 0
         for q in range(W):
