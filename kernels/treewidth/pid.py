@@ -970,6 +970,9 @@ class PIDSolver:
         CSR adjacency of a connected graph (no self loops).
     max_memory : int
         Bytes the tables may grow to; a search that needs more stops with ``MEMORY``.
+    capacity : int, optional
+        Rows the block, candidate and O-block tables start with (default: a few times
+        the number of vertices); they double when full.
 
     Examples
     --------
@@ -988,7 +991,7 @@ class PIDSolver:
                "ix_ent", "ix_fp", "sz_head", "pm_sets", "pm_info", "pm_inb", "pm_table", "wl_next", "wl_pm", "queue", "qout",
                "cnt")
 
-    def __init__(self, indptr, indices, max_memory=2 << 30):
+    def __init__(self, indptr, indices, max_memory=2 << 30, capacity=None):
         self.indptr = np.ascontiguousarray(indptr, dtype=np.int64)
         self.indices = np.ascontiguousarray(indices, dtype=np.int64)
         n = self.indptr.size - 1
@@ -1002,8 +1005,8 @@ class PIDSolver:
             np.bitwise_or.at(adj, (rows, cols // 64), np.left_shift(np.uint64(1), (cols % 64).astype(np.uint64)))
         self.adj = adj
         self.max_memory = int(max_memory)
-        capB = capP = _pow2(8 * (n + 2))
-        capO = _pow2(2 * (n + 2))
+        capB = capP = _pow2(8 * (n + 2) if capacity is None else capacity)
+        capO = _pow2(2 * (n + 2) if capacity is None else capacity)
         self.bk_sets = np.empty((capB, 2, W), dtype=np.uint64)
         self.bk_info = np.empty((capB, _B_COLS), dtype=np.int32)
         self.bk_table = np.zeros(2 * capB, dtype=np.int32)

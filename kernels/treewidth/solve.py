@@ -39,7 +39,7 @@ import numpy as np
 from . import bounds, pid, preprocess
 from ._bits import bits_components, bits_csr, bits_induced, monotonic
 
-__all__ = ["solve", "bitsets_from_csr", "PHASES"]
+__all__ = ["solve", "warm_up", "bitsets_from_csr", "PHASES"]
 
 PHASES = ("trivial", "bounds", "pid", "bfs")
 
@@ -847,3 +847,89 @@ def solve(indptr, indices, n, *, time_limit=None, method="pid", device="cpu", op
             "times": state.times, "largest_core": state.largest_core, "parts": state.parts,
             "expanded": state.expanded, "lb_source": state.lb_source, "time": time.perf_counter() - state.t0,
             "peeled": int(peeled.size), "gpu_used": state.gpu_used}
+
+
+# --------------------------------------------------------------------------- warm-up
+_WARM = set()
+
+
+def _csr_of_edges(n, edges):
+    e = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
+    rows = np.concatenate([e[:, 0], e[:, 1]])
+    cols = np.concatenate([e[:, 1], e[:, 0]])
+    order = np.lexsort((cols, rows))
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
+    return indptr, cols[order]
+
+
+def _warm_graphs(method):
+    """Small graphs that together reach every compiled kernel of the pipeline with ``method``:
+    ``(n, edges, options)``."""
+    def grid(r, c, off=0):
+        return [(off + i * c + j, off + i * c + j + 1) for i in range(r) for j in range(c - 1)] + [
+            (off + i * c + j, off + (i + 1) * c + j) for i in range(r - 1) for j in range(c)]
+
+    # a wheel and a ring of pendant triangles around it: after the simplicial rules, a
+    # core of several components
+    wheel = [(i, (i + 1) % 9) for i in range(9)] + [(9, i) for i in range(9)] + [(i, i + 10) for i in range(9)]
+    wheel += [(i + 10, (i + 1) % 9 + 10) for i in range(9)]
+    petersen = [(i, (i + 1) % 5) for i in range(5)] + [(i, i + 5) for i in range(5)] + [
+        (5 + i, 5 + (i + 2) % 5) for i in range(5)]
+    if method == "bfs":
+        yield 19, wheel, {"dedup": "exact"}
+        # a 5 x 7 grid without preprocessing: a level of a few thousand states outgrows
+        # the first arrays, and the search finds the ordering
+        for dedup in ("exact", "bloom"):
+            yield 35, grid(5, 7), {"dedup": dedup, "preprocess": False, "separators": False}
+        return
+    # a 7 x 7 grid (PID grows every table) with a tree hanging from it, a triangle
+    # glued at a corner (a clique separator), a second grid joined by two edges (a safe
+    # separator that is no clique), and a separate 4-cycle with a chord
+    edges = grid(7, 7) + [(0, 49), (49, 50), (50, 51), (48, 52), (52, 53), (53, 48)]
+    edges += grid(4, 4, 54) + [(24, 54), (25, 55)]
+    edges += [(70, 71), (71, 72), (72, 73), (73, 70), (70, 72)]
+    yield 74, edges, {}
+    yield 19, wheel, {}
+    yield 10, petersen, {"preprocess": False, "separators": False}
+
+
+def warm_up(method="pid"):
+    """Compile (or load from Numba's cache) every CPU kernel :func:`solve` with ``method``
+    can call, once per process.
+
+    A time limit is meant for the search: a cold Numba cache takes seconds to minutes,
+    far more than a typical limit, so a caller with a limit warms up before its clock
+    starts. Solves a few fixed small graphs with a time limit (the deadline arguments
+    then have the types of a limited solve).
+
+    Parameters
+    ----------
+    method : {"pid", "bfs"}
+        ``"bfs"`` also compiles the paper's search on the CPU with both duplicate filters.
+
+    Examples
+    --------
+    >>> from kernels.treewidth.solve import warm_up
+    >>> warm_up("pid")
+    """
+    if method in _WARM:
+        return
+    for n, edges, options in _warm_graphs(method):
+        indptr, indices = _csr_of_edges(n, edges)
+        solve(indptr, indices, n, time_limit=600.0, method=method, device="cpu", options=options)
+        if method == "bfs":
+            # the check of an ordering the search found: on these graphs the greedy
+            # ordering is optimal already, so the search only proves lower bounds
+            bounds.ordering_width(bitsets_from_csr(indptr, indices, n), np.arange(n, dtype=np.int64))
+    if method == "pid":
+        # PID from tables of 16 rows: every table grows (on large pieces the index of
+        # O-blocks grows only after seconds of search)
+        n, edges, _ = next(_warm_graphs(method))
+        adj = bitsets_from_csr(*_csr_of_edges(n, edges), n)
+        solver = pid.PIDSolver(*bits_csr(_induced(adj, np.arange(49))), capacity=16)
+        k = 5
+        while solver.decide(k, monotonic() + 600.0) == pid.EXHAUSTED:
+            k += 1
+    monotonic()
+    _WARM.add(method)
