@@ -151,6 +151,25 @@ def _first(a):
 
 
 @njit(cache=True)
+def _next_outside(visited, n, q):
+    """Smallest vertex of ``0..n-1`` outside ``visited`` in word ``q`` or later, or -1.
+
+    The components of ``G - X`` are visited in order of their smallest vertex by starting
+    with ``visited = X`` and, after adding each component found, resuming at the word of
+    the last start vertex.
+    """
+    W = visited.shape[0]
+    while q < W:
+        x = ~visited[q]
+        if q == W - 1 and n % 64:
+            x &= (np.uint64(1) << np.uint64(n % 64)) - np.uint64(1)
+        if x:
+            return q * 64 + ctz(x)
+        q += 1
+    return -1
+
+
+@njit(cache=True)
 def _component(indptr, indices, X, v, comp, sep, stack):
     """Component of ``v`` in ``G - X`` (``comp``) and its neighbourhood (``sep``, in ``X``).
 
@@ -241,26 +260,21 @@ def _block_status(indptr, indices, n, C, S, ssize, visited, comp, sep, stack):
     cmin = _first(C)
     first = -1  # 0: C is the first full component, 1: another one is
     considered = False
-    for q in range(W):
-        while True:
-            x = ~visited[q]
-            if q == W - 1 and n % 64:
-                x &= (np.uint64(1) << np.uint64(n % 64)) - np.uint64(1)
-            if x == 0:
-                break
-            v = q * 64 + ctz(x)
-            if not considered and cmin < v:
-                considered = True
-                if first < 0:
-                    first = 0
-            _component(indptr, indices, S, v, comp, sep, stack)
-            for w in range(W):
-                visited[w] |= comp[w]
-            if count(sep) == ssize:
-                if first < 0:
-                    return _INBOUND, v
-                if first == 0:
-                    return _OUTBOUND, -1
+    v = _next_outside(visited, n, 0)
+    while v >= 0:
+        if not considered and cmin < v:
+            considered = True
+            if first < 0:
+                first = 0
+        _component(indptr, indices, S, v, comp, sep, stack)
+        for w in range(W):
+            visited[w] |= comp[w]
+        if count(sep) == ssize:
+            if first < 0:
+                return _INBOUND, v
+            if first == 0:
+                return _OUTBOUND, -1
+        v = _next_outside(visited, n, v >> 6)
     return _NONMIN, -1
 
 
@@ -627,21 +641,16 @@ def _try_pmc(K, g, st, sc):
     for w in range(W):
         visited[w] = K[w]
     nc = 0
-    for q in range(W):
-        while True:
-            x = ~visited[q]
-            if q == W - 1 and n % 64:
-                x &= (np.uint64(1) << np.uint64(n % 64)) - np.uint64(1)
-            if x == 0:
-                break
-            v = q * 64 + ctz(x)
-            _component(indptr, indices, K, v, cbuf[nc], sbuf[nc], stack)
-            for w in range(W):
-                visited[w] |= cbuf[nc, w]
-            if count(sbuf[nc]) == ksize:
-                pm_info[pm, _P_STATE] = 3
-                return
-            nc += 1
+    v = _next_outside(visited, n, 0)
+    while v >= 0:
+        _component(indptr, indices, K, v, cbuf[nc], sbuf[nc], stack)
+        for w in range(W):
+            visited[w] |= cbuf[nc, w]
+        if count(sbuf[nc]) == ksize:
+            pm_info[pm, _P_STATE] = 3
+            return
+        nc += 1
+        v = _next_outside(visited, n, v >> 6)
     # blocks; the outbound one with the largest separator (outbound separators form a chain)
     out = -1
     outsize = -1
@@ -770,21 +779,16 @@ def _combine(b, j, k, g, st, sc):
     nfull = 0
     for w in range(W):
         visited[w] = ~ob_sets[j, 1, w] | S[w] | C[w]
-    for q in range(W):
-        while nfull < 2:
-            x = ~visited[q]
-            if q == W - 1 and n % 64:
-                x &= (np.uint64(1) << np.uint64(n % 64)) - np.uint64(1)
-            if x == 0:
-                break
-            v = q * 64 + ctz(x)
-            _component(indptr, indices, T, v, comp2, sep2, stack)
+    v = _next_outside(visited, n, 0)
+    while v >= 0 and nfull < 2:
+        _component(indptr, indices, T, v, comp2, sep2, stack)
+        for w in range(W):
+            visited[w] |= comp2[w]
+        if count(sep2) == tsz:
+            nfull += 1
             for w in range(W):
-                visited[w] |= comp2[w]
-            if count(sep2) == tsz:
-                nfull += 1
-                for w in range(W):
-                    O[w] = comp2[w]
+                O[w] = comp2[w]
+        v = _next_outside(visited, n, v >> 6)
     if bk_info[b, _B_SEPSIZE] == tsz:  # C itself is full for T + S
         nfull += 1
         for w in range(W):
