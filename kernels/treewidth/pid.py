@@ -170,10 +170,13 @@ def _next_outside(visited, n, q):
 
 
 @njit(cache=True)
-def _component(indptr, indices, X, v, comp, sep, stack):
+def _component(indptr, indices, adj, X, v, comp, sep, stack):
     """Component of ``v`` in ``G - X`` (``comp``) and its neighbourhood (``sep``, in ``X``).
 
-    Returns the number of vertices of the component.
+    Returns the number of vertices of the component. Each vertex reached costs its degree
+    through the CSR lists, or a pass over its ``W`` words of the bitset adjacency ``adj``:
+    the bitsets are used when the average degree is at least ``W`` (dense pieces, where
+    this search spends most of its time finding components).
     """
     W = comp.shape[0]
     for w in range(W):
@@ -183,6 +186,21 @@ def _component(indptr, indices, X, v, comp, sep, stack):
     stack[0] = v
     top = 1
     size = 1
+    if indices.shape[0] >= W * adj.shape[0]:
+        while top:
+            top -= 1
+            u = stack[top]
+            for w in range(W):
+                a = adj[u, w]
+                sep[w] |= a & X[w]
+                new = a & ~X[w] & ~comp[w]
+                comp[w] |= new
+                while new:
+                    stack[top] = w * 64 + ctz(new)
+                    new &= new - np.uint64(1)
+                    top += 1
+                    size += 1
+        return size
     while top:
         top -= 1
         u = stack[top]
@@ -251,7 +269,7 @@ def _insert(table, key, idx):
 
 # --------------------------------------------------------------------------- blocks
 @njit(cache=True)
-def _block_status(indptr, indices, n, C, S, ssize, visited, comp, sep, stack):
+def _block_status(indptr, indices, adj, n, C, S, ssize, visited, comp, sep, stack):
     """Status of the block ``(C, S)``: NONMIN, INBOUND (with the outbound's smallest vertex)
     or OUTBOUND; scans the components of ``G - S`` in order of their smallest vertex."""
     W = C.shape[0]
@@ -266,7 +284,7 @@ def _block_status(indptr, indices, n, C, S, ssize, visited, comp, sep, stack):
             considered = True
             if first < 0:
                 first = 0
-        _component(indptr, indices, S, v, comp, sep, stack)
+        _component(indptr, indices, adj, S, v, comp, sep, stack)
         for w in range(W):
             visited[w] |= comp[w]
         if count(sep) == ssize:
@@ -279,7 +297,7 @@ def _block_status(indptr, indices, n, C, S, ssize, visited, comp, sep, stack):
 
 
 @njit(cache=True)
-def _get_block(indptr, indices, n, C, S, bk_sets, bk_info, bk_table, cnt, visited, comp2, sep2, stack):
+def _get_block(indptr, indices, adj, n, C, S, bk_sets, bk_info, bk_table, cnt, visited, comp2, sep2, stack):
     """Id of the block ``(C, S)``, created (with its status) when new; -1 when full."""
     b = _lookup(bk_table, bk_sets, C, 0)
     if b >= 0:
@@ -292,7 +310,7 @@ def _get_block(indptr, indices, n, C, S, bk_sets, bk_info, bk_table, cnt, visite
         bk_sets[b, 0, w] = C[w]
         bk_sets[b, 1, w] = S[w]
     ssize = count(S)
-    st, outv = _block_status(indptr, indices, n, C, S, ssize, visited, comp2, sep2, stack)
+    st, outv = _block_status(indptr, indices, adj, n, C, S, ssize, visited, comp2, sep2, stack)
     bk_info[b, _B_STATUS] = st
     bk_info[b, _B_SEPSIZE] = ssize
     bk_info[b, _B_FEASIBLE] = 0
@@ -606,7 +624,7 @@ def _endorse(pm, g, st, sc):
         C = bk_sets[pm_inb[s + i], 0]
         for w in range(W):
             tgt[w] |= C[w]
-    b = _get_block(indptr, indices, n, tgt, Sout, bk_sets, bk_info, bk_table, cnt, visited, comp2, sep2, stack)
+    b = _get_block(indptr, indices, adj, n, tgt, Sout, bk_sets, bk_info, bk_table, cnt, visited, comp2, sep2, stack)
     if bk_info[b, _B_FEASIBLE] == 0:
         bk_info[b, _B_FEASIBLE] = 1
         bk_info[b, _B_ENDORSER] = pm
@@ -643,7 +661,7 @@ def _try_pmc(K, g, st, sc):
     nc = 0
     v = _next_outside(visited, n, 0)
     while v >= 0:
-        _component(indptr, indices, K, v, cbuf[nc], sbuf[nc], stack)
+        _component(indptr, indices, adj, K, v, cbuf[nc], sbuf[nc], stack)
         for w in range(W):
             visited[w] |= cbuf[nc, w]
         if count(sbuf[nc]) == ksize:
@@ -655,8 +673,8 @@ def _try_pmc(K, g, st, sc):
     out = -1
     outsize = -1
     for i in range(nc):
-        b = _get_block(indptr, indices, n, cbuf[i], sbuf[i], bk_sets, bk_info, bk_table, cnt, visited, comp2, sep2,
-                       stack)
+        b = _get_block(indptr, indices, adj, n, cbuf[i], sbuf[i], bk_sets, bk_info, bk_table, cnt, visited, comp2,
+                       sep2, stack)
         blist[i] = b
         if bk_info[b, _B_STATUS] == _OUTBOUND and bk_info[b, _B_SEPSIZE] > outsize:
             out = b
@@ -781,7 +799,7 @@ def _combine(b, j, k, g, st, sc):
         visited[w] = ~ob_sets[j, 1, w] | S[w] | C[w]
     v = _next_outside(visited, n, 0)
     while v >= 0 and nfull < 2:
-        _component(indptr, indices, T, v, comp2, sep2, stack)
+        _component(indptr, indices, adj, T, v, comp2, sep2, stack)
         for w in range(W):
             visited[w] |= comp2[w]
         if count(sep2) == tsz:
@@ -890,7 +908,7 @@ def pid_run(k, g, st, deadline):
             ssize = bk_info[b, _B_SEPSIZE]
             # the simple O-block (S, outbound(S))
             if ssize <= k:
-                _component(indptr, indices, S, bk_info[b, _B_OUTV], O, T, stack=sc[6])
+                _component(indptr, indices, adj, S, bk_info[b, _B_OUTV], O, T, stack=sc[6])
                 for w in range(W):
                     T[w] = S[w]
                 _new_oblock(T, O, k, g, st, sc)
