@@ -8,7 +8,8 @@ import pytest
 from kernels.vertex_cover import BranchAndReduce, solve
 from kernels.vertex_cover.local_search import greedy_cover, local_search_cover
 from kernels.vertex_cover.maxsat import MaxsatWork, cover_and_absorb_t
-from kernels.vertex_cover.mis_bnb import MisBranchAndBound
+from kernels.vertex_cover.mis_bnb import MisBranchAndBound, root_clique_cover
+from kernels.vertex_cover.transversal import transversal_search
 from kernels.vertex_cover.reductions import (R_ALL, R_DEG, R_DESK, R_EXHAUSTIVE, R_FOLD, R_FUNNEL, R_LP, R_PACKING,
                                              R_TWIN, R_UNCONFINED)
 
@@ -245,6 +246,85 @@ def test_maxsat_bound_is_valid():
                     absorbed += plain > left
             # fresh stamps per call: reuse the arrays across calls of one graph only
     assert absorbed > 0
+
+
+def test_root_clique_cover_is_a_cover_by_cliques():
+    """Every class is a clique, every vertex in one class, and the count bounds the
+    independence number from above (the pipeline's root lower bound)."""
+    tight = 0
+    for (n, edges), opt in zip(GRAPHS + MEDIUM, OPT + MEDIUM_OPT):
+        indptr, indices = csr(n, edges)
+        cls, k = root_clique_cover(indptr, indices, n)
+        assert sorted(set(cls.tolist())) == list(range(k))
+        adj = {(u, v) for u, v in edges} | {(v, u) for u, v in edges}
+        for c in range(k):
+            mem = np.flatnonzero(cls == c)
+            assert all((a, b) in adj for a in mem for b in mem if a != b)
+        assert k >= n - opt
+        tight += k == n - opt
+    assert tight > len(GRAPHS) // 4
+
+
+def planted(groups, size, p, seed):
+    """Model-RB-like graph: ``groups`` cliques of ``size`` vertices, random edges between
+    cliques with probability ``p``, except that a hidden transversal (one vertex per
+    clique) stays independent. Returns (n, edges, hidden)."""
+    rng = np.random.default_rng(seed)
+    n = groups * size
+    hidden = {g * size + int(rng.integers(size)) for g in range(groups)}
+    edges = []
+    for u in range(n):
+        for v in range(u + 1, n):
+            if u // size == v // size or (rng.random() < p and not (u in hidden and v in hidden)):
+                edges.append((u, v))
+    return n, edges, hidden
+
+
+def test_transversal_search_finds_planted_sets_and_only_true_ones():
+    for seed in range(12):
+        n, edges, hidden = planted(6 + seed % 5, 3 + seed % 4, 0.5, seed)
+        indptr, indices = csr(n, edges)
+        size = n // (6 + seed % 5)
+        cls = np.arange(n) // size
+        s = transversal_search(indptr, indices, cls, steps=200_000, seed=seed)
+        assert s is not None and len(s) == cls.max() + 1
+        assert len(set(cls[s].tolist())) == len(s)
+        found = set(s.tolist())
+        assert not any(u in found and v in found for u, v in edges)
+    # no transversal: two cliques with every edge between them
+    # pair joined as well (K_6 split in two triangles)
+    n = 6
+    edges = [(u, v) for u in range(n) for v in range(u + 1, n)]
+    indptr, indices = csr(n, edges)
+    assert transversal_search(indptr, indices, np.array([0, 0, 0, 1, 1, 1]), steps=5000) is None
+    # brute force on small random graphs with their root clique cover: found only when
+    # the independence number meets the number of cliques, and then (nearly) always
+    tight = hits = 0
+    for (n, edges), opt in zip(GRAPHS, OPT):
+        indptr, indices = csr(n, edges)
+        cls, k = root_clique_cover(indptr, indices, n)
+        s = transversal_search(indptr, indices, cls, steps=20_000, seed=3)
+        tight += n - opt == k
+        if s is not None:
+            hits += 1
+            assert len(s) == k == n - opt
+            found = set(s.tolist())
+            assert not any(u in found and v in found for u, v in edges)
+    assert hits >= 0.9 * tight > 0
+
+
+def test_pipeline_proves_planted_partitions_by_the_clique_cover():
+    """A graph of cliques with a hidden independent transversal: the reductions leave it
+    whole, the clique-cover bound at the root meets the transversal, and the pipeline
+    proves the optimum without searching."""
+    n, edges, hidden = planted(16, 8, 0.45, 1)
+    indptr, indices = csr(n, edges)
+    r = solve(indptr, indices, time_limit=30.0)
+    assert r.optimal and r.size == n - 16 == r.lower_bound and is_cover(edges, r.cover)
+    assert r.solved_by in ("local_search", "lower_bound")
+    # the clique-style search knows the bound too: a set that large ends it
+    b = MisBranchAndBound(indptr, indices, initial=sorted(hidden))
+    assert b.upper == 16 and b.solve() and b.nodes == 0
 
 
 # ------------------------------------------------------------------ local search and pipeline

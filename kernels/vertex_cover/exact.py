@@ -35,7 +35,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .local_search import local_search_cover
-from .mis_bnb import MisBranchAndBound, root_cover_bound
+from .mis_bnb import MisBranchAndBound, root_clique_cover
+from .transversal import transversal_search
 from .solver import BranchAndReduce
 
 __all__ = ["solve", "ExactResult", "MIS_MAX_VERTICES"]
@@ -51,6 +52,10 @@ MIS_WEIGHT = 4.0
 #: the first branch-and-reduce slice then only covers the root node (its bounds may
 #: already prove the cover optimal)
 ROOT_SLICE = 0.05
+#: kernels up to this size get the iterated-greedy clique cover bound at their root
+COVER_BOUND_MAX = 100_000
+#: steps of the first transversal search (runs double)
+TV_CHUNK = 50_000
 #: steps of the first local search run (runs double), and the share of the time limit
 #: (20 s when there is none) the later runs may use
 LS_CHUNK = 20_000
@@ -94,6 +99,26 @@ def timed_local_search(kp, ki, budget_s, clock, target=0, best=None, steps=LS_CH
             return best, 2 * steps, seed
         rate = steps / max(took, 1e-6)
         steps = max(min(2 * steps, int(rate * left)), LS_CHUNK // 4)
+
+
+def timed_transversal(kp, ki, cls, budget_s, clock, steps=TV_CHUNK, seed=0):
+    """Transversal searches (:func:`kernels.vertex_cover.transversal.transversal_search`)
+    of doubling length with new seeds until one finds an independent set with a vertex
+    in every clique of ``cls`` or ``budget_s`` seconds pass (runs are capped by the
+    measured step rate). Returns ``(kernel cover or None, steps of the next run, next
+    seed)``."""
+    t0 = clock()
+    while True:
+        t = clock()
+        found = transversal_search(kp, ki, cls, steps=steps, seed=seed)
+        took = clock() - t
+        seed += 1
+        if found is not None:
+            return np.setdiff1d(np.arange(len(kp) - 1), found), steps, seed
+        left = budget_s - (clock() - t0)
+        if left <= 0:
+            return None, 2 * steps, seed
+        steps = max(min(2 * steps, int(steps / max(took, 1e-6) * left)), TV_CHUNK // 4)
 
 
 def solve(indptr, indices, time_limit=None, *, bound=None, progress=None, clock=time.perf_counter,
@@ -153,6 +178,14 @@ def solve(indptr, indices, time_limit=None, *, bound=None, progress=None, clock=
     # while the best cover is above the root lower bound
     kcover, ls_steps, ls_seed = timed_local_search(kp, ki, 0.0, clock)
     decided = bnr.decided  # cover vertices fixed by the root reductions
+    # the best clique cover of the kernel found at its root bounds its independent sets,
+    # hence its covers from below; on dense kernels it is often tight (the kernel of a
+    # dense graph is small; large sparse kernels get the engine's own root bounds only)
+    cover_lb, tv_cls = -1, None
+    if nk <= COVER_BOUND_MAX:
+        tv_cls, tv_k = root_clique_cover(kp, ki, nk)
+        cover_lb = decided + nk - tv_k
+    tv_steps, tv_seed = TV_CHUNK, 0
     bnr.offer_cover(bnr.lift(kcover))
     if bound is not None:
         if bnr.size < bound:
@@ -160,16 +193,21 @@ def solve(indptr, indices, time_limit=None, *, bound=None, progress=None, clock=
         bnr.set_bound(bound)
 
     mis = None
+    mis_upper = nk + decided - cover_lb if cover_lb >= 0 else None
     if use_mis and nk <= mis_max:
         if bound is None:
-            mis = MisBranchAndBound(kp, ki, initial=np.setdiff1d(np.arange(nk), kcover))
+            mis = MisBranchAndBound(kp, ki, initial=np.setdiff1d(np.arange(nk), kcover), upper=mis_upper)
         else:
             # a cover below the bound is an independent set of more than nk - (bound - decided) - 1
-            mis = MisBranchAndBound(kp, ki, larger_than=nk - (bound - decided))
+            mis = MisBranchAndBound(kp, ki, larger_than=nk - (bound - decided), upper=mis_upper)
+
+    def root_lb():
+        # best lower bound on the whole graph's covers proven at the root (-1: none yet)
+        return max(bnr.root_lower_bound, cover_lb)
 
     def report():
         if progress is not None:
-            lb = max(bnr.root_lower_bound, 0)
+            lb = max(root_lb(), 0)
             progress(dict(best=bnr.size if bnr.found else None, lower_bound=lb,
                           nodes=bnr.nodes + (mis.nodes if mis else 0), elapsed=clock() - t0))
 
@@ -190,9 +228,9 @@ def solve(indptr, indices, time_limit=None, *, bound=None, progress=None, clock=
     ls_share = LS_SHARE * (time_limit if time_limit is not None else 20.0)
 
     def local_search_turn(slice_s):
-        nonlocal kcover, ls_steps, ls_seed, ls_share
+        nonlocal kcover, ls_steps, ls_seed, ls_share, tv_steps, tv_seed
         # the exact searches' bound tells how far the best cover can still drop
-        target = max(bnr.root_lower_bound - decided, 0) if bnr.root_lower_bound >= 0 else 0
+        target = max(root_lb() - decided, 0)
         if bound is not None:
             target = max(target, bound - 1 - decided)
         best_k = bnr.size - decided if bnr.found else len(kcover)
@@ -202,6 +240,15 @@ def solve(indptr, indices, time_limit=None, *, bound=None, progress=None, clock=
         budget = min(slice_s, ls_share)
         if deadline is not None:
             budget = min(budget, deadline - t)
+        if tv_cls is not None and best_k > nk + decided - cover_lb:
+            # half of the turn looks for an independent set meeting the clique-cover bound
+            kc, tv_steps, tv_seed = timed_transversal(kp, ki, tv_cls, budget / 2, clock, tv_steps, tv_seed)
+            if kc is not None:
+                ls_share -= clock() - t
+                kcover = kc
+                bnr.offer_cover(bnr.lift(kcover))
+                return
+            budget -= clock() - t
         kc, ls_steps, ls_seed = timed_local_search(kp, ki, budget, clock, target=target,
                                                    best=kcover, steps=ls_steps, seed=ls_seed)
         ls_share -= clock() - t
@@ -214,7 +261,7 @@ def solve(indptr, indices, time_limit=None, *, bound=None, progress=None, clock=
     def proved_by_bound():
         # the root's lower bound meets the best cover (e.g. one found by the local search
         # after the search had left the root, whose children's bounds are weaker)
-        lb = bnr.root_lower_bound
+        lb = root_lb()
         if lb < 0:
             return False
         if bound is None:
@@ -264,9 +311,9 @@ def solve(indptr, indices, time_limit=None, *, bound=None, progress=None, clock=
         cover = bnr.lift(kcover)
     size = len(cover)
     if bound is None:
-        lb = size if decided_run else max(bnr.root_lower_bound, decided)
+        lb = size if decided_run else max(root_lb(), decided)
     else:
-        lb = bound if (decided_run and size >= bound) else max(bnr.root_lower_bound, decided, 0)
+        lb = bound if (decided_run and size >= bound) else max(root_lb(), decided, 0)
     nodes = bnr.nodes + (mis.nodes if mis is not None else 0)
     return ExactResult(cover, size, decided_run, min(lb, size) if bound is None else lb, nk, nodes,
                        solved_by or "time_limit", bnr.stats())
@@ -300,4 +347,5 @@ def warm_up():
     init = np.zeros(n, dtype=bool)
     init[cover] = True
     local_search_cover(indptr, indices, steps=1000, seed=1, init=init)
-    root_cover_bound(indptr, indices, n)
+    cls, k = root_clique_cover(indptr, indices, n)
+    transversal_search(indptr, indices, cls, steps=1000)

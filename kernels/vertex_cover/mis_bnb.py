@@ -35,7 +35,7 @@ import time
 import numpy as np
 from numba import njit
 
-from .maxsat import MaxsatWork, cover_and_absorb, improve_cover_order
+from .maxsat import MaxsatWork, cover_and_absorb, first_fit_cover, improve_cover_order
 
 __all__ = ["MisBranchAndBound"]
 
@@ -195,17 +195,30 @@ def run_bnb(ip, ix, n, Pbuf, Pst, Pln, Bbuf, Bst, Bln, Bix, clique, stampd, best
 ORDER_ROUNDS = 12
 
 
-def root_cover_bound(indptr, indices, n):
+def root_clique_cover(indptr, indices, n):
     """Fewest cliques found covering the graph: greedy covers from the smallest-last,
     input and increasing-degree orders, each polished by iterated greedy (planted or
     structural clique partitions are often aligned with the input numbering and lost by
-    degree orders). Every independent set has at most that many vertices."""
+    degree orders). Returns ``(cls, k)``: the clique of each vertex and their number."""
+    indptr = np.ascontiguousarray(indptr, dtype=np.int64)
+    indices = np.ascontiguousarray(indices, dtype=np.int64)
     deg = np.diff(indptr)
-    best = n
+    best, best_order = n + 1, None
     for order in (_smallest_last_order(indptr, indices, n), np.arange(n, dtype=np.int64),
                   np.argsort(deg, kind="stable").astype(np.int64)):
-        best = min(best, improve_cover_order(indptr, indices, order, ORDER_ROUNDS)[1])
-    return best
+        o, k = improve_cover_order(indptr, indices, order, ORDER_ROUNDS)
+        if k < best:
+            best, best_order = k, o
+    cls = np.empty(n, np.int64)
+    if n:
+        first_fit_cover(indptr, indices, best_order, cls)
+    return cls, min(best, n)
+
+
+def root_cover_bound(indptr, indices, n):
+    """Size of :func:`root_clique_cover`: every independent set has at most that many
+    vertices."""
+    return root_clique_cover(indptr, indices, n)[1]
 
 
 class MisBranchAndBound:
@@ -222,6 +235,10 @@ class MisBranchAndBound:
     larger_than : int, optional
         Look only for independent sets of more than this many vertices (decision
         version; ``initial`` must then be omitted).
+    upper : int, optional
+        A proven upper bound on the independent sets of the graph (default: the best
+        root clique cover, :func:`root_cover_bound`). The search is over as soon as the
+        best set found reaches it.
 
     Examples
     --------
@@ -232,7 +249,7 @@ class MisBranchAndBound:
     (True, 2)
     """
 
-    def __init__(self, indptr, indices, initial=None, maxsat=True, larger_than=None):
+    def __init__(self, indptr, indices, initial=None, maxsat=True, larger_than=None, upper=None):
         indptr = np.ascontiguousarray(indptr, dtype=np.int64)
         indices = np.ascontiguousarray(indices, dtype=np.int64)
         n = len(indptr) - 1
@@ -265,7 +282,8 @@ class MisBranchAndBound:
             self.st[1] = int(larger_than)
         self._initial_size = int(self.st[1])
         # the root's bound from the best clique cover found: a known set that large is optimal
-        self.finished = n == 0 or (self.st[1] > 0 and root_cover_bound(indptr, indices, n) <= self.st[1])
+        self.upper = int(upper if upper is not None else (root_cover_bound(indptr, indices, n) if n else 0))
+        self.finished = n == 0 or self.st[1] >= self.upper
         self._budget = 100_000
 
     def _grow(self):
@@ -320,6 +338,7 @@ class MisBranchAndBound:
         self.best_set[rank[iset]] = True
         self.st[1] = len(iset)
         self._initial_size = max(self._initial_size, len(iset))
+        self.finished = self.finished or self.st[1] >= self.upper
         return True
 
     @property
