@@ -3,10 +3,15 @@
 :func:`solve` is the CPU pipeline behind :func:`graphkit.minimum_vertex_cover`:
 
 1. the reductions of the branch-and-reduce engine run on the whole graph (the kernel);
-2. NuMVC local search on the kernel gives a near-optimal cover in milliseconds
+2. the best clique cover found of the kernel (:func:`kernels.vertex_cover.mis_bnb.root_clique_cover`)
+   bounds its independent sets, hence its covers from below; NuMVC local search on the
+   kernel gives a near-optimal cover in milliseconds
    (:mod:`kernels.vertex_cover.local_search`), lifted back and used as the bound; longer
    runs (doubling, up to ``LS_SHARE`` of the time) come between the exact turns while
-   the cover is above the root's lower bound;
+   the cover is above the root's lower bound, half of each spent looking for an
+   independent set with one vertex in every clique of that cover
+   (:mod:`kernels.vertex_cover.transversal`), which would meet the bound and end the
+   search at once;
 3. branch-and-reduce (:class:`kernels.vertex_cover.solver.BranchAndReduce`: reductions
    inside the search, LP / cycle / clique-cover and MaxSAT bounds, components) and, on
    kernels of at most ``MIS_MAX_VERTICES`` vertices, the clique-style branch and bound of
@@ -36,8 +41,8 @@ import numpy as np
 
 from .local_search import local_search_cover
 from .mis_bnb import MisBranchAndBound, root_clique_cover
-from .transversal import transversal_search
 from .solver import BranchAndReduce
+from .transversal import transversal_search
 
 __all__ = ["solve", "ExactResult", "MIS_MAX_VERTICES"]
 
@@ -347,5 +352,4 @@ def warm_up():
     init = np.zeros(n, dtype=bool)
     init[cover] = True
     local_search_cover(indptr, indices, steps=1000, seed=1, init=init)
-    cls, k = root_clique_cover(indptr, indices, n)
-    transversal_search(indptr, indices, cls, steps=1000)
+    transversal_search(indptr, indices, root_clique_cover(indptr, indices, n)[0], steps=1000)
