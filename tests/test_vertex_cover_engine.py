@@ -282,7 +282,7 @@ def planted(groups, size, p, seed):
 
 def test_transversal_search_finds_planted_sets_and_only_true_ones():
     for seed in range(12):
-        n, edges, hidden = planted(6 + seed % 5, 3 + seed % 4, 0.5, seed)
+        n, edges, _ = planted(6 + seed % 5, 3 + seed % 4, 0.5, seed)
         indptr, indices = csr(n, edges)
         size = n // (6 + seed % 5)
         cls = np.arange(n) // size

@@ -29,7 +29,7 @@ from numba import njit
 
 from .maxsat import cover_and_absorb_t
 from .state import (AST, ALN, DEG, F_CRT, F_N, F_RN, OUT, POOL, S_CNT, S_LVL, S_MARK, S_POS, S_QUE, S_TMP,
-                    S_TMP2, X, new_gen)
+                    S_TMP2, X, is_live_clique, new_gen)
 
 
 @njit(cache=True)
@@ -130,20 +130,7 @@ def cycle_cover_bound(G, IS, i, SC, ctl):
                 break
         if size > 2 * n:  # not a permutation (cannot happen with a perfect matching)
             return -1
-        # clique?
-        clique = True
-        for j in range(size):
-            v = S[j]
-            c = 0
-            b = ast[v]
-            for p in range(b, b + aln[v]):
-                u = pool[p]
-                if x[u] < 0 and cyc[u] == s:
-                    c += 1
-            if c != size - 1:
-                clique = False
-                break
-        if clique:
+        if is_live_clique(G, S, size, cyc, s):
             lb += size - 1
             continue
         # split off odd cycles through pairs of crossing chords while it pays

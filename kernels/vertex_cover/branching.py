@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from .state import AST, ALN, DEG, F_N, POOL, S_MARK, S_MARK2, S_TMP2, S_TMP3, S_TMP4, X, new_gen
+from .state import AST, ALN, DEG, F_N, POOL, S_MARK, S_MARK2, S_TMP2, S_TMP3, S_TMP4, X, is_live_clique, new_gen
 
 
 @njit(cache=True)
@@ -114,17 +114,7 @@ def mirrors(G, IS, i, SC, ctl, v, out):
             gm = new_gen(ctl, SC)
             for c in range(m):
                 mark[mlist[c]] = gm
-            for c in range(m):
-                z = mlist[c]
-                cnt = 0
-                bz = ast[z]
-                for t in range(bz, bz + aln[z]):
-                    y = pool[t]
-                    if x[y] < 0 and mark[y] == gm:
-                        cnt += 1
-                if cnt != m - 1:
-                    ok = False
-                    break
+            ok = is_live_clique(G, mlist, m, mark, gm)
         if ok:
             out[k] = w
             k += 1

@@ -33,6 +33,25 @@ EXACT_SELECTION = 3000
 
 
 @njit(cache=True)
+def bucket_decrement(u, deg, head, nxt, prv):
+    """Move ``u`` from degree bucket ``deg[u]`` to the next lower one (buckets are doubly
+    linked lists: ``head[d]`` first vertex of degree ``d``, ``nxt``/``prv`` links)."""
+    d = deg[u]
+    if prv[u] >= 0:
+        nxt[prv[u]] = nxt[u]
+    else:
+        head[d] = nxt[u]
+    if nxt[u] >= 0:
+        prv[nxt[u]] = prv[u]
+    deg[u] = d - 1
+    nxt[u] = head[d - 1]
+    prv[u] = -1
+    if head[d - 1] >= 0:
+        prv[head[d - 1]] = u
+    head[d - 1] = u
+
+
+@njit(cache=True)
 def greedy_cover(indptr, indices):
     """Cover by repeatedly taking a vertex of maximum remaining degree (bucket queue),
     then dropping redundant vertices. Returns a boolean array."""
@@ -69,22 +88,8 @@ def greedy_cover(indptr, indices):
         gone[v] = True
         for p in range(indptr[v], indptr[v + 1]):
             u = indices[p]
-            if gone[u]:
-                continue
-            d = deg[u]
-            # unlink u from bucket d, relink in d - 1
-            if prv[u] >= 0:
-                nxt[prv[u]] = nxt[u]
-            else:
-                head[d] = nxt[u]
-            if nxt[u] >= 0:
-                prv[nxt[u]] = prv[u]
-            deg[u] = d - 1
-            nxt[u] = head[d - 1]
-            prv[u] = -1
-            if head[d - 1] >= 0:
-                prv[head[d - 1]] = u
-            head[d - 1] = u
+            if not gone[u]:
+                bucket_decrement(u, deg, head, nxt, prv)
     # remove redundant vertices (all neighbours in the cover)
     for v in range(n):
         if inc[v]:

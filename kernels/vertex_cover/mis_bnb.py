@@ -35,6 +35,7 @@ import time
 import numpy as np
 from numba import njit
 
+from .local_search import bucket_decrement
 from .maxsat import MaxsatWork, cover_and_absorb, first_fit_cover, improve_cover_order
 
 __all__ = ["MisBranchAndBound"]
@@ -72,21 +73,8 @@ def _smallest_last_order(indptr, indices, n):
         pos -= 1
         for p in range(indptr[v], indptr[v + 1]):
             u = indices[p]
-            if gone[u]:
-                continue
-            d = deg[u]
-            if prv[u] >= 0:
-                nxt[prv[u]] = nxt[u]
-            else:
-                head[d] = nxt[u]
-            if nxt[u] >= 0:
-                prv[nxt[u]] = prv[u]
-            deg[u] = d - 1
-            nxt[u] = head[d - 1]
-            prv[u] = -1
-            if head[d - 1] >= 0:
-                prv[head[d - 1]] = u
-            head[d - 1] = u
+            if not gone[u]:
+                bucket_decrement(u, deg, head, nxt, prv)
     return order
 
 

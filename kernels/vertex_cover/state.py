@@ -187,6 +187,26 @@ def adjacent(G, a, b):
     return False
 
 
+@njit(cache=True)
+def is_live_clique(G, S, size, label, tag):
+    """True when the ``size`` live vertices ``S[:size]``, exactly those live vertices
+    with ``label[v] == tag``, are pairwise adjacent (each sees the other ``size - 1``)."""
+    x = G[X]
+    pool = G[POOL]
+    ast = G[AST]
+    aln = G[ALN]
+    for j in range(size):
+        v = S[j]
+        c = 0
+        for p in range(ast[v], ast[v] + aln[v]):
+            u = pool[p]
+            if x[u] < 0 and label[u] == tag:
+                c += 1
+        if c != size - 1:
+            return False
+    return True
+
+
 # --------------------------------------------------------------------------- decisions
 @njit(cache=True)
 def _remove(G, IS, i, ctl, qarr, qmask, v, a):

@@ -96,10 +96,31 @@ def _unchoose(x, c, indptr, indices, cls, eid, w, score, bad, is_chosen, conf, c
 
 
 @njit(cache=True)
+def _least(mem, lo, hi, key, skip, tabu, step, bad):
+    """The member ``mem[lo:hi]`` of smallest ``key`` (random among ties) other than
+    ``skip``; a tabu member (``tabu[v] > step``) only when it has no conflict. -1 if
+    none."""
+    best = -1
+    ties = 0
+    for t in range(lo, hi):
+        v = mem[t]
+        if v == skip or (tabu[v] > step and bad[v] > 0):
+            continue
+        if best < 0 or key[v] < key[best]:
+            best = v
+            ties = 1
+        elif key[v] == key[best]:
+            ties += 1
+            if np.random.randint(ties) == 0:
+                best = v
+    return best
+
+
+@njit(cache=True)
 def _transversal(indptr, indices, cls, k, max_steps, seed, chosen):
     n = len(indptr) - 1
     np.random.seed(seed)
-    eid, ea, eb = _edge_ids(indptr, indices)
+    eid, ea, _ = _edge_ids(indptr, indices)
     w = np.ones(len(ea), np.int64)
     # members of each clique
     start = np.zeros(k + 1, np.int64)
@@ -121,37 +142,14 @@ def _transversal(indptr, indices, cls, k, max_steps, seed, chosen):
     nconf = 0
     # greedy start: each clique in turn takes a member with the fewest conflicts so far
     for c in range(k):
-        best = -1
-        ties = 0
-        for t in range(start[c], start[c + 1]):
-            v = mem[t]
-            if best < 0 or bad[v] < bad[best]:
-                best = v
-                ties = 1
-            elif bad[v] == bad[best]:
-                ties += 1
-                if np.random.randint(ties) == 0:
-                    best = v
+        best = _least(mem, start[c], start[c + 1], bad, -1, tabu, 0, bad)
         nconf = _choose(best, c, indptr, indices, cls, eid, w, score, bad, chosen, is_chosen, conf, cpos, nconf)
     for step in range(1, max_steps + 1):
         if nconf == 0:
             return step
         c = conf[np.random.randint(nconf)]
         x = chosen[c]
-        best = -1
-        ties = 0
-        for t in range(start[c], start[c + 1]):
-            v = mem[t]
-            # a tabu member is taken only when it would end the clique's conflicts
-            if v == x or (tabu[v] > step and bad[v] > 0):
-                continue
-            if best < 0 or score[v] < score[best]:
-                best = v
-                ties = 1
-            elif score[v] == score[best]:
-                ties += 1
-                if np.random.randint(ties) == 0:
-                    best = v
+        best = _least(mem, start[c], start[c + 1], score, x, tabu, step, bad)
         if best >= 0 and score[best] < score[x]:
             nconf = _unchoose(x, c, indptr, indices, cls, eid, w, score, bad, is_chosen, conf, cpos, nconf)
             nconf = _choose(best, c, indptr, indices, cls, eid, w, score, bad, chosen, is_chosen, conf, cpos, nconf)
