@@ -104,7 +104,7 @@ def greedy_cover(indptr, indices):
 
 
 @njit(cache=True)
-def _edge_ids(indptr, indices):
+def edge_ids(indptr, indices):
     """Id of the undirected edge of each CSR entry, and the endpoints of each id."""
     n = len(indptr) - 1
     eid = np.full(len(indices), -1, np.int64)
@@ -140,7 +140,7 @@ def _edge_ids(indptr, indices):
 def _numvc(indptr, indices, init, max_steps, seed, target):
     n = len(indptr) - 1
     np.random.seed(seed)
-    eid, ea, eb = _edge_ids(indptr, indices)
+    eid, ea, eb = edge_ids(indptr, indices)
     m = len(ea)
     best = init.copy()
     if m == 0:

@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .local_search import _edge_ids
+from .local_search import edge_ids
 
 __all__ = ["transversal_search"]
 
@@ -120,7 +120,7 @@ def _least(mem, lo, hi, key, skip, tabu, step, bad):
 def _transversal(indptr, indices, cls, k, max_steps, seed, chosen):
     n = len(indptr) - 1
     np.random.seed(seed)
-    eid, ea, _ = _edge_ids(indptr, indices)
+    eid, ea, _ = edge_ids(indptr, indices)
     w = np.ones(len(ea), np.int64)
     # members of each clique
     start = np.zeros(k + 1, np.int64)
