@@ -19,6 +19,8 @@ the paper's V100 times; plus the load balance over the SMs. Saves a plot as
 
     taskset -c 0 python examples/bench_vc.py --set pace2019 --time-limit 20 --markdown
     python examples/bench_vc.py --set pace2019 --instances vc-exact_055 vc-exact_176
+    python examples/bench_vc.py --set pace2019 --time-limit 60 --open-in A.json --out B.json  # the 60 s column
+    python examples/bench_vc.py --set pace2019 --docs-table A.json B.json    # docs/pace-instances.md table
     python examples/bench_vc.py                      # Table I, writes bench_results/bench_vc.json
     python examples/bench_vc.py --quick              # small smoke run
 """
@@ -123,6 +125,9 @@ def run_pace(args):
     if args.instances:
         want = {name.removesuffix(".gr.xz") for name in args.instances}
         rows = [r for r in rows if Path(r[0]).name.removesuffix(".gr.xz") in want]
+    if args.open_in:
+        done = {r["instance"] for r in json.loads(Path(args.open_in).read_text())["rows"] if r["solved"]}
+        rows = [r for r in rows if Path(r[0]).name.removesuffix(".gr.xz") not in done]
     base = SHARED / "graphs" / "bench"
     results = []
     print(f"PACE 2019 exact vertex cover, {len(rows)} instances, time limit {args.time_limit:g} s, "
@@ -387,6 +392,49 @@ def run_table1(args):
     return 0 if all(r["correct"] for r in rows) else 1
 
 
+def docs_table(base_json, long_json=None):
+    """Summary rows and the compact per-instance table of docs/pace-instances.md from saved
+    results: ``base_json`` (every instance) and optionally ``long_json`` (a run with a longer
+    limit of the instances open in the base run; the others keep their base time)."""
+    base = json.loads(Path(base_json).read_text())
+    limit = base["meta"]["time_limit"]
+    rows = base["rows"]
+    out = [pace_markdown(rows, pace_summary(rows, limit), limit, per_instance=False)]
+    longer = {}
+    if long_json:
+        lj = json.loads(Path(long_json).read_text())
+        long_limit = lj["meta"]["time_limit"]
+        longer = {r["instance"]: r for r in lj["rows"]}
+        merged = [longer.get(r["instance"], r) for r in rows]
+        s = pace_summary(merged, long_limit)
+        out += ["", f"{long_limit:g} s (instances open at {limit:g} s rerun; the peer's times are from its "
+                    f"{limit:g} s runs): proved {s['solved']}, median {s['median']:.2f} s against "
+                    f"{s['peer_median']:.2f} s on the {s['both']} both prove"]
+    cells = []
+    for r in rows:
+        name = r["instance"].removeprefix("vc-exact_")
+        ours_ok = r["solved"] and r["seconds"] <= limit
+        peer_ok = r["peer_seconds"] is not None and r["peer_seconds"] <= limit
+        star = "*" if ours_ok != peer_ok else ""
+        ours = f"{r['seconds']:.2f}" if ours_ok else f">{limit:g}"
+        peer = f"{r['peer_seconds']:.2f}" if peer_ok else f">{limit:g}"
+        cell = f"{name}{star}: {ours} / {peer}"
+        if not ours_ok:
+            cell += f" ({r.get('size')}/{r.get('lower_bound')})" if "size" in r else " (-)"
+            lr = longer.get(r["instance"])
+            if lr is not None:
+                lim2 = lj["meta"]["time_limit"]
+                cell += f"; {lim2:g} s: " + (f"{lr['seconds']:.2f}" if lr["solved"] else
+                                              f">{lim2:g} ({lr.get('size')}/{lr.get('lower_bound')})")
+        cells.append(cell)
+    out += ["", "| instance: ours / peer | instance: ours / peer | instance: ours / peer | instance: ours / peer |",
+            "|---|---|---|---|"]
+    for i in range(0, len(cells), 4):
+        row = cells[i:i + 4] + [""] * (4 - len(cells[i:i + 4]))
+        out.append("| " + " | ".join(row) + " |")
+    return "\n".join(out)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--set", choices=["table1", "pace2019"], default="table1")
@@ -398,6 +446,11 @@ def main(argv=None):
                                                               "is killed (start-up and warm-up)")
     ap.add_argument("--device", choices=["cpu", "gpu", "auto"], default="cpu", help="pace2019: device of the solve")
     ap.add_argument("--markdown", action="store_true", help="pace2019: print the per-instance table too")
+    ap.add_argument("--open-in", default=None, metavar="JSON",
+                    help="pace2019: run only the instances not proved in this earlier result (the longer column)")
+    ap.add_argument("--docs-table", nargs="+", default=None, metavar="JSON",
+                    help="pace2019: print the summary and the compact per-instance table of saved results (a "
+                         "base run, then optionally a longer run of its open instances) and exit")
     ap.add_argument("--cpu-time-limit", type=float, default=5.0, help="table1: CPU seconds per run (default 5)")
     ap.add_argument("--stackonly-time-limit", type=float, default=5.0, help="table1: StackOnly GPU seconds per run")
     ap.add_argument("--start-depth", type=int, default=8, help="StackOnly sub-tree depth (paper: 8, 12, 16)")
@@ -409,6 +462,9 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.worker:
         worker(args.worker, args.time_limit, args.device)
+        return 0
+    if args.docs_table:
+        print(docs_table(*args.docs_table))
         return 0
     if not SHARED.is_dir():
         print(f"no shared data at {SHARED}; nothing to benchmark", file=sys.stderr)
