@@ -592,7 +592,10 @@ def test_cliques_count_stops_on_ctrl_c(tmp_path):
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # tqdm draws nothing 0 columns wide
     proc = subprocess.Popen([sys.executable, "-c", GRAPHKIT, "cliques", "--count-only", "--device", "cpu", str(path)],
-                            stdout=subprocess.PIPE, stderr=slave, text=True, env=_env(), cwd=ROOT)
+                            stdout=subprocess.PIPE, stderr=slave, text=True, env=_env(), cwd=ROOT,
+                            # a harness that runs the suite in the background (`make test &`) ignores
+                            # SIGINT, which children inherit and Python then leaves ignored
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     os.close(slave)
     try:
         seen, deadline = b"", time.monotonic() + 600
