@@ -36,3 +36,28 @@ def mirror_cases(rng):
     Z = P.copy()
     Z.data[:5] = 0  # explicit zeros on a symmetric pattern
     return [cd, P, Z, (R + sp.eye(80)).tocsr()]
+
+
+_SIGNATURES = """
+import sys, numba
+def _signatures():
+    return {(m, k): len(v.signatures) for m, mod in list(sys.modules.items())
+            if m.startswith(("kernels", "graphkit"))
+            for k, v in vars(mod).items() if isinstance(v, numba.core.registry.CPUDispatcher)}
+"""
+
+
+def compiled_during(warm_up: str, work: str, *args) -> list:
+    """Run the Python source ``warm_up``, then ``work``, in a fresh interpreter (``args``
+    in its ``sys.argv[1:]``) and return the Numba functions of kernels and graphkit that
+    gained a compiled signature during ``work``: empty when the warm-up compiled (or
+    loaded) everything the work reaches, so that a time limit never pays for compiling."""
+    import ast
+    import subprocess
+    import sys
+
+    code = (_SIGNATURES + warm_up + "\n_before = _signatures()\n" + work
+            + "\nprint(sorted(k for k, c in _signatures().items() if c != _before.get(k, 0)))\n")
+    out = subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True,
+                         check=True).stdout
+    return ast.literal_eval(out.strip().splitlines()[-1])

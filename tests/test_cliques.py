@@ -1,7 +1,5 @@
 """graphkit.cliques and kernels.cliques: maximal clique enumeration and maximum clique: vs networkx, CPU == GPU, DIMACS answers."""
 import csv
-import subprocess
-import sys
 
 import networkx as nx
 import numpy as np
@@ -9,6 +7,7 @@ import pytest
 
 import graphkit
 from graphkit.cli import main as cli_main
+from helpers import compiled_during
 
 
 def moon_moser(parts):
@@ -352,28 +351,13 @@ def test_count_and_listing_report_progress():
     assert res.count == listed == graphkit.count_maximal_cliques(G, device="cpu").count
 
 
-WARM_CHECK = """
-import sys, numba, graphkit
-from kernels.cliques import compile_max_clique_cpu
-from kernels.vertex_cover.exact import compile_once
-compile_once()
-compile_max_clique_cpu()
-def signatures():
-    return {(m, k): len(v.signatures) for m, mod in list(sys.modules.items())
-            if m.startswith(("kernels", "graphkit"))
-            for k, v in vars(mod).items() if isinstance(v, numba.core.registry.CPUDispatcher)}
-before = signatures()
-G = graphkit.read_graph(sys.argv[1])
-graphkit.maximum_clique(G, time_limit=0.05, device="cpu")
-graphkit.maximum_clique(G, method="branch_and_bound", time_limit=0.05, device="cpu")
-print(sorted(k for k, c in signatures().items() if c != before.get(k, 0)))
-"""
-
-
 def test_time_limited_searches_compile_nothing_after_the_warm_up(shared_data):
     # the limit is for the search: every Numba function a limited maximum_clique calls
     # must be compiled before its clock starts (a cold cache once cost 7 s of a 0.05 s limit)
-    path = shared_data / "graphs" / "dimacs" / "MANN_a27.clq"
-    out = subprocess.run([sys.executable, "-c", WARM_CHECK, str(path)], capture_output=True, text=True,
-                         check=True).stdout
-    assert out.strip().splitlines()[-1] == "[]"
+    warm_up = ("from kernels.cliques import compile_max_clique_cpu\n"
+               "from kernels.vertex_cover.exact import compile_once\n"
+               "compile_once()\ncompile_max_clique_cpu()\nimport graphkit\n")
+    work = ("G = graphkit.read_graph(sys.argv[1])\n"
+            "graphkit.maximum_clique(G, time_limit=0.05, device='cpu')\n"
+            "graphkit.maximum_clique(G, method='branch_and_bound', time_limit=0.05, device='cpu')\n")
+    assert compiled_during(warm_up, work, shared_data / "graphs" / "dimacs" / "MANN_a27.clq") == []

@@ -13,6 +13,7 @@ from graphkit.treewidth import is_tree_decomposition, treewidth
 from kernels.treewidth import bounds, pid, preprocess
 from kernels.treewidth._bits import monotonic
 from kernels.treewidth.solve import bitsets_from_csr
+from helpers import compiled_during
 from test_treewidth import subset_dp
 
 
@@ -326,22 +327,18 @@ def test_time_limit_on_a_large_grid_with_the_paper_search(warm):
     assert is_tree_decomposition(G, res.decomposition, width=res.width)
 
 
-WARM_CHECK = """
-import sys, numba, networkx as nx, graphkit
-def signatures():
-    return {(m, k): len(v.signatures) for m, mod in list(sys.modules.items())
-            if m.startswith(("kernels", "graphkit"))
-            for k, v in vars(mod).items() if isinstance(v, numba.core.registry.CPUDispatcher)}
+WARM_UP = """
+import networkx as nx, graphkit
 # the first limited call of each method warms up; nothing it triggers is counted
 graphkit.treewidth(nx.path_graph(3), time_limit=5, device="cpu")
 graphkit.treewidth(nx.path_graph(3), time_limit=5, method="bfs", device="cpu")
-before = signatures()
+"""
+WARM_WORK = """
 cases = [(nx.grid_2d_graph(40, 40), 0.3, "auto"), (nx.gnm_random_graph(1500, 4500, seed=1), 0.3, "auto"),
          (nx.gnm_random_graph(40, 120, seed=3), 5, "auto"), (nx.random_regular_graph(5, 60, seed=2), 0.5, "auto"),
          (nx.grid_2d_graph(6, 6), 5, "bfs"), (nx.random_regular_graph(3, 24, seed=1), 0.5, "bfs")]
 for G, limit, method in cases:
     graphkit.treewidth(G, time_limit=limit, method=method, device="cpu")
-print(sorted(k for k, c in signatures().items() if c != before.get(k, 0)))
 """
 
 
@@ -350,11 +347,7 @@ def test_time_limited_solves_compile_nothing_after_the_warm_up():
     # compiled before its clock starts (a cold cache takes minutes on two cores); the
     # graphs reach the reductions, safe separators, components, PID tables that grow,
     # deadlines inside each phase, and the paper's search
-    import subprocess
-    import sys
-
-    out = subprocess.run([sys.executable, "-c", WARM_CHECK], capture_output=True, text=True, check=True).stdout
-    assert out.strip().splitlines()[-1] == "[]"
+    assert compiled_during(WARM_UP, WARM_WORK) == []
 
 
 # ---------------------------------------------------------------- the forest part, in O(n + m)

@@ -13,6 +13,7 @@ import pytest
 
 import graphkit
 from graphkit import Graph, read_graph
+from helpers import compiled_during
 from graphkit.vertex_cover import (
     is_vertex_cover,
     maximum_independent_set,
@@ -152,15 +153,7 @@ def test_time_limit_starts_after_compilation(monkeypatch):
         exact.compile_once.cache_clear()  # the stand-in compiled nothing: later tests compile for real
 
 
-WARM_CHECK = """
-import sys, numba, numpy as np, graphkit
-from kernels.vertex_cover.exact import compile_once
-compile_once()
-def signatures():
-    return {(m, k): len(v.signatures) for m, mod in list(sys.modules.items())
-            if m.startswith(("kernels", "graphkit"))
-            for k, v in vars(mod).items() if isinstance(v, numba.core.registry.CPUDispatcher)}
-before = signatures()
+WARM_WORK = """
 rng = np.random.default_rng(4)
 # a sparse random graph (every phase runs: reductions, both searches, local search and
 # the transversal search) and groups of cliques with random edges between them
@@ -172,15 +165,14 @@ graphkit.maximum_independent_set(G, time_limit=0.3, device="cpu")
 edges = [(u, v) for u in range(240) for v in range(u + 1, 240) if u // 12 == v // 12 or rng.random() < 0.3]
 G = graphkit.Graph.from_edges(240, [e[0] for e in edges], [e[1] for e in edges])
 graphkit.minimum_vertex_cover(G, time_limit=0.5, device="cpu")
-print(sorted(k for k, c in signatures().items() if c != before.get(k, 0)))
 """
 
 
 def test_time_limited_calls_compile_nothing_after_the_warm_up():
     # every Numba function a limited call reaches is compiled before its clock starts
     # (on a clean clone with a cold cache, compiling costs seconds)
-    out = subprocess.run([sys.executable, "-c", WARM_CHECK], capture_output=True, text=True, check=True).stdout
-    assert out.strip().splitlines()[-1] == "[]"
+    warm_up = "import numpy as np, graphkit\nfrom kernels.vertex_cover.exact import compile_once\ncompile_once()\n"
+    assert compiled_during(warm_up, WARM_WORK) == []
 
 
 def test_progress_reports_and_ctrl_c_stops_between_chunks():
