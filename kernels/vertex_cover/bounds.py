@@ -33,6 +33,27 @@ from .state import (AST, ALN, DEG, F_CRT, F_N, F_RN, OUT, POOL, S_CNT, S_LVL, S_
 
 
 @njit(cache=True)
+def live_by_degree(x, deg, n, order):
+    """Counting sort of the live vertices (``x[v] < 0``) by increasing degree, stable,
+    into ``order``; returns how many there are."""
+    maxd = 0
+    for v in range(n):
+        if x[v] < 0 and deg[v] > maxd:
+            maxd = deg[v]
+    bucket = np.zeros(maxd + 2, np.int64)
+    for v in range(n):
+        if x[v] < 0:
+            bucket[deg[v] + 1] += 1
+    for d in range(1, maxd + 2):
+        bucket[d] += bucket[d - 1]
+    for v in range(n):
+        if x[v] < 0:
+            order[bucket[deg[v]]] = v
+            bucket[deg[v]] += 1
+    return bucket[maxd]
+
+
+@njit(cache=True)
 def clique_cover_bound(G, IS, i, SC, ctl):
     """``live - cliques`` of a greedy clique partition of the live vertices."""
     n = IS[i, F_N]
@@ -49,21 +70,7 @@ def clique_cover_bound(G, IS, i, SC, ctl):
     csize = SC[S_TMP]
     hits = SC[S_TMP2]
     mark = SC[S_MARK]
-    # counting sort by degree
-    maxd = 0
-    for v in range(n):
-        if x[v] < 0 and deg[v] > maxd:
-            maxd = deg[v]
-    bucket = np.zeros(maxd + 2, np.int64)
-    for v in range(n):
-        if x[v] < 0:
-            bucket[deg[v] + 1] += 1
-    for d in range(1, maxd + 2):
-        bucket[d] += bucket[d - 1]
-    for v in range(n):
-        if x[v] < 0:
-            order[bucket[deg[v]]] = v
-            bucket[deg[v]] += 1
+    live_by_degree(x, deg, n, order)
     g = new_gen(ctl, SC)  # mark[v] == g: v already placed
     ncl = 0
     for t in range(rn):
@@ -220,23 +227,10 @@ def maxsat_bound(G, IS, i, SC, ctl, W, wst, opt):
     order = SC[S_QUE]
     pos = SC[S_POS]
     # live vertices by increasing degree (the clique cover bound's order)
-    maxd = 0
-    for v in range(n):
-        if x[v] < 0 and deg[v] > maxd:
-            maxd = deg[v]
-    bucket = np.zeros(maxd + 2, np.int64)
-    for v in range(n):
-        if x[v] < 0:
-            bucket[deg[v] + 1] += 1
-    for d in range(1, maxd + 2):
-        bucket[d] += bucket[d - 1]
     m2 = 0
-    for v in range(n):
-        if x[v] < 0:
-            order[bucket[deg[v]]] = v
-            pos[v] = bucket[deg[v]]
-            bucket[deg[v]] += 1
-            m2 += deg[v]
+    for t in range(live_by_degree(x, deg, n, order)):
+        pos[order[t]] = t
+        m2 += deg[order[t]]
     ip = np.empty(rn + 1, np.int64)
     ix = np.empty(m2, np.int64)
     q = 0

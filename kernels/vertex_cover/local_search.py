@@ -33,6 +33,28 @@ EXACT_SELECTION = 3000
 
 
 @njit(cache=True)
+def degree_buckets(indptr, n):
+    """The vertices of a CSR graph in buckets by degree, for :func:`bucket_decrement`:
+    ``(deg, maxd, head, nxt, prv)`` with ``head[d]`` the first vertex of degree ``d`` and
+    ``nxt``/``prv`` the doubly linked lists."""
+    deg = np.empty(n, np.int64)
+    maxd = 0
+    for v in range(n):
+        deg[v] = indptr[v + 1] - indptr[v]
+        maxd = max(maxd, deg[v])
+    head = np.full(maxd + 1, -1, np.int64)
+    nxt = np.full(n, -1, np.int64)
+    prv = np.full(n, -1, np.int64)
+    for v in range(n):
+        d = deg[v]
+        nxt[v] = head[d]
+        if head[d] >= 0:
+            prv[head[d]] = v
+        head[d] = v
+    return deg, maxd, head, nxt, prv
+
+
+@njit(cache=True)
 def bucket_decrement(u, deg, head, nxt, prv):
     """Move ``u`` from degree bucket ``deg[u]`` to the next lower one (buckets are doubly
     linked lists: ``head[d]`` first vertex of degree ``d``, ``nxt``/``prv`` links)."""
@@ -56,22 +78,7 @@ def greedy_cover(indptr, indices):
     """Cover by repeatedly taking a vertex of maximum remaining degree (bucket queue),
     then dropping redundant vertices. Returns a boolean array."""
     n = len(indptr) - 1
-    deg = np.empty(n, np.int64)
-    maxd = 0
-    for v in range(n):
-        deg[v] = indptr[v + 1] - indptr[v]
-        if deg[v] > maxd:
-            maxd = deg[v]
-    # buckets as doubly linked lists
-    head = np.full(maxd + 1, -1, np.int64)
-    nxt = np.full(n, -1, np.int64)
-    prv = np.full(n, -1, np.int64)
-    for v in range(n):
-        d = deg[v]
-        nxt[v] = head[d]
-        if head[d] >= 0:
-            prv[head[d]] = v
-        head[d] = v
+    deg, maxd, head, nxt, prv = degree_buckets(indptr, n)
     inc = np.zeros(n, np.bool_)
     gone = np.zeros(n, np.bool_)
     cur = maxd

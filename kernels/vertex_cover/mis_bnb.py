@@ -35,7 +35,7 @@ import time
 import numpy as np
 from numba import njit
 
-from .local_search import bucket_decrement
+from .local_search import bucket_decrement, degree_buckets
 from .maxsat import MaxsatWork, cover_and_absorb, first_fit_cover, improve_cover_order
 
 __all__ = ["MisBranchAndBound"]
@@ -43,20 +43,7 @@ __all__ = ["MisBranchAndBound"]
 @njit(cache=True)
 def _smallest_last_order(indptr, indices, n):
     """Repeatedly remove a vertex of maximum remaining degree in G and put it last."""
-    deg = np.empty(n, np.int64)
-    maxd = 0
-    for v in range(n):
-        deg[v] = indptr[v + 1] - indptr[v]
-        maxd = max(maxd, deg[v])
-    head = np.full(maxd + 1, -1, np.int64)
-    nxt = np.full(n, -1, np.int64)
-    prv = np.full(n, -1, np.int64)
-    for v in range(n):
-        d = deg[v]
-        nxt[v] = head[d]
-        if head[d] >= 0:
-            prv[head[d]] = v
-        head[d] = v
+    deg, maxd, head, nxt, prv = degree_buckets(indptr, n)
     gone = np.zeros(n, np.bool_)
     order = np.empty(n, np.int64)
     pos = n - 1
