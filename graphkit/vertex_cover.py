@@ -296,21 +296,27 @@ def _paper_search(H: Graph, deg, count, limit, *, pvc, dev, method, deadline, st
 
 
 def _paper_mvc(G: Graph, dev, method, deadline, start_depth, config):
-    """Minimum cover by the GPU paper's algorithm (its rules and search, nothing more)."""
+    """Minimum cover by the GPU paper's algorithm (its rules and search), started only when
+    its greedy cover is above the root's clique-cover / LP bound: a cover that meets a proven
+    bound is optimal, whether the search ran to its end or stopped at the time limit."""
     from kernels import vertex_cover as kvc
 
     deg = G.degrees.astype(np.int32)
     ub, gdeg = kvc.greedy_cover_cpu(G.indptr, G.indices, deg, 0)
     best, best_deg = ub, gdeg
     if G.m == 0:
-        return best_deg, True, ub, np.zeros(1, np.int64), dev
+        return best_deg, True, ub, np.zeros(1, np.int64), dev, "reductions"
+    lb = max(kvc.clique_cover_bound_cpu(G.indptr, G.indices, deg), kvc.lp_bound(G.indptr, G.indices))
+    if ub <= lb:  # the paper's search would spend its whole budget failing to beat the bound
+        return best_deg, True, ub, np.zeros(1, np.int64), dev, "lower_bound"
     found, fdeg, complete, w, used = _paper_search(G, deg, 0, ub - 1, pvc=False, dev=dev, method=method,
                                                    deadline=deadline, start_depth=start_depth, config=config)
     if 0 <= found < best:
         best, best_deg = found, fdeg
-    lb = best if complete else max(kvc.clique_cover_bound_cpu(G.indptr, G.indices, deg), kvc.lp_bound(G.indptr,
-                                                                                                      G.indices))
-    return best_deg, complete, lb, w, used
+    solved_by = ("gpu" if used == "gpu" else "paper_cpu") if complete else \
+        ("lower_bound" if best <= lb else "time_limit")
+    complete = bool(complete) or best <= lb
+    return best_deg, complete, best if complete else lb, w, used, solved_by
 
 
 # ----------------------------------------------------------------------------- solvers
@@ -332,7 +338,8 @@ def minimum_vertex_cover(G, device="auto", method="auto", time_limit=None, *, pr
         :mod:`kernels.vertex_cover.exact` (see the module docstring). ``"hybrid"`` /
         ``"stackonly"``: the GPU paper's algorithm as published (per-block stacks plus a
         global worklist, or sub-trees from depth ``start_depth``), on the CPU its
-        sequential search.
+        sequential search; the search starts only when the greedy cover is above the
+        root's clique-cover / LP bound.
     time_limit : float, optional
         Seconds; when reached, the best cover found is returned with ``optimal=False``
         and a proven ``lower_bound``. The first call with a limit in a process compiles
@@ -370,14 +377,14 @@ def minimum_vertex_cover(G, device="auto", method="auto", time_limit=None, *, pr
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + float(time_limit)
     if method in PAPER_METHODS:
-        best_deg, complete, lb, w, used = _paper_mvc(G, dev, method, deadline, start_depth, gpu_config)
+        best_deg, complete, lb, w, used, solved_by = _paper_mvc(G, dev, method, deadline, start_depth, gpu_config)
         ids = np.flatnonzero(np.asarray(best_deg) < 0).astype(np.int64)
         size = len(ids)
         return VertexCoverResult(cover=G.to_labels(ids), size=size, optimal=bool(complete),
                                  lower_bound=size if complete else int(min(lb, size)),
                                  time=time.perf_counter() - t0, nodes=int(np.sum(w)), device=used, method=method,
-                                 kernel_size=-1, solved_by=("gpu" if used == "gpu" else "paper_cpu")
-                                 if complete else "time_limit", worker_nodes=np.asarray(w, np.int64), indices=ids)
+                                 kernel_size=-1, solved_by=solved_by, worker_nodes=np.asarray(w, np.int64),
+                                 indices=ids)
     if dev == "gpu":
         return _gpu_pipeline(G, t0, deadline, start_depth, gpu_config)
     from kernels.vertex_cover.exact import solve

@@ -10,7 +10,7 @@ import pytest
 
 from graphkit import Graph, read_graph
 from graphkit.vertex_cover import is_vertex_cover, minimum_vertex_cover, parameterized_vertex_cover
-from kernels.vertex_cover import degree_bound_holds, clique_cover_bound_cpu, greedy_cover_cpu, reduce_cpu
+from kernels.vertex_cover import degree_bound_holds, clique_cover_bound_cpu, greedy_cover_cpu, reduce_cpu, search_cpu
 
 
 def random_graph(n, p, seed):
@@ -170,7 +170,11 @@ def test_paper_cpu_search_equals_brute_force(method):
         G = random_graph(6 + seed % 9, [0.2, 0.4, 0.7][seed % 3], seed)
         r = minimum_vertex_cover(G, device="cpu", method=method)
         assert r.optimal and r.size == brute_force_mvc(G) and is_vertex_cover(G, r.cover)
-        assert r.kernel_size == -1 and r.solved_by == "paper_cpu"
+        # the search runs unless the greedy cover already meets the root's bound
+        assert r.kernel_size == -1 and r.solved_by in ("paper_cpu", "lower_bound")
+        # the paper's minimum search itself, from the trivial cover down
+        s = search_cpu(G.indptr, G.indices, G.degrees.astype(np.int32), 0, G.n, pvc=False, use_lb=0)
+        assert s.done and s.best == r.size
         opt = r.size
         if opt:
             assert parameterized_vertex_cover(G, opt - 1, device="cpu", method=method).found is False
@@ -278,12 +282,25 @@ def test_gpu_time_limit(shared_data):
 
 @pytest.mark.gpu
 @pytest.mark.filterwarnings("ignore:dropped")
+@pytest.mark.parametrize("method", ["auto", "hybrid"])
 @pytest.mark.parametrize("name", ["vc-exact_001", "vc-exact_026"])
-def test_gpu_pace(shared_data, name):
+def test_gpu_pace(shared_data, name, method):
+    # auto: reductions on the CPU, Hybrid search on the kernel; hybrid: the paper's algorithm on the whole graph
     opt = answers(shared_data, "vc")[name]
     G = read_graph(shared_data / "graphs" / "pace2019-vc" / f"{name}.gr")
-    r = minimum_vertex_cover(G, device="gpu", method="hybrid", time_limit=GPU_GUARD)  # GPU search, whole graph
+    r = minimum_vertex_cover(G, device="gpu", method=method, time_limit=GPU_GUARD)
     assert r.optimal and r.size == opt and is_vertex_cover(G, r.cover)
+
+
+@pytest.mark.filterwarnings("ignore:dropped")
+def test_paper_method_stops_when_its_cover_meets_the_root_bound(shared_data):
+    # The paper's search cannot prove a cover of a PACE instance optimal (it ran out a 60 s
+    # limit and said optimal=False with size == lower_bound); the root bound proves it at once.
+    opt = answers(shared_data, "vc")["vc-exact_001"]
+    G = read_graph(shared_data / "graphs" / "pace2019-vc" / "vc-exact_001.gr")
+    r = minimum_vertex_cover(G, device="cpu", method="hybrid", time_limit=20)
+    assert r.optimal and r.size == r.lower_bound == opt and r.solved_by == "lower_bound"
+    assert r.time < 10 and is_vertex_cover(G, r.cover)
 
 
 
