@@ -215,20 +215,18 @@ class ILU0:
 
 class _CusparseILU0:
     """GPU ILU(0): ``csrilu02`` in place on a copy of ``A``, the factors split into ``L``
-    (unit diagonal stored, as cuSPARSE's non-unit solve reads it) and ``U``, and one
-    ``SpSM`` analysis per factor on fixed buffers (``x -> y`` for ``L``, ``y -> x`` for
-    ``U``), so an apply is two copies, two zero fills and two solves."""
+    (unit diagonal stored, as cuSPARSE's non-unit solve reads it) and ``U``, solved by a
+    :class:`kernels.triangular.DeviceTriangularPair` (``SpSM`` analysed once)."""
 
     def __init__(self, A, clock=None):
         import cupy
         import cupyx.cusparse as cusparse
         import cupyx.scipy.sparse as csp
-        from cupy._core import _dtype
-        from cupy_backends.cuda.libs import cusparse as _cusparse
 
-        for routine in ("csrilu02", "spsm"):
-            if not cusparse.check_availability(routine):
-                raise RuntimeError(f"ILU(0) on the GPU needs cuSPARSE's {routine}, not available in this CUDA/CuPy")
+        from .triangular import DeviceTriangularPair
+
+        if not cusparse.check_availability("csrilu02"):
+            raise RuntimeError("ILU(0) on the GPU needs cuSPARSE's csrilu02, not available in this CUDA/CuPy")
         n = A.shape[0]
         if A.nnz > np.iinfo(np.int32).max:
             raise ValueError(f"ILU(0) on the GPU takes at most 2**31 - 1 entries (cuSPARSE's csrilu02), got {A.nnz}")
@@ -249,68 +247,17 @@ class _CusparseILU0:
         coo = lu.tocoo()
         lower = coo.col < coo.row
         diag_ones = cupy.arange(n, dtype=coo.row.dtype)
-        self.L = csp.coo_matrix(
+        L = csp.coo_matrix(
             (cupy.concatenate([coo.data[lower], cupy.ones(n, dtype=lu.dtype)]),
              (cupy.concatenate([coo.row[lower], diag_ones]), cupy.concatenate([coo.col[lower], diag_ones]))),
             shape=A.shape).tocsr()
-        self.U = csp.coo_matrix((coo.data[~lower], (coo.row[~lower], coo.col[~lower])), shape=A.shape).tocsr()
-        for M in (self.L, self.U):
+        U = csp.coo_matrix((coo.data[~lower], (coo.row[~lower], coo.col[~lower])), shape=A.shape).tocsr()
+        for M in (L, U):
             M.sum_duplicates()  # sorts: SpSM wants canonical CSR
-        self.dtype = lu.dtype
-        self._x = cupy.zeros((n, 1), dtype=self.dtype, order="F")
-        self._y = cupy.zeros((n, 1), dtype=self.dtype, order="F")
-        self._alpha = np.ones(1, dtype=self.dtype)  # host scalar read by every solve
-        self._cuda_dtype = _dtype.to_cuda_dtype(self.dtype)
-        self._op = _cusparse.CUSPARSE_OPERATION_NON_TRANSPOSE
-        self._algo = _cusparse.CUSPARSE_SPSM_ALG_DEFAULT
-        self._lib = _cusparse
-        self._dense = {key: cusparse.DnMatDescriptor.create(a) for key, a in (("x", self._x), ("y", self._y))}
-        self._plans = []
-        handle = cupy.cuda.device.get_cusparse_handle()
-        for M, lower, src, dst in ((self.L, True, "x", "y"), (self.U, False, "y", "x")):
-            mat = cusparse.SpMatDescriptor.create(M)
-            mat.set_attribute(_cusparse.CUSPARSE_SPMAT_FILL_MODE,
-                              _cusparse.CUSPARSE_FILL_MODE_LOWER if lower else _cusparse.CUSPARSE_FILL_MODE_UPPER)
-            mat.set_attribute(_cusparse.CUSPARSE_SPMAT_DIAG_TYPE, _cusparse.CUSPARSE_DIAG_TYPE_NON_UNIT)
-            descr = _cusparse.spSM_createDescr()
-            self._plans.append((mat, descr, None, src, dst))  # registered first: __del__ frees it on failure
-            size = _cusparse.spSM_bufferSize(handle, self._op, self._op, self._alpha.ctypes.data, mat.desc,
-                                             self._dense[src].desc, self._dense[dst].desc, self._cuda_dtype,
-                                             self._algo, descr)
-            work = cupy.empty(max(int(size), 1), dtype=np.int8)
-            _cusparse.spSM_analysis(handle, self._op, self._op, self._alpha.ctypes.data, mat.desc,
-                                    self._dense[src].desc, self._dense[dst].desc, self._cuda_dtype, self._algo,
-                                    descr, work.data.ptr)
-            self._plans[-1] = (mat, descr, work, src, dst)
+        self.pair = DeviceTriangularPair(L, U)
+        self.L, self.U, self.dtype = L, U, self.pair.dtype
         if clock is not None:
             clock.mark("analysis")
 
-    def _solve_column(self, b):
-        import cupy
-
-        buffers = {"x": self._x, "y": self._y}
-        self._x[:, 0] = b
-        handle = cupy.cuda.device.get_cusparse_handle()
-        for mat, descr, work, src, dst in self._plans:
-            buffers[dst].fill(0)  # SpSM's output must start at zero
-            self._lib.spSM_solve(handle, self._op, self._op, self._alpha.ctypes.data, mat.desc,
-                                 self._dense[src].desc, self._dense[dst].desc, self._cuda_dtype, self._algo,
-                                 descr, work.data.ptr)
-        return self._x[:, 0].astype(cupy.result_type(self.dtype, b.dtype), copy=True)
-
     def solve(self, b):
-        import cupy
-
-        if b.ndim == 1:
-            return self._solve_column(b)
-        out = cupy.empty(b.shape, dtype=cupy.result_type(self.dtype, b.dtype))
-        for j in range(b.shape[1]):
-            out[:, j] = self._solve_column(b[:, j])
-        return out
-
-    def __del__(self):
-        for plan in getattr(self, "_plans", ()):
-            try:
-                self._lib.spSM_destroyDescr(plan[1])
-            except Exception:  # noqa: BLE001 - at interpreter exit the library may be gone
-                pass
+        return self.pair.solve(b)

@@ -14,7 +14,7 @@ from kernels.version import __version__
 
 __all__: list[str] = ["__version__"]
 
-from .ilu import ILU0Precond, ilu0
+from .ilu import ILU0Precond, ILUTPrecond, ilu0, ilut
 from .krylov import SolveResult, bicgstab, solve
 from .preconditioners import (
     AlgebraicBlockTridiagonalPrecond,
@@ -40,6 +40,8 @@ __all__ += [
     "algebraic_block_tridiagonal",
     "ILU0Precond",
     "ilu0",
+    "ILUTPrecond",
+    "ilut",
     "bicgstab",
     "solve",
     "SolveResult",

@@ -50,23 +50,6 @@ def _peer_pyamg(A):
     return cspla.LinearOperator(A.shape, matvec=lambda x: cupy.asarray(host @ cupy.asnumpy(x)), dtype=A.dtype)
 
 
-def _peer_ilut(A):
-    """SciPy's ``spilu`` with its defaults (SuperLU's ILUTP: threshold dropping at 1e-4, fill
-    up to 10 times nnz(A), partial pivoting and a column ordering): a stronger, costlier
-    factorization than ILU(0). On the GPU, cupyx runs the same SciPy factorization on the
-    host and the triangular solves on the device."""
-    from kernels.backend import is_device_array, sparse_linalg_module
-
-    if is_device_array(A):
-        import cupyx.scipy.sparse.linalg as cspla
-
-        ilu = cspla.spilu(A.tocsr(), drop_tol=1e-4, fill_factor=10)
-        return cspla.LinearOperator(A.shape, matvec=ilu.solve, dtype=A.dtype)
-    spla = sparse_linalg_module(np)
-    ilu = spla.spilu(A.tocsc())
-    return spla.LinearOperator(A.shape, matvec=ilu.solve, dtype=A.dtype)
-
-
 def _registry():
     from . import ilu
     from . import preconditioners as pc
@@ -81,7 +64,7 @@ def _registry():
         "amg": amg,
         "pyamg": _peer_pyamg,
         "ilu0": ilu.ilu0,
-        "ilut": _peer_ilut,
+        "ilut": ilu.ilut,
     }
 
 
