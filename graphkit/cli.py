@@ -215,6 +215,7 @@ def _add_maxclique(sub):
     p.add_argument("--method", choices=["auto", "branch_and_bound", "vertex_cover"], default="auto")
     p.add_argument("--time-limit", type=non_negative(float), default=None, help="seconds; prints the best clique found")
     p.add_argument("--device", choices=["auto", "cpu", "gpu"], default="auto")
+    p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
     _add_format(p)
     p.set_defaults(run=_run_maxclique)
 
@@ -224,7 +225,8 @@ def _run_maxclique(args) -> int:
     from .io import read_graph
 
     G = read_graph(args.file, format=args.format)
-    res = maximum_clique(G, method=args.method, time_limit=args.time_limit, device=args.device)
+    res = maximum_clique(G, method=args.method, time_limit=args.time_limit, device=args.device,
+                         progress=not args.quiet)
     print(res.size)
     print(" ".join(_labels(G, np.sort(res.indices))))
     state = "optimal" if res.optimal else "not proved optimal"

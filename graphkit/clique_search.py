@@ -53,7 +53,7 @@ class MaxCliqueResult:
         return self.size
 
 
-def branch_and_bound_clique(G, time_limit: float | None = None, device: str = "auto") -> MaxCliqueResult:
+def branch_and_bound_clique(G, time_limit: float | None = None, device: str = "auto", progress=None) -> MaxCliqueResult:
     """A maximum clique by colouring branch and bound (per-vertex sub-problems in reverse
     degeneracy order, a greedy-colouring bound over bitsets).
 
@@ -65,6 +65,9 @@ def branch_and_bound_clique(G, time_limit: float | None = None, device: str = "a
     device : {"auto", "cpu", "gpu"}
         ``"auto"`` with a usable GPU searches ``AUTO_PROBE_NODES`` nodes on the CPU first
         (the result's ``device`` tells which one answered).
+    progress : callable, optional
+        Called as ``progress(nodes, best)`` every 1,024 nodes of the CPU search (the GPU
+        search is one kernel launch and does not report).
 
     Returns
     -------
@@ -88,12 +91,12 @@ def branch_and_bound_clique(G, time_limit: float | None = None, device: str = "a
                                np.zeros(0, np.int64))
     deadline = (t0 + float(time_limit)) if time_limit is not None else 0.0
     if dev == "cpu":
-        verts, optimal, nodes = kc.max_clique_cpu(G.indptr, G.indices, 0, deadline)
+        verts, optimal, nodes = kc.max_clique_cpu(G.indptr, G.indices, 0, deadline, progress=progress)
     else:
         # a short CPU search gives the GPU its starting bound; with device="auto" a
         # longer one settles the easy instances without paying for the GPU launch
         cap = AUTO_PROBE_NODES if device == "auto" else GPU_PROBE_NODES
-        verts, optimal, nodes = kc.max_clique_cpu(G.indptr, G.indices, 0, deadline, cap)
+        verts, optimal, nodes = kc.max_clique_cpu(G.indptr, G.indices, 0, deadline, cap, progress=progress)
         if optimal and device == "auto":
             dev = "cpu"
         elif not (deadline and time.perf_counter() >= deadline):
@@ -103,7 +106,7 @@ def branch_and_bound_clique(G, time_limit: float | None = None, device: str = "a
                 if device != "auto":
                     raise
                 warnings.warn(f"{exc}; searching on the CPU", RuntimeWarning, stacklevel=2)
-                verts, optimal, gpu_nodes = kc.max_clique_cpu(G.indptr, G.indices, 0, deadline)
+                verts, optimal, gpu_nodes = kc.max_clique_cpu(G.indptr, G.indices, 0, deadline, progress=progress)
                 dev = "cpu"
             nodes += gpu_nodes
     verts = np.sort(np.asarray(verts, dtype=np.int64))

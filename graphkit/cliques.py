@@ -256,7 +256,36 @@ def is_maximal_clique(G, vertices) -> bool:
     return not np.any(count == len(c))
 
 
-def maximum_clique(G, method: str = "auto", time_limit: float | None = None, device: str = "auto") -> MaxCliqueResult:
+def _clique_progress(progress):
+    """``(callback(nodes, best), bar)`` for the branch and bound: ``True`` draws a bar on
+    stderr (kernels.console.progress), a callable gets a dict twice a second at most."""
+    if progress is None or progress is False:
+        return None, None
+    bar = None
+    if not callable(progress):
+        from kernels.console import progress as progress_bar
+
+        bar = progress_bar(None, "maximum clique", unit=" nodes")
+    t0 = time.perf_counter()
+    state = {"last": -1.0}
+
+    def report(nodes, best):
+        now = time.perf_counter()
+        if now - state["last"] < 0.5:
+            return
+        state["last"] = now
+        if bar is None:
+            progress({"best": best, "nodes": nodes, "elapsed": now - t0})
+        else:
+            bar.n = nodes
+            bar.set_postfix(best=best, refresh=False)
+            bar.refresh()
+
+    return report, bar
+
+
+def maximum_clique(G, method: str = "auto", time_limit: float | None = None, device: str = "auto", *,
+                   progress=None) -> MaxCliqueResult:
     """A maximum clique.
 
     Parameters
@@ -277,6 +306,10 @@ def maximum_clique(G, method: str = "auto", time_limit: float | None = None, dev
     time_limit : float, optional
         Seconds; when reached the best clique found is returned with ``optimal=False``.
     device : {"auto", "cpu", "gpu"}
+    progress : bool or callable, optional
+        ``True``: a progress line on stderr (tqdm, on a terminal only); a callable gets a
+        dict (``best``, ``nodes``, ``elapsed``) about twice a second. The CPU searches
+        report; the GPU branch and bound is one kernel launch and does not.
 
     Returns
     -------
@@ -302,7 +335,12 @@ def maximum_clique(G, method: str = "auto", time_limit: float | None = None, dev
         dense = G.n > 1 and 2 * G.m >= VC_DENSITY * G.n * (G.n - 1) and G.n <= VC_MAX_VERTICES
         method = "vertex_cover" if dense else "branch_and_bound"
     if method == "branch_and_bound":
-        return branch_and_bound_clique(G, time_limit=time_limit, device=device)
+        report, bar = _clique_progress(progress)
+        try:
+            return branch_and_bound_clique(G, time_limit=time_limit, device=device, progress=report)
+        finally:
+            if bar is not None:
+                bar.close()
     dev = resolve_device(device)
     # A limit is meant for the search: compile (or load) the vertex-cover pipeline before
     # the clock starts, as minimum_vertex_cover itself does (a cold cache takes minutes).
@@ -315,7 +353,8 @@ def maximum_clique(G, method: str = "auto", time_limit: float | None = None, dev
         return MaxCliqueResult(G.to_labels(np.zeros(0, np.int64)), 0, True, method, dev, 0.0, 0, np.zeros(0, np.int64))
     if method == "vertex_cover":
         complement = G.complement()
-        res = minimum_vertex_cover(Graph(complement.indptr, complement.indices), device=dev, time_limit=time_limit)
+        res = minimum_vertex_cover(Graph(complement.indptr, complement.indices), device=dev, time_limit=time_limit,
+                                   progress=progress)
         mask = np.ones(G.n, bool)
         mask[np.asarray(res.cover, dtype=np.int64)] = False  # vertex ids: the complement has no labels
         verts = np.nonzero(mask)[0].astype(np.int64)

@@ -154,6 +154,33 @@ def test_maximum_clique_via_vertex_cover():
     assert res.size == max(len(c) for c in nx.find_cliques(H))
 
 
+def test_maximum_clique_reports_progress(monkeypatch):
+    # the branch and bound reports from its trips to Python (every 1,024 nodes); a report
+    # never exceeds the answer
+    G = nx.gnp_random_graph(300, 0.6, seed=1)
+    seen = []
+    res = graphkit.maximum_clique(G, method="branch_and_bound", device="cpu", progress=seen.append)
+    assert res.optimal and seen
+    assert all(1 <= r["best"] <= res.size and r["nodes"] <= res.nodes and r["elapsed"] >= 0 for r in seen)
+    seen.clear()
+    graphkit.maximum_clique(G, method="branch_and_bound", device="cpu", progress=False)
+    assert not seen
+    # the vertex-cover route hands the same argument to minimum_vertex_cover
+    import graphkit.cliques as gc
+
+    passed = []
+    real = gc.minimum_vertex_cover
+
+    def spy(*args, **kwargs):
+        passed.append(kwargs.get("progress"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(gc, "minimum_vertex_cover", spy)
+    graphkit.maximum_clique(nx.gnp_random_graph(40, 0.9, seed=2), method="vertex_cover", device="cpu",
+                            progress=seen.append)
+    assert passed == [seen.append]
+
+
 def test_time_limit_returns_valid_clique(shared_data):
     G = graphkit.read_graph(shared_data / "graphs" / "dimacs" / "MANN_a27.clq")
     res = graphkit.maximum_clique(G, time_limit=0.05, device="cpu")
@@ -173,6 +200,8 @@ def test_cli(tmp_path, capsys):
     assert len(lines) == len([c for c in reference(H.to_networkx()) if len(c) >= 3])
     assert cli_main(["maxclique", str(path), "--device", "cpu"]) == 0
     out = capsys.readouterr().out
+    assert cli_main(["maxclique", str(path), "--device", "cpu", "--quiet"]) == 0
+    assert capsys.readouterr().out == out
     best = max(len(c) for c in reference(H.to_networkx()))
     assert len(out.split("\n")[1].split()) == best
 

@@ -102,7 +102,7 @@ def _bb_sub(k, W, rows, SP, L, C, cnt, idx, clq, best, best_clq, nodes, deadline
             # a trip to Python every 1,024 nodes, deadline or not: it reads the clock and
             # lets the interpreter raise KeyboardInterrupt (Ctrl-C) out of the search
             with objmode(now="float64"):
-                now = _clock()
+                now = _poll(nodes, best)
             if deadline > 0.0 and now > deadline:
                 status = 1
                 break
@@ -157,10 +157,20 @@ def bb_rows(indptr, indices, Pv, k, pmark, rows, W):
         pmark[Pv[i]] = -1
 
 
-def _clock():
+#: The progress callback of the running CPU search (``max_clique_cpu(progress=...)``), or None.
+_REPORT = [None]
+
+
+def _poll(nodes, best):
+    """The search's trip to Python every 1,024 nodes: the clock, and the progress callback
+    (``callback(nodes, best)``) when one is set."""
     import time
 
-    return time.perf_counter()
+    now = time.perf_counter()
+    callback = _REPORT[0]
+    if callback is not None:
+        callback(int(nodes), int(best))
+    return now
 
 
 @njit(cache=True)
@@ -222,12 +232,14 @@ class BBSetup:
         self.C = np.zeros((D + 3, D + 1), np.int32)
 
 
-def max_clique_cpu(indptr, indices, lower=0, deadline=0.0, node_cap=0):
+def max_clique_cpu(indptr, indices, lower=0, deadline=0.0, node_cap=0, progress=None):
     """Maximum clique by colouring branch and bound; returns ``(vertices, optimal, nodes)``.
 
     Only cliques larger than ``lower`` are searched for (the result is empty when none
     exists). ``deadline`` is an absolute ``time.perf_counter()`` value (0: none);
-    ``node_cap`` > 0 stops after about that many search-tree nodes.
+    ``node_cap`` > 0 stops after about that many search-tree nodes. ``progress``, if
+    given, is called as ``progress(nodes, best)`` every 1,024 search-tree nodes (one
+    search per process at a time reports).
     """
     if len(indptr) <= 1:
         return np.zeros(0, np.int64), True, 0
@@ -238,9 +250,13 @@ def max_clique_cpu(indptr, indices, lower=0, deadline=0.0, node_cap=0):
     clq = np.zeros(D + 3, np.int64)
     best_clq = np.zeros(D + 3, np.int64)
     result = np.full(D + 2, -1, np.int64)
-    best, nodes, status = _max_clique_run(b.indptr, b.indices, b.order, b.rank, b.core, int(lower), float(deadline),
-                                          int(node_cap), b.pmark, b.Pv, b.rows, b.SP, b.L, b.C, cnt, idx, clq,
-                                          best_clq, result)
+    _REPORT[0] = progress
+    try:
+        best, nodes, status = _max_clique_run(b.indptr, b.indices, b.order, b.rank, b.core, int(lower),
+                                              float(deadline), int(node_cap), b.pmark, b.Pv, b.rows, b.SP, b.L, b.C,
+                                              cnt, idx, clq, best_clq, result)
+    finally:
+        _REPORT[0] = None
     verts = np.sort(result[:best]) if best > 0 and result[0] >= 0 else np.zeros(0, np.int64)
     return verts, status == 0, int(nodes)
 
