@@ -183,7 +183,9 @@ def _run_cliques(args) -> int:
     G = read_graph(args.file, format=args.format)
     bar = progress(G.n, "cliques", quiet=args.quiet, unit="vertex")
 
-    def report(done, total):  # sub-problems started: one per vertex
+    def report(done, total):  # CPU: sub-problems started, one per vertex; GPU: tasks finished
+        if bar.total != total:
+            bar.total = total
         bar.update(done - bar.n)
 
     if args.count_only:

@@ -161,9 +161,10 @@ def count_maximal_cliques(G, min_size: int = 1, device: str = "auto", *, progres
     min_size : int
     device : {"auto", "cpu", "gpu"}
     progress : callable, optional
-        CPU: called as ``progress(done, total)`` with the top-level sub-problems (one per
-        vertex) started, a few times a second. The search returns to Python that often,
-        so Ctrl-C stops it within a second.
+        Called as ``progress(done, total)`` a few times a second. CPU: top-level
+        sub-problems (one per vertex) started; GPU: tasks (sub-problems, the largest split
+        per branch) finished. Both return to Python that often, so Ctrl-C stops them
+        within a second (plus one GPU launch of about a quarter second).
 
     Returns
     -------
@@ -185,7 +186,7 @@ def count_maximal_cliques(G, min_size: int = 1, device: str = "auto", *, progres
     from kernels import cliques as kc
 
     if dev == "gpu":
-        hist = kc.mce_count_gpu(G, min_size)
+        hist = kc.mce_count_gpu(G, min_size, progress=progress)
     else:
         hist, _ = kc.mce_count_cpu(G.indptr, G.indices, min_size, progress=progress)
     nz = np.nonzero(hist)[0]

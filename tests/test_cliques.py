@@ -230,6 +230,23 @@ def test_gpu_tiny_buffer(chunk):
 
 
 @pytest.mark.gpu
+def test_gpu_count_in_short_launches_equals_the_cpu(monkeypatch):
+    # a count runs as launches over growing prefixes of the task queue; with the smallest
+    # step (one task per warp per launch) every task must still be counted exactly once
+    import kernels.cliques.mce_gpu as mg
+    from graphkit import generators as gen
+
+    G = gen.rmat(15, 8, seed=5)  # about four tasks per warp of an H100/H200
+    cpu = graphkit.count_maximal_cliques(G, device="cpu")
+    seen = []
+    monkeypatch.setattr(mg, "COUNT_LAUNCH_SECONDS", 0.0)
+    gpu = graphkit.count_maximal_cliques(G, device="gpu", progress=lambda done, total: seen.append((done, total)))
+    assert gpu.histogram.tolist() == cpu.histogram.tolist()
+    assert len(seen) > 3 and seen[-1][0] == seen[-1][1]
+    assert all(a[0] < b[0] for a, b in zip(seen, seen[1:]))
+
+
+@pytest.mark.gpu
 def test_gpu_large_sparse_split():
     from graphkit import generators as gen
 

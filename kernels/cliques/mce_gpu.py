@@ -18,6 +18,8 @@ References
 """
 from __future__ import annotations
 
+import time
+
 import numpy as np
 from numba import njit
 
@@ -26,6 +28,9 @@ from ..nvrtc import get_kernel
 from .degeneracy import later_counts, ranked_degeneracy
 
 __all__ = ["mce_chunks_gpu", "mce_count_gpu", "MceGpuPlan", "mce_flushes_gpu"]
+
+#: Target seconds of one counting launch (the host regains control between launches).
+COUNT_LAUNCH_SECONDS = 0.25
 
 
 @njit(cache=True)
@@ -140,9 +145,15 @@ class MceGpuPlan:
                                     xcap=xcap, words=words, ints=ints, nwarps=nwarps))
 
 
-def mce_flushes_gpu(plan, min_size, count_only, cap_words):
+def mce_flushes_gpu(plan, min_size, count_only, cap_words, progress=None):
     """Generator over the raw record buffers (host ``int32``) of each flush; for counting,
-    returns the histogram through ``StopIteration.value``."""
+    returns the histogram through ``StopIteration.value``.
+
+    Counting never fills a buffer, so it runs each launch group as launches over growing
+    prefixes of its task queue (about a quarter of a second each, sized from the rate
+    measured so far): the host regains control between them, so Ctrl-C gets through and
+    ``progress(done, total)`` (tasks finished, all groups) is called after each launch.
+    """
     import cupy
 
     kernel = get_kernel("cliques", "mce_kernel")
@@ -153,6 +164,8 @@ def mce_flushes_gpu(plan, min_size, count_only, cap_words):
     head = cupy.zeros(1, dtype=np.uint64)
     fail = cupy.zeros(1, dtype=np.uint64)
     threads = 128
+    total = sum(g["ntasks"] for g in plan.groups)
+    finished = 0
     for g in plan.groups:
         nw = g["nwarps"]
         queue = cupy.zeros(1, dtype=np.uint64)
@@ -160,6 +173,28 @@ def mce_flushes_gpu(plan, min_size, count_only, cap_words):
         wbits = cupy.empty(nw * g["words"], dtype=np.uint64)
         wints = cupy.empty(nw * g["ints"], dtype=np.int32)
         blocks = (nw * 32 + threads - 1) // threads
+        if count_only:
+            done, step = 0, nw
+            while done < g["ntasks"]:
+                # every task below `done` was finished by the warp that took it (a count never
+                # stops a warp mid-task), so the next launch starts the queue there
+                limit = min(g["ntasks"], done + step)
+                queue.fill(done)
+                t0 = time.perf_counter()
+                kernel((blocks,), (threads,),
+                       (plan.d_indptr, plan.d_indices, plan.d_rank, g["tv"], g["tc"], np.int64(limit), queue,
+                        wstate, wbits, wints, np.int32(g["Wm"]), np.int32(g["WXm"]), np.int32(D),
+                        np.int32(g["xcap"]), np.int32(min_size), np.int32(1), hist, out, head, fail, np.int64(cap),
+                        np.int32(nw)))
+                cupy.cuda.get_current_stream().synchronize()
+                elapsed = time.perf_counter() - t0
+                rate = (limit - done) / max(elapsed, 1e-6)
+                step = max(nw, int(rate * COUNT_LAUNCH_SECONDS))
+                finished += limit - done
+                done = limit
+                if progress is not None:
+                    progress(finished, total)
+            continue
         while True:
             head.fill(0)
             fail.fill(_ULL_MAX)
@@ -190,14 +225,16 @@ def mce_chunks_gpu(G, min_size=1, chunk_cliques=1 << 16, split_min=64, share=Non
         yield _parse_records(rec)
 
 
-def mce_count_gpu(G, min_size=1, split_min=64, share=None, ordering="host"):
+def mce_count_gpu(G, min_size=1, split_min=64, share=None, ordering="host", progress=None):
     """Histogram of maximal clique sizes on the GPU (no clique transfer).
 
     ``share=(i, p)``: only the sub-problems ``i, i + p, ...`` in the order of decreasing
     candidate count (one of ``p`` processes' share of the work; the shares' histograms
-    add up to the whole graph's). ``ordering`` as in :class:`MceGpuPlan`."""
+    add up to the whole graph's). ``ordering`` as in :class:`MceGpuPlan`.
+    ``progress(done, total)``: tasks finished, after each launch (see
+    :func:`mce_flushes_gpu`)."""
     plan = MceGpuPlan(G, split_min=split_min, share=share, ordering=ordering)
-    gen = mce_flushes_gpu(plan, min_size, True, 0)
+    gen = mce_flushes_gpu(plan, min_size, True, 0, progress=progress)
     while True:
         try:
             next(gen)
