@@ -18,7 +18,18 @@ from .preconditioners import Preconditioner
 __all__ = ["ILU0Precond", "ILUTPrecond", "ilu0", "ilut"]
 
 
-class ILU0Precond(Preconditioner):
+class _IncompleteLU(Preconditioner):
+    """An apply through ``self.factorization.solve`` (set by the subclass with ``nnz``)."""
+
+    def matvec(self, x):
+        self._check_vector(x)
+        return self.factorization.solve(x)
+
+    def _describe(self):
+        return f"nnz(L+U) {self.nnz}"
+
+
+class ILU0Precond(_IncompleteLU):
     """ILU(0) preconditioner: ``M^{-1} x = U^{-1} L^{-1} x`` (SciPy in: Numba on the CPU;
     cupyx in: cuSPARSE ``csrilu02`` and ``SpSM`` on the GPU).
 
@@ -36,13 +47,6 @@ class ILU0Precond(Preconditioner):
         super().__init__(A)
         self.factorization = ILU0(A, clock=self._clock)
         self.nnz = self.factorization.nnz
-
-    def matvec(self, x):
-        self._check_vector(x)
-        return self.factorization.solve(x)
-
-    def _describe(self):
-        return f"nnz(L+U) {self.nnz}"
 
 
 def ilu0(A) -> ILU0Precond:
@@ -69,7 +73,7 @@ def ilu0(A) -> ILU0Precond:
     return ILU0Precond(A)
 
 
-class ILUTPrecond(Preconditioner):
+class ILUTPrecond(_IncompleteLU):
     """Threshold ILU preconditioner: ``M^{-1} x = Pc U^{-1} L^{-1} Pr x`` from SciPy's
     ``spilu`` (SuperLU's ILUTP), factorized on the host; on the GPU the two triangular
     solves run on the device with their analysis done once.
@@ -87,13 +91,6 @@ class ILUTPrecond(Preconditioner):
         super().__init__(A)
         self.factorization = ILUT(A, drop_tol=drop_tol, fill_factor=fill_factor, clock=self._clock)
         self.nnz = self.factorization.nnz
-
-    def matvec(self, x):
-        self._check_vector(x)
-        return self.factorization.solve(x)
-
-    def _describe(self):
-        return f"nnz(L+U) {self.nnz}"
 
 
 def ilut(A, drop_tol=1e-4, fill_factor=10.0) -> ILUTPrecond:
