@@ -97,7 +97,7 @@ def strength_graph(A, theta=0.25):
 
 def pair_matching(S, *, iterations=8, m=5, k_m=0, p=0.5, seed=0):
     """The partner of each vertex in a [0,1]-factor (a matching) of the weight graph
-    ``S`` (-1: unmatched), by the parallel factor of paper 001 (Algorithm 2 with ``n=1``:
+    ``S`` (-1: unmatched), by Klein and Strzodka's parallel factor (Algorithm 2 with ``n=1``:
     heavy edges first; see :func:`kernels.factor.factor_rounds` for the parameters). On the
     GPU nothing is read back."""
     partners, _, _ = factor_rounds(S, n=1, iterations=iterations, m=m, k_m=k_m, p=p, seed=seed)

@@ -1,4 +1,4 @@
-"""Exact treewidth by breadth-first search over elimination-ordering prefixes (paper 002).
+"""Exact treewidth by breadth-first search over elimination-ordering prefixes (van der Zanden and Bodlaender).
 
 A *state* is a set ``S`` of eliminated vertices, stored as a bitset of ``W = ceil(n/64)``
 ``uint64`` words. For a target width ``k``, level ``i`` of the search holds every set of
@@ -30,6 +30,11 @@ overflow counted and reported, never silently ignored.
 Helpers: elimination width of an ordering, min-degree / min-fill upper bounds,
 minor-min-width lower bound, local vertex connectivity (vertex-disjoint paths) and a
 maximum clique, all on dense adjacency.
+
+References
+----------
+T. C. van der Zanden and H. L. Bodlaender, "Computing treewidth on the GPU", Proc. IPEC
+2017, LIPIcs 89, 29:1-29:13.
 """
 from __future__ import annotations
 

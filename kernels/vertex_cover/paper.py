@@ -1,4 +1,4 @@
-"""Exact minimum / parameterized vertex cover by branch-and-reduce (paper 000).
+"""Exact minimum / parameterized vertex cover by the GPU paper's branch-and-reduce (Yamout et al.).
 
 The intermediate graph of a search-tree node is a *degree array*: one int32 per vertex
 of the original CSR graph, holding the vertex's current degree, or ``-1`` (``REMOVED``)
@@ -31,6 +31,11 @@ Optional extra (not in the paper): a greedy clique-cover lower bound (every cliq
 
 GPU (``kernels/cuda/vertex_cover.cu``): the Hybrid (per-block local stacks plus a global
 worklist) and StackOnly (sub-trees from a fixed depth) persistent kernels.
+
+References
+----------
+P. Yamout, K. Barada, A. Jaljuli, A. E. Mouawad and I. El Hajj, "Parallel vertex cover
+algorithms on GPUs", Proc. IPDPS 2022, 201-211.
 """
 from __future__ import annotations
 
@@ -548,10 +553,9 @@ def gpu_config(n, depth, *, edges=None, threads=None, shared=None, bitset=None, 
     adjacency bitsets after each batch of deletions, ``n * n / 32`` word operations
     instead of one atomic per deleted edge end (``avg_degree ** 2`` when taking a
     neighbourhood): it is chosen (``bitset=None``) for graphs of at most 8192 vertices
-    with edge density (from ``edges``) at least 0.6. Measured on the H100: 5-7x faster
-    kernels on the complement of p_hat300-1 (density 0.76), but 25% slower at density
-    0.51 (p_hat300-2) and 15% at 0.25 (p_hat300-3), where the recount after each small
-    reduction round costs more than the few decrements it replaces.
+    with edge density (from ``edges``) at least 0.6: on sparser graphs the recount after
+    each small reduction round costs more than the few decrements it replaces
+    (docs/performance.md has the measurements).
 
     ``device_props`` (a dict with ``multiProcessorCount``, ``maxThreadsPerMultiProcessor``,
     ``maxBlocksPerMultiProcessor``, ``sharedMemPerMultiprocessor``,
@@ -634,13 +638,11 @@ def gpu_config(n, depth, *, edges=None, threads=None, shared=None, bitset=None, 
         if t < 32 or t > 1024 or t % 32:
             raise ValueError(f"threads must be a multiple of 32 in [32, 1024], got {threads}")
     elif bitset:
-        # a node's cost is the n * n / 32-word recount: wider blocks shorten the critical
-        # path (p_hat300-1 complement on the H100: 2.9 ms at 512 threads, 7.7 ms at 128)
+        # a node's cost is the n * n / 32-word recount: wider blocks shorten the critical path
         t = max(t, 512)
     else:
         # the warps scan adjacency lists cooperatively, so 8 warps pay off even on graphs of
-        # fewer vertices (H100, kernel ms at 128 / 256 / 512 threads: p_hat300-2 complement
-        # 29 / 17 / 29, p_hat300-3 2553 / 2179 / 2601, keller4 58 / 36 / 39)
+        # fewer vertices (128 and 512 threads measured slower: docs/performance.md)
         t = max(t, 256)
     per_sm = min(max_blocks_sm, max_threads_sm // t)
     if use_shared:
