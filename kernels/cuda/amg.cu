@@ -9,7 +9,7 @@
 // and add their partial sums by shuffles, as kernels/cuda/spmv.cu does. No thread leaves
 // before the shuffles, so that every lane of a warp takes part.
 // templates: residual<V,I>, jacobi_sweep<V,I>, residual_restrict<V,I>, csr_spmv_add<V,I>, strength_weights<V,I>
-// templates: dense_gemv<V>, ordered_product<V,I>
+// templates: dense_gemv<V>, ordered_product<V,I>, gathered_residual<V,I>
 
 template <typename V>
 __device__ __forceinline__ V lane_sum(V sum, const int lanes) {
@@ -92,6 +92,19 @@ __global__ void residual_restrict(const I n_coarse, const int width, const int l
         if (m >= 0) total += b[m] - sum;  // lane 0's sum is the row's
     }
     if (lane == 0 && inside) bc[c] = total;
+}
+
+// The residual of one colour of multicolour line Gauss-Seidel (kernels/amg/line_gs.py):
+// r[k] = b[order[k]] - (A x)[order[k]] for the colour's n_rows rows, whose entries are row k
+// of a row-permuted copy of A (indptr: the colour's slice of its offsets, absolute into
+// indices and data). The CPU twin is the first loop of line_gs._sweep_cpu.
+template <typename V, typename I>
+__global__ void gathered_residual(const I n_rows, const int lanes, const I* __restrict__ indptr,
+                                  const I* __restrict__ indices, const V* __restrict__ data,
+                                  const I* __restrict__ order, const V* __restrict__ x, const V* __restrict__ b,
+                                  V* __restrict__ r) {
+    const LaneRow<V> p = lane_row_product(n_rows, lanes, indptr, indices, data, x);
+    if (p.lane == 0 && p.inside) r[p.row] = b[order[p.row]] - p.sum;
 }
 
 // The prolongation of a correction: x += P e (P in CSR).

@@ -1,0 +1,365 @@
+"""Multicolour line Gauss-Seidel: the multiplicative relaxation along the paths (lines) of
+a linear forest, on the CPU (Numba) and the GPU (a residual kernel of
+``kernels/cuda/amg.cu`` per colour, the batched tridiagonal solver, a scatter).
+
+The lines are coloured so that no two lines of one colour are coupled by ``A`` (in either
+direction). A sweep visits the colours in turn: the residual of that colour's rows with
+the latest iterate, the tridiagonal solves of its lines, the update of its rows. The
+lines of one colour are independent, so a colour is one parallel step, and the sweep is
+block Gauss-Seidel with the lines as blocks in the order of their colours. Couplings
+inside a line that the forest leaves out (chords) take the previous iterate, as in a
+block Jacobi step; the l1 variant adds their absolute values to the line's diagonal,
+which keeps the sweep convergent for every symmetric positive definite ``A`` (Baker,
+Falgout, Kolev and Yang). A backward sweep visits the colours in the opposite order: the
+forward sweep followed by the backward one is a symmetric operator for symmetric ``A``.
+
+The set-up (colouring, the tridiagonal coefficients in the colour order) runs on the host
+with Numba; on the GPU its arrays then move to the device once, and every sweep is
+device kernels only (no host synchronization: a cycle with it can be captured into a
+CUDA graph).
+
+References
+----------
+.. [1] Y. Saad, "Iterative Methods for Sparse Linear Systems", 2nd ed., SIAM, 2003,
+   Section 12.4 (multicolouring, block and multicolour SOR).
+.. [2] A. H. Baker, R. D. Falgout, T. V. Kolev and U. M. Yang, "Multigrid smoothers for
+   ultraparallel computing", SIAM Journal on Scientific Computing 33(5), 2011.
+.. [3] C. Klein and R. Strzodka, "Highly Parallel Linear Forest Extraction from a
+   Weighted Graph on GPUs", Proceedings of the 51st International Conference on Parallel
+   Processing (ICPP '22), ACM, 2022.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from ..backend import get_array_module, is_device_array, to_host
+from ..tridiag import TridiagonalSolver, extract_tridiagonal
+from .cycle import Smoother
+
+__all__ = ["line_colouring", "LineColouring", "chord_weights", "LineGaussSeidel", "GaussSeidelSmoother"]
+
+
+@njit(cache=True)
+def _greedy_line_colours(line_start, order, line_of, indptr, indices, t_indptr, t_indices):
+    """First-fit colouring of the lines in their order: line ``l`` (rows ``order[line_start[l]
+    : line_start[l + 1]]``) takes the smallest colour that no line coupled to it by a row
+    entry (``indptr/indices``) or a column entry (the transpose's ``t_indptr/t_indices``;
+    empty: the pattern is symmetric) has taken yet."""
+    n_lines = len(line_start) - 1
+    colour = np.full(n_lines, -1, dtype=np.int64)
+    seen = np.full(n_lines + 1, -1, dtype=np.int64)  # seen[c] == l: colour c is taken next to l
+    transpose = len(t_indptr) > 0
+    for line in range(n_lines):
+        for k in range(line_start[line], line_start[line + 1]):
+            i = order[k]
+            for e in range(indptr[i], indptr[i + 1]):
+                other = line_of[indices[e]]
+                if other != line and colour[other] >= 0:
+                    seen[colour[other]] = line
+            if transpose:
+                for e in range(t_indptr[i], t_indptr[i + 1]):
+                    other = line_of[t_indices[e]]
+                    if other != line and colour[other] >= 0:
+                        seen[colour[other]] = line
+        c = 0
+        while seen[c] == line:
+            c += 1
+        colour[line] = c
+    return colour
+
+
+@njit(cache=True)
+def _chords(order, line_of, partners, indptr, indices, data, out):
+    """``out[k]``: the sum of ``|a_ij|`` over the entries of row ``i = order[k]`` to other
+    rows of its own line that are not its forest partners (the line's chords)."""
+    for k in range(len(order)):
+        i = order[k]
+        total = out[k] * 0
+        for e in range(indptr[i], indptr[i + 1]):
+            j = indices[e]
+            if j != i and line_of[j] == line_of[i] and j != partners[i, 0] and j != partners[i, 1]:
+                total += abs(data[e])
+        out[k] = total
+
+
+class LineColouring:
+    """The lines of a linear forest in the order of their colours.
+
+    Attributes (host arrays): ``order`` (new -> old: the rows, colour by colour, each line's
+    rows together in its path order), ``colour_start`` (offsets of the colours in
+    ``order``, ``n_colours + 1``), ``line_start`` (offsets of the lines in ``order``),
+    ``colour_lines`` (offsets of the colours in the lines), ``line_of`` (the line of each
+    old row, numbered in the forest's order), ``n_colours``.
+    """
+
+    def __init__(self, order, colour_start, line_start, colour_lines, line_of):
+        self.order, self.colour_start, self.line_of = order, colour_start, line_of
+        self.line_start, self.colour_lines = line_start, colour_lines
+        self.n_colours = len(colour_start) - 1
+
+
+def line_colouring(A, permutation, path_start, *, symmetric_pattern=False):
+    """Colour the lines of a linear forest of ``A`` so that no two lines of one colour are
+    coupled (``a_ij != 0`` or ``a_ji != 0`` for rows ``i``, ``j`` of the two lines):
+    first-fit in the forest's order of the paths (a sequential greedy colouring, on the
+    host; it needs at most one colour more than the largest number of lines a line is
+    coupled to).
+
+    Parameters
+    ----------
+    A : sparse matrix (SciPy or cupyx; read on the host)
+    permutation, path_start : arrays
+        The forest's order (new -> old) and the offsets of its paths in that order
+        (:class:`kernels.forest.LinearForest`); ``permutation=None``: every row a line of
+        its own (point colouring).
+    symmetric_pattern : bool
+        The pattern of ``A`` is symmetric (then its transpose is not formed).
+
+    Returns
+    -------
+    LineColouring
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> A = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(4, 4), format="csr")
+    >>> c = line_colouring(A, None, None, symmetric_pattern=True)   # points of a chain: red-black
+    >>> c.n_colours, c.order.tolist()
+    (2, [0, 2, 1, 3])
+    """
+    A = A.tocsr()
+    if is_device_array(A):
+        A = A.get()
+    n = A.shape[0]
+    if permutation is None:
+        perm = np.arange(n, dtype=np.int64)
+        starts = np.arange(n + 1, dtype=np.int64)
+    else:
+        perm = np.ascontiguousarray(to_host(permutation), dtype=np.int64)
+        starts = np.ascontiguousarray(to_host(path_start), dtype=np.int64)
+    n_lines = len(starts) - 1
+    line_of = np.empty(n, dtype=np.int64)
+    line_of[perm] = np.repeat(np.arange(n_lines, dtype=np.int64), np.diff(starts))
+    if symmetric_pattern:
+        t_indptr = t_indices = np.zeros(0, dtype=A.indices.dtype)
+    else:
+        T = A.T.tocsr()
+        t_indptr, t_indices = T.indptr, T.indices
+    colour = _greedy_line_colours(starts, perm, line_of, A.indptr, A.indices, t_indptr, t_indices)
+    n_colours = int(colour.max()) + 1 if n_lines else 0
+    # lines by colour (stable: the forest's order inside a colour), then their rows
+    lines = np.argsort(colour, kind="stable")
+    lengths = np.diff(starts)[lines]
+    firsts = starts[:-1][lines]
+    offsets = np.repeat(firsts - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
+    order = perm[np.arange(n, dtype=np.int64) + offsets]
+    per_colour = np.bincount(colour, weights=np.diff(starts), minlength=n_colours).astype(np.int64)
+    colour_start = np.concatenate([[0], np.cumsum(per_colour)]).astype(np.int64)
+    line_start = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    colour_lines = np.concatenate([[0], np.cumsum(np.bincount(colour, minlength=n_colours))]).astype(np.int64)
+    return LineColouring(order, colour_start, line_start, colour_lines, line_of)
+
+
+def chord_weights(A, colouring, partners):
+    """Per row of ``colouring.order``: the sum of the absolute entries to rows of its own
+    line that are not its forest ``partners`` (``n x 2``, -1: none), on the host."""
+    A = A.tocsr()
+    if is_device_array(A):
+        A = A.get()
+    out = np.zeros(A.shape[0], dtype=A.dtype)
+    _chords(colouring.order, colouring.line_of, np.ascontiguousarray(to_host(partners), dtype=np.int64), A.indptr,
+            A.indices, A.data, out)
+    return out
+
+
+@njit(cache=True, parallel=True)
+def _sweep_cpu(indptr, indices, data, order, dl, inv_den, cp, line_start, colour_lines, colours, omega, x, b, z):
+    """One multicolour line Gauss-Seidel sweep over ``colours`` (in that order), in place in
+    ``x``. The lines of colour ``c`` are ``colour_lines[c]`` to ``colour_lines[c + 1]`` (their
+    rows ``order[line_start[l] : line_start[l + 1]]``), independent of each other: in
+    parallel, each line's residual with the current ``x`` into ``z``, its Thomas solve
+    (factorized: ``dl``, ``inv_den``, ``cp``), ``x += omega * correction``. The same values as
+    the GPU's colour-wide steps (a line reads no row of another line of its colour)."""
+    for c in colours:
+        for li in prange(colour_lines[c], colour_lines[c + 1]):
+            line = np.int64(li)
+            begin, end = line_start[line], line_start[line + 1]
+            prev = z[0] * 0
+            for k in range(begin, end):
+                i = order[k]
+                acc = b[i]
+                for e in range(indptr[i], indptr[i + 1]):
+                    acc -= data[e] * x[indices[e]]
+                prev = (acc - dl[k] * prev) * inv_den[k] if k > begin else acc * inv_den[k]
+                z[k] = prev
+            nxt = z[0] * 0
+            for k in range(end - 1, begin - 1, -1):
+                nxt = z[k] - cp[k] * nxt if k < end - 1 else z[k]
+                x[order[k]] += omega * nxt
+
+
+class LineGaussSeidel:
+    """Multicolour line Gauss-Seidel sweeps of ``A`` along the lines of a linear forest.
+
+    Parameters
+    ----------
+    A : sparse matrix (SciPy: the CPU; cupyx: the GPU), square, float32 or float64
+    permutation, path_start, partners : arrays or None
+        The forest (:class:`kernels.forest.LinearForest`'s ``permutation``,
+        ``path_start`` and ``neighbors``); None: point Gauss-Seidel (every row a line).
+    omega : float
+        Relaxation factor of each line update (1: Gauss-Seidel; else SOR-like).
+    l1 : bool
+        Add the absolute chords of each row (entries to rows of its line that the forest
+        leaves out) to its diagonal: convergent for every symmetric positive definite
+        ``A``.
+    symmetric_pattern : bool
+        The pattern of ``A`` is symmetric (the colouring skips the transpose).
+
+    Attributes: ``colouring`` (:class:`LineColouring`), ``n_colours``, ``solvers`` (GPU: a
+    :class:`kernels.tridiag.TridiagonalSolver` per colour).
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> A = sp.diags([-1.0, 2.5, -1.0], [-1, 0, 1], shape=(6, 6), format="csr")
+    >>> gs = LineGaussSeidel(A, None, None, None)   # point Gauss-Seidel, red-black
+    >>> x = gs.sweep(np.zeros(6), np.ones(6))
+    >>> bool(np.linalg.norm(np.ones(6) - A @ x) < np.linalg.norm(np.ones(6)))
+    True
+    """
+
+    def __init__(self, A, permutation, path_start, partners, *, omega=1.0, l1=False, symmetric_pattern=False):
+        A = A.tocsr()
+        self.gpu = is_device_array(A)
+        self.xp = get_array_module(A)
+        self.dtype = np.dtype(A.dtype)
+        self.n = A.shape[0]
+        host = A.get() if self.gpu else A
+        host = host.tocsr()
+        if not host.has_canonical_format:
+            host = host.copy()
+            host.sum_duplicates()
+        self.colouring = colouring = line_colouring(host, permutation, path_start,
+                                                    symmetric_pattern=symmetric_pattern)
+        self.n_colours = colouring.n_colours
+        order = colouring.order
+        if partners is None:
+            partners = np.full((self.n, 2), -1, dtype=np.int64)
+        partners = np.ascontiguousarray(to_host(partners), dtype=np.int64)
+        dl, d, du = extract_tridiagonal(host, order, partners)
+        dl, d, du = (np.ascontiguousarray(a, dtype=self.dtype) for a in (dl, d, du))
+        if l1:
+            d = d + chord_weights(host, colouring, partners)
+        self.omega = float(omega)
+        self._forward = np.arange(self.n_colours, dtype=np.int64)
+        self._backward = self._forward[::-1].copy()
+        if not self.gpu:
+            self.A = host
+            solver = TridiagonalSolver(dl, d, du)  # no couplings across lines: colour by colour
+            self._factors = (solver.dl, solver.inv_den, solver.cp)
+            self.solvers = None
+            return
+        self._gpu_setup(A, host, order, dl, d, du)
+
+    def _gpu_setup(self, A, host, order, dl, d, du):
+        import cupy
+
+        from ..spmv import spmv_lanes
+
+        try:  # the rows in the colour order, columns as in A: on the device
+            Ap = A[cupy.asarray(order)].tocsr()
+        except Exception:  # noqa: BLE001 - a CuPy without row indexing: on the host
+            Ap = host[order].tocsr()
+            Ap = type(A)((cupy.asarray(Ap.data), cupy.asarray(Ap.indices), cupy.asarray(Ap.indptr)), shape=Ap.shape)
+        itype = np.dtype(Ap.indices.dtype)
+        self._itype = itype.type
+        self.order = cupy.asarray(order.astype(itype))
+        indptr = Ap.indptr.astype(itype, copy=False)
+        self._lanes = spmv_lanes(Ap.nnz, self.n, self.dtype.itemsize)
+        cs = self.colouring.colour_start
+        self._colours = []
+        self.solvers = []
+        for c in range(self.n_colours):
+            a, b = int(cs[c]), int(cs[c + 1])
+            solver = TridiagonalSolver(cupy.asarray(dl[a:b]), cupy.asarray(d[a:b]), cupy.asarray(du[a:b]))
+            self.solvers.append(solver)
+            self._colours.append((self._itype(b - a), indptr[a:b + 1], self.order[a:b], solver))
+        self._Ap = Ap
+        self._omega = cupy.full(1, self.omega, dtype=self.dtype)
+
+    # ------------------------------------------------------------------ apply
+    def sweep(self, x, b, backward=False):
+        """One sweep for ``A x = b`` from ``x`` (None: zero), colour by colour (``backward``:
+        in the opposite order); returns the new iterate (``x`` is updated in place when
+        given)."""
+        if x is None:
+            x = self.xp.zeros(self.n, dtype=self.dtype)
+        if not self.gpu:
+            colours = self._backward if backward else self._forward
+            z = np.empty(self.n, dtype=self.dtype)
+            c = self.colouring
+            _sweep_cpu(self.A.indptr, self.A.indices, self.A.data, c.order, *self._factors, c.line_start,
+                       c.colour_lines, colours, self.dtype.type(self.omega), x,
+                       np.ascontiguousarray(b, dtype=self.dtype), z)
+            return x
+        return self._sweep_gpu(x, b, backward)
+
+    def _sweep_gpu(self, x, b, backward):
+        from ..nvrtc import get_kernel
+
+        Ap = self._Ap
+        kernel = get_kernel("amg", "gathered_residual", self.dtype, Ap.indices.dtype)
+        scatter = _scatter_kernel()
+        lanes = np.int32(self._lanes)
+        threads = 256
+        for rows, indptr, order, solver in (reversed(self._colours) if backward else self._colours):
+            r = self.xp.empty(int(rows), dtype=self.dtype)
+            grid = (max(1, (int(rows) * self._lanes + threads - 1) // threads),)
+            kernel(grid, (threads,), (rows, lanes, indptr, Ap.indices, Ap.data, order, x, b, r))
+            scatter(solver.solve(r), order, self._omega, x)
+        return x
+
+
+class GaussSeidelSmoother(Smoother):
+    """Multicolour line Gauss-Seidel as a smoother of the cycle (:class:`LineGaussSeidel`
+    ``gs``). ``sweep="symmetric"``: a smoothing step is a forward sweep followed by a
+    backward one, before and after the coarse correction; ``"forward"``: a step is one
+    sweep, forward before the coarse correction and backward after it. Either way the
+    cycle is symmetric for symmetric ``A`` with as many pre- as post-smoothing steps."""
+
+    #: As the Richardson line smoother's: per colour a gather, the substitutions and a
+    #: scatter, about six passes over a vector per row.
+    row_cost = 6.0
+
+    def __init__(self, gs, *, sweep="symmetric", name="line Gauss-Seidel"):
+        if sweep not in ("forward", "symmetric"):
+            raise ValueError(f"sweep must be 'forward' or 'symmetric', got {sweep!r}")
+        self.gs, self.sweep, self.name = gs, sweep, name
+
+    def relax(self, level, x, b, steps, post=False):
+        for _ in range(steps):
+            if self.sweep == "symmetric":
+                x = self.gs.sweep(x, b)
+                x = self.gs.sweep(x, b, backward=True)
+            else:
+                x = self.gs.sweep(x, b, backward=post)
+        return x
+
+    def describe(self):
+        return f"{self.name}, {self.gs.n_colours} colours{' (symmetric sweep)' if self.sweep == 'symmetric' else ''}"
+
+
+def _scatter_kernel():
+    """``x[order] += omega[0] * z`` (CuPy elementwise; compiled at its first use)."""
+    global _SCATTER
+    if _SCATTER is None:
+        import cupy
+
+        _SCATTER = cupy.ElementwiseKernel("T z, I order, raw T w", "raw T x", "x[order] += w[0] * z",
+                                          "amg_line_gs_scatter")
+    return _SCATTER
+
+
+_SCATTER = None
