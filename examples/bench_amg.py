@@ -6,7 +6,7 @@ Per matrix, BiCGStab (rtol 1e-8, ``b = A x_t``, ``x_t[i] = sin(16 pi i / N)``) w
 - pyamg's smoothed aggregation on the CPU, with its default smoother (symmetric block
   Gauss-Seidel) and with ours (``precond.change_smoothers``), same hierarchy;
 - ``precond.amg`` on the GPU with Jacobi and with algebraic line smoothing (symmetric
-  and forward sweeps), on the pairwise hierarchy (built on the GPU; also unsmoothed
+  and forward sweeps; additive and multicolour Gauss-Seidel), on the pairwise hierarchy (built on the GPU; also unsmoothed
   aggregates with a W-cycle) and the smoothed aggregation hierarchy (built by pyamg on
   the host, moved to the GPU; only up to ``--sa-gpu-max`` rows);
 - ``precond.amg`` on the CPU (the same cycle), for the CPU / GPU comparison.
@@ -56,10 +56,15 @@ AMG_VARIANTS = [
     # the cheapest set-up), a W-cycle for the weaker coarse spaces
     ("amg pairwise plain W, line forward sweep", dict(coarsening="pairwise", smooth=None, cycle="W",
                                                       smoother=("algebraic_tridiagonal", {"sweep": "forward"}))),
+    ("amg pairwise, line Gauss-Seidel", dict(coarsening="pairwise", smoother=("algebraic_tridiagonal",
+                                                                             {"relaxation": "gauss_seidel"}))),
     ("amg SA, line", dict()),
+    # multicolour line Gauss-Seidel (multiplicative), and the set-up's measured choice
+    ("amg SA, line Gauss-Seidel", dict(smoother=("algebraic_tridiagonal", {"relaxation": "gauss_seidel"}))),
+    ("amg SA, line auto relaxation", dict(smoother=("algebraic_tridiagonal", {"relaxation": "auto"}))),
     ("amg SA, Jacobi", dict(smoother="jacobi")),
 ]
-CPU_TWINS = ["amg pairwise, line", "amg SA, line"]
+CPU_TWINS = ["amg pairwise, line", "amg SA, line", "amg SA, line Gauss-Seidel", "amg SA, line auto relaxation"]
 
 
 def matrix_list(large, small, real=True):
