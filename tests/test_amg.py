@@ -736,7 +736,8 @@ def _block_gauss_seidel_reference(A, gs, x, b, backward=False):
 
 @pytest.mark.parametrize("l1", [False, True])
 @pytest.mark.parametrize("name", ["rotated_anisotropic2d", "convection_diffusion3d"])
-def test_line_gauss_seidel_sweep_is_block_gauss_seidel_by_colours(name, l1, rng):
+def test_line_gauss_seidel_sweep_is_block_gauss_seidel_by_colours(name, l1, rng, monkeypatch):
+    from kernels.amg import line_gs
     from kernels.amg.line_gs import LineGaussSeidel
 
     A = matrices.get(name, n=12 if name.startswith("rot") else 6).tocsr()
@@ -760,7 +761,11 @@ def test_line_gauss_seidel_sweep_is_block_gauss_seidel_by_colours(name, l1, rng)
     b, x0 = rng.standard_normal((2, A.shape[0]))
     for backward in (False, True):
         ref = _block_gauss_seidel_reference(A, gs, x0.copy(), b, backward)
-        np.testing.assert_allclose(gs.sweep(x0.copy(), b, backward=backward), ref, rtol=1e-10, atol=1e-12)
+        serial = gs.sweep(x0.copy(), b, backward=backward)
+        np.testing.assert_allclose(serial, ref, rtol=1e-10, atol=1e-12)
+        monkeypatch.setattr(line_gs, "PARALLEL_ROWS", 0)  # the lines of a colour in threads: the same values
+        np.testing.assert_array_equal(gs.sweep(x0.copy(), b, backward=backward), serial)
+        monkeypatch.undo()
 
 
 def test_line_gauss_seidel_l1_adds_the_chords():

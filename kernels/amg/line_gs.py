@@ -173,30 +173,48 @@ def chord_weights(A, colouring, partners):
     return out
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, inline="always")
+def _relax_line(line, indptr, indices, data, order, dl, inv_den, cp, line_start, omega, x, b, z):
+    """One line of a sweep: its residual with the current ``x`` into ``z``, its Thomas solve
+    (factorized: ``dl``, ``inv_den``, ``cp``), ``x += omega * correction``."""
+    begin, end = line_start[line], line_start[line + 1]
+    prev = z[0] * 0
+    for k in range(begin, end):
+        i = order[k]
+        acc = b[i]
+        for e in range(indptr[i], indptr[i + 1]):
+            acc -= data[e] * x[indices[e]]
+        prev = (acc - dl[k] * prev) * inv_den[k] if k > begin else acc * inv_den[k]
+        z[k] = prev
+    nxt = z[0] * 0
+    for k in range(end - 1, begin - 1, -1):
+        nxt = z[k] - cp[k] * nxt if k < end - 1 else z[k]
+        x[order[k]] += omega * nxt
+
+
+@njit(cache=True)
 def _sweep_cpu(indptr, indices, data, order, dl, inv_den, cp, line_start, colour_lines, colours, omega, x, b, z):
     """One multicolour line Gauss-Seidel sweep over ``colours`` (in that order), in place in
-    ``x``. The lines of colour ``c`` are ``colour_lines[c]`` to ``colour_lines[c + 1]`` (their
-    rows ``order[line_start[l] : line_start[l + 1]]``), independent of each other: in
-    parallel, each line's residual with the current ``x`` into ``z``, its Thomas solve
-    (factorized: ``dl``, ``inv_den``, ``cp``), ``x += omega * correction``. The same values as
-    the GPU's colour-wide steps (a line reads no row of another line of its colour)."""
+    ``x``: the lines of colour ``c`` are ``colour_lines[c]`` to ``colour_lines[c + 1]`` (their
+    rows ``order[line_start[l] : line_start[l + 1]]``). The same values as the GPU's
+    colour-wide steps: a line reads no row of another line of its colour."""
+    for c in colours:
+        for line in range(colour_lines[c], colour_lines[c + 1]):
+            _relax_line(line, indptr, indices, data, order, dl, inv_den, cp, line_start, omega, x, b, z)
+
+
+@njit(cache=True, parallel=True)
+def _sweep_cpu_parallel(indptr, indices, data, order, dl, inv_den, cp, line_start, colour_lines, colours, omega, x,
+                        b, z):
+    """:func:`_sweep_cpu` with the lines of a colour in parallel (the same values)."""
     for c in colours:
         for li in prange(colour_lines[c], colour_lines[c + 1]):
-            line = np.int64(li)
-            begin, end = line_start[line], line_start[line + 1]
-            prev = z[0] * 0
-            for k in range(begin, end):
-                i = order[k]
-                acc = b[i]
-                for e in range(indptr[i], indptr[i + 1]):
-                    acc -= data[e] * x[indices[e]]
-                prev = (acc - dl[k] * prev) * inv_den[k] if k > begin else acc * inv_den[k]
-                z[k] = prev
-            nxt = z[0] * 0
-            for k in range(end - 1, begin - 1, -1):
-                nxt = z[k] - cp[k] * nxt if k < end - 1 else z[k]
-                x[order[k]] += omega * nxt
+            _relax_line(np.int64(li), indptr, indices, data, order, dl, inv_den, cp, line_start, omega, x, b, z)
+
+
+#: Rows of a level from which the CPU sweep runs the lines of a colour in threads (below,
+#: a thread barrier per colour costs more than the sweep, more so on a loaded machine).
+PARALLEL_ROWS = 50_000
 
 
 class LineGaussSeidel:
@@ -300,9 +318,9 @@ class LineGaussSeidel:
             colours = self._backward if backward else self._forward
             z = np.empty(self.n, dtype=self.dtype)
             c = self.colouring
-            _sweep_cpu(self.A.indptr, self.A.indices, self.A.data, c.order, *self._factors, c.line_start,
-                       c.colour_lines, colours, self.dtype.type(self.omega), x,
-                       np.ascontiguousarray(b, dtype=self.dtype), z)
+            sweep = _sweep_cpu_parallel if self.n >= PARALLEL_ROWS else _sweep_cpu
+            sweep(self.A.indptr, self.A.indices, self.A.data, c.order, *self._factors, c.line_start, c.colour_lines,
+                  colours, self.dtype.type(self.omega), x, np.ascontiguousarray(b, dtype=self.dtype), z)
             return x
         return self._sweep_gpu(x, b, backward)
 
