@@ -20,7 +20,7 @@ from ..spmv import spmv, spmv_lanes
 __all__ = ["LevelOperator", "Smoother", "RichardsonSmoother", "JacobiSmoother", "DenseCoarseSolver",
            "RelaxationCoarseSolver", "Cycle", "stream_is_capturing",
            "CycleGraph", "spectral_radius", "ritz_values", "richardson_damping", "damping", "CYCLES",
-           "stationary_factor", "cycle_work", "fewest_work_steps"]
+           "stationary_factor", "krylov_factor", "cycle_work", "fewest_work_steps"]
 
 CYCLES = ("V", "W", "F")
 _THREADS = 256
@@ -297,6 +297,26 @@ def stationary_factor(A, apply, cycles=5):
     if norms[0] <= 0.0 or norms[-1] <= 0.0:
         return 0.0
     return (norms[-1] / norms[0]) ** (1.0 / (cycles - 1))
+
+
+def krylov_factor(A, apply, krylov, iterations=4):
+    """The mean residual reduction per iteration of the Krylov solver ``krylov`` (with
+    :func:`precond.bicgstab`'s signature; passed in, as this layer does not import
+    ``precond``) preconditioned by ``apply`` (one cycle from zero) over ``iterations``
+    iterations for ``b = A s`` (``s`` the fixed start vector), stopping early below a
+    relative residual of 1e-10: ``(r_k / r_0)^(1 / k)``, a host float. 1.0 where the
+    residual did not fall or is not finite (no convergence), 0.0 where it vanished."""
+    xp = get_array_module(A)
+    b = A @ _start_vector(A.shape[0], np.dtype(A.dtype), xp)
+    history = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        krylov(A, b, M=apply, rtol=1e-10, maxiter=max(int(iterations), 1), residuals=history, cuda_graph=False)
+    history = np.asarray([float(h) for h in history])
+    k = len(history) - 1
+    if k < 1 or not np.isfinite(history).all() or not 0 < history[-1] < history[0]:
+        return 0.0 if k >= 1 and history[-1] == 0 else 1.0
+    return float((history[-1] / history[0]) ** (1.0 / k))
 
 
 def _visits(n_levels, kind):
