@@ -439,7 +439,7 @@ class AMGPrecond(Preconditioner):
         sizes = " -> ".join(str(s) for s in self.hierarchy.sizes)
         return (f"{self.coarsening}, {len(self.hierarchy.sizes)} levels ({sizes}), operator complexity "
                 f"{self.operator_complexity:.2f}, {self.cycle_kind}({self.presmooth},{self.postsmooth}) "
-                f"{self.smoother_name}")
+                f"{self.smoother_name}{' (Gauss-Seidel)' if self.relaxation == 'gauss_seidel' else ''}")
 
 
 def amg(A, *, smoother="algebraic_tridiagonal", coarsening="smoothed_aggregation", presmooth=1, postsmooth=None,

@@ -790,7 +790,7 @@ def test_line_gauss_seidel_l1_adds_the_chords():
 def test_gauss_seidel_cycle_is_fixed_symmetric_linear_operator(smoother, rng):
     A = matrices.random_diffusion2d(24, contrast=2.0)
     M = amg(A, max_coarse=30, smoother=smoother)
-    assert M.symmetric and "Gauss-Seidel" in M.levels[0].smoother
+    assert M.symmetric and "Gauss-Seidel" in M.levels[0].smoother and "(Gauss-Seidel)" in repr(M)
     x, y = rng.standard_normal((2, A.shape[0]))
     Mx, My = M.matvec(x), M.matvec(y)
     np.testing.assert_allclose(M.matvec(x), Mx, rtol=0, atol=0)

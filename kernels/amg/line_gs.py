@@ -69,11 +69,12 @@ def _greedy_line_colours(line_start, order, line_of, indptr, indices, t_indptr, 
     return colour
 
 
-@njit(cache=True)
+@njit(cache=True, parallel=True)
 def _chords(order, line_of, partners, indptr, indices, data, out):
     """``out[k]``: the sum of ``|a_ij|`` over the entries of row ``i = order[k]`` to other
     rows of its own line that are not its forest partners (the line's chords)."""
-    for k in range(len(order)):
+    for kk in prange(len(order)):
+        k = np.int64(kk)
         i = order[k]
         total = out[k] * 0
         for e in range(indptr[i], indptr[i + 1]):
