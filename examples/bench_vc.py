@@ -108,16 +108,17 @@ def worker(path, time_limit, device):
 
         # the pipeline of minimum_vertex_cover(device="cpu"), timed in CPU seconds
         r = solve_cpu(G.indptr, G.indices, left, clock=clock)
-        kernel, used = r.kernel_vertices, "cpu"
+        kernel, used, ls_steps = r.kernel_vertices, "cpu", int(r.stats.get("local_search_steps", 0))
     else:
         r = minimum_vertex_cover(G, device=device, time_limit=left)
-        kernel, used = r.kernel_size, r.device
+        kernel, used, ls_steps = r.kernel_size, r.device, 0
     seconds = clock() - t0
     wall = time.perf_counter() - w0
     valid = graphkit.is_vertex_cover(G, r.cover)
     print(json.dumps(dict(size=int(r.size), optimal=bool(r.optimal), lower_bound=int(r.lower_bound), seconds=seconds,
                           wall=wall, read=t_read, kernel=int(kernel), solved_by=r.solved_by, nodes=int(r.nodes),
-                          valid=bool(valid), device=used, clock="cpu" if device == "cpu" else "wall")), flush=True)
+                          valid=bool(valid), device=used, clock="cpu" if device == "cpu" else "wall",
+                          local_search_steps=ls_steps)), flush=True)
 
 
 def run_pace(args):

@@ -2,11 +2,13 @@
 against brute force on random small graphs."""
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
 from kernels.vertex_cover import BranchAndReduce, solve
-from kernels.vertex_cover.local_search import greedy_cover, local_search_cover
+from kernels.vertex_cover.local_search import NuMVC, greedy_cover, local_search_cover
 from kernels.vertex_cover.maxsat import MaxsatWork, cover_and_absorb_t
 from kernels.vertex_cover.mis_bnb import MisBranchAndBound, root_clique_cover
 from kernels.vertex_cover.transversal import transversal_search
@@ -339,6 +341,50 @@ def test_local_search_gives_covers():
         rev = np.concatenate([indices[indptr[v]:indptr[v + 1]][::-1] for v in range(n)]).astype(np.int64)
         c = local_search_cover(indptr, rev, steps=2000, seed=1)
         assert is_cover(edges, c) and len(c) >= opt
+
+
+def test_numvc_resumes_with_its_state():
+    """NuMVC run in slices is the same search as one run (weights, ages, tabu vertex and
+    its own random generator are kept between calls); a run stops at the target; a
+    start that is no cover leaves the whole vertex set as the best until one is found."""
+    for (n, edges), opt in list(zip(GRAPHS, OPT))[:12]:
+        indptr, indices = csr(n, edges)
+        whole = NuMVC(indptr, indices, seed=5)
+        whole.run(1500)
+        sliced = NuMVC(indptr, indices, seed=5)
+        for _ in range(3):
+            sliced.run(500)
+        assert sliced.steps == whole.steps == 1500
+        assert np.array_equal(sliced.cover(), whole.cover())
+        assert is_cover(edges, sliced.cover()) and sliced.best_size == len(sliced.cover()) >= opt
+        t = NuMVC(indptr, indices, seed=1)
+        assert t.run(100_000, target=opt) == opt and t.steps < 100_000 and is_cover(edges, t.cover())
+    indptr, indices = csr(4, [(0, 1), (1, 2), (2, 3)])
+    ls = NuMVC(indptr, indices, init=np.zeros(4, bool))
+    assert ls.best_size == 4 and len(ls.cover()) == 4
+    assert ls.run(100) == 2 and is_cover([(0, 1), (1, 2), (2, 3)], ls.cover())
+
+
+def test_pipeline_gives_clique_structured_kernels_to_the_local_search():
+    """A kernel covered by large cliques (a partition, as in model RB graphs) is left
+    mostly to the local search, the time limit still holds; kernels of small cliques are
+    not clique-structured."""
+    rng = np.random.default_rng(1)
+    groups, size = 20, 10
+    n = groups * size
+    edges = [(u, v) for u in range(n) for v in range(u + 1, n) if u // size == v // size or rng.random() < 0.4]
+    indptr, indices = csr(n, edges)
+    t = time.process_time()
+    r = solve(indptr, indices, time_limit=1.0, clock=time.process_time)
+    elapsed = time.process_time() - t
+    assert r.stats["clique_structured"] and is_cover(edges, r.cover)
+    # the gap between the 20 cliques and the best cover is not closed in a second
+    assert not r.optimal and r.lower_bound <= r.size
+    assert elapsed < 1.6
+    assert r.stats["local_search_seconds"] >= 0.6 * elapsed
+    n, edges = MEDIUM[0]
+    indptr, indices = csr(n, edges)
+    assert not solve(indptr, indices, time_limit=5.0).stats.get("clique_structured", False)
 
 
 def test_pipeline_equals_brute_force():

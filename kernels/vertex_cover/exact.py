@@ -6,12 +6,14 @@
 2. the best clique cover found of the kernel (:func:`kernels.vertex_cover.mis_bnb.root_clique_cover`)
    bounds its independent sets, hence its covers from below; NuMVC local search on the
    kernel gives a near-optimal cover in milliseconds
-   (:mod:`kernels.vertex_cover.local_search`), lifted back and used as the bound; longer
-   runs (doubling, up to ``LS_SHARE`` of the time) come between the exact turns while
-   the cover is above the root's lower bound, half of each spent looking for an
-   independent set with one vertex in every clique of that cover
-   (:mod:`kernels.vertex_cover.transversal`), which would meet the bound and end the
-   search at once;
+   (:mod:`kernels.vertex_cover.local_search`), lifted back and used as the bound; the
+   same search (its edge weights kept) goes on between the exact turns, up to
+   ``LS_SHARE`` of the time, while the cover is above the root's lower bound, part of
+   each turn spent looking for an independent set with one vertex in every clique of
+   that cover (:mod:`kernels.vertex_cover.transversal`), which would meet the bound and
+   end the search at once. On clique-structured kernels (cliques of ``CLIQUE_STRUCTURE``
+   vertices on average: hidden partitions as in model RB graphs) the bound is tight and
+   the local search gets most of the time;
 3. branch-and-reduce (:class:`kernels.vertex_cover.solver.BranchAndReduce`: reductions
    inside the search, LP / cycle / clique-cover and MaxSAT bounds, components) and, on
    kernels of at most ``MIS_MAX_VERTICES`` vertices, the clique-style branch and bound of
@@ -39,7 +41,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .local_search import local_search_cover
+from .local_search import NuMVC, local_search_cover
 from .mis_bnb import MisBranchAndBound, root_clique_cover
 from .solver import BranchAndReduce
 from .transversal import transversal_search
@@ -65,6 +67,18 @@ TV_CHUNK = 50_000
 #: (20 s when there is none) the later runs may use
 LS_CHUNK = 20_000
 LS_SHARE = 0.1
+#: a kernel whose root clique cover has cliques of at least this many vertices on
+#: average is clique-structured (a hidden partition, as in model RB / BHOSLIB graphs):
+#: there the cover bound is usually tight and the exact searches hopeless, while the
+#: local search finds the optimum given time; it then gets ``LS_SHARE_CLIQUES`` of the
+#: time, its turns are ``LS_WEIGHT_CLIQUES`` times the slice (the transversal search
+#: ``TV_SHARE_CLIQUES`` of each) and the exact searches' turns ``EXACT_WEIGHT_CLIQUES``
+#: times the slice
+CLIQUE_STRUCTURE = 8.0
+LS_SHARE_CLIQUES = 0.85
+LS_WEIGHT_CLIQUES = 4.0
+TV_SHARE_CLIQUES = 0.125
+EXACT_WEIGHT_CLIQUES = 0.25
 
 
 @dataclass
@@ -106,24 +120,50 @@ def timed_local_search(kp, ki, budget_s, clock, target=0, best=None, steps=LS_CH
         steps = max(min(2 * steps, int(rate * left)), LS_CHUNK // 4)
 
 
-def timed_transversal(kp, ki, cls, budget_s, clock, steps=TV_CHUNK, seed=0):
+def timed_run(ls, budget_s, clock, target=0, steps=LS_CHUNK, rate=None):
+    """Continue the resumable local search ``ls`` (:class:`~kernels.vertex_cover.local_search.NuMVC`)
+    in runs of doubling length until ``budget_s`` seconds pass or a cover of at most
+    ``target`` vertices is found. A run (one Numba call that does not look at the clock)
+    never gets more steps than the step rate measured so far (``rate``, steps per
+    second, from earlier calls too) fits in the time left. Returns ``(steps of the next
+    run, rate)``."""
+    t0 = clock()
+    while True:
+        if rate is not None:
+            steps = max(min(steps, int(rate * (budget_s - (clock() - t0)))), LS_CHUNK // 4)
+        t = clock()
+        ls.run(steps, target)
+        took = clock() - t
+        if took > 0.01:
+            rate = steps / took
+        left = budget_s - (clock() - t0)
+        if ls.best_size <= target or left <= 0:
+            return 2 * steps, rate
+        steps *= 2
+
+
+def timed_transversal(kp, ki, cls, budget_s, clock, steps=TV_CHUNK, seed=0, rate=None):
     """Transversal searches (:func:`kernels.vertex_cover.transversal.transversal_search`)
     of doubling length with new seeds until one finds an independent set with a vertex
     in every clique of ``cls`` or ``budget_s`` seconds pass (runs are capped by the
-    measured step rate). Returns ``(kernel cover or None, steps of the next run, next
-    seed)``."""
+    step rate measured so far, ``rate``, from earlier calls too). Returns ``(kernel
+    cover or None, steps of the next run, next seed, rate)``."""
     t0 = clock()
     while True:
+        if rate is not None:
+            steps = max(min(steps, int(rate * (budget_s - (clock() - t0)))), TV_CHUNK // 4)
         t = clock()
         found = transversal_search(kp, ki, cls, steps=steps, seed=seed)
         took = clock() - t
         seed += 1
+        if took > 0.01:
+            rate = steps / took
         if found is not None:
-            return np.setdiff1d(np.arange(len(kp) - 1), found), steps, seed
+            return np.setdiff1d(np.arange(len(kp) - 1), found), steps, seed, rate
         left = budget_s - (clock() - t0)
         if left <= 0:
-            return None, 2 * steps, seed
-        steps = max(min(2 * steps, int(steps / max(took, 1e-6) * left)), TV_CHUNK // 4)
+            return None, 2 * steps, seed, rate
+        steps *= 2
 
 
 def solve(indptr, indices, time_limit=None, *, bound=None, progress=None, clock=time.perf_counter,
@@ -179,9 +219,11 @@ def solve(indptr, indices, time_limit=None, *, bound=None, progress=None, clock=
     if nk == 0:
         cover = bnr.lift(np.zeros(0, np.int64))
         return ExactResult(cover, len(cover), True, len(cover), 0, 0, "reductions", bnr.stats())
-    # a first cover in milliseconds; longer local search runs come between the exact turns
-    # while the best cover is above the root lower bound
-    kcover, ls_steps, ls_seed = timed_local_search(kp, ki, 0.0, clock)
+    # a first cover in milliseconds; the same local search goes on between the exact turns
+    # (weights kept) while the best cover is above the root lower bound
+    ls = NuMVC(kp, ki)
+    ls.run(LS_CHUNK)
+    kcover, ls_steps, ls_rate = ls.cover(), 2 * LS_CHUNK, None
     decided = bnr.decided  # cover vertices fixed by the root reductions
     # the best clique cover of the kernel found at its root bounds its independent sets,
     # hence its covers from below; on dense kernels it is often tight (the kernel of a
@@ -190,7 +232,7 @@ def solve(indptr, indices, time_limit=None, *, bound=None, progress=None, clock=
     if nk <= COVER_BOUND_MAX:
         tv_cls, tv_k = root_clique_cover(kp, ki, nk)
         cover_lb = decided + nk - tv_k
-    tv_steps, tv_seed = TV_CHUNK, 0
+    tv_steps, tv_seed, tv_rate = TV_CHUNK, 0, None
     bnr.offer_cover(bnr.lift(kcover))
     if bound is not None:
         if bnr.size < bound:
@@ -230,10 +272,12 @@ def solve(indptr, indices, time_limit=None, *, bound=None, progress=None, clock=
             if len(kc) == k_size:
                 mis.raise_bound(np.setdiff1d(np.arange(nk), kc))
 
-    ls_share = LS_SHARE * (time_limit if time_limit is not None else 20.0)
+    cliques = tv_cls is not None and nk >= CLIQUE_STRUCTURE * tv_k
+    ls_time = 0.0  # seconds of the local search turns
+    ls_share = (LS_SHARE_CLIQUES if cliques else LS_SHARE) * (time_limit if time_limit is not None else 20.0)
 
     def local_search_turn(slice_s):
-        nonlocal kcover, ls_steps, ls_seed, ls_share, tv_steps, tv_seed
+        nonlocal kcover, ls_steps, ls_rate, ls_share, ls_time, tv_steps, tv_seed, tv_rate
         # the exact searches' bound tells how far the best cover can still drop
         target = max(root_lb() - decided, 0)
         if bound is not None:
@@ -246,19 +290,24 @@ def solve(indptr, indices, time_limit=None, *, bound=None, progress=None, clock=
         if deadline is not None:
             budget = min(budget, deadline - t)
         if tv_cls is not None and best_k > nk + decided - cover_lb:
-            # half of the turn looks for an independent set meeting the clique-cover bound
-            kc, tv_steps, tv_seed = timed_transversal(kp, ki, tv_cls, budget / 2, clock, tv_steps, tv_seed)
+            # part of the turn looks for an independent set meeting the clique-cover bound
+            tv_budget = budget * (TV_SHARE_CLIQUES if cliques else 0.5)
+            kc, tv_steps, tv_seed, tv_rate = timed_transversal(kp, ki, tv_cls, tv_budget, clock, tv_steps, tv_seed,
+                                                               tv_rate)
             if kc is not None:
                 ls_share -= clock() - t
+                ls_time += clock() - t
                 kcover = kc
                 bnr.offer_cover(bnr.lift(kcover))
                 return
             budget -= clock() - t
-        kc, ls_steps, ls_seed = timed_local_search(kp, ki, budget, clock, target=target,
-                                                   best=kcover, steps=ls_steps, seed=ls_seed)
+        # the same NuMVC search goes on (weights kept): it may find covers the exact
+        # searches know already, only a smaller one is news
+        ls_steps, ls_rate = timed_run(ls, budget, clock, target=target, steps=ls_steps, rate=ls_rate)
         ls_share -= clock() - t
-        if len(kc) < len(kcover):
-            kcover = kc
+        ls_time += clock() - t
+        if ls.best_size < len(kcover):
+            kcover = ls.cover()
             bnr.offer_cover(bnr.lift(kcover))
             if mis is not None and bound is None:
                 mis.raise_bound(np.setdiff1d(np.arange(nk), kcover))
@@ -277,6 +326,9 @@ def solve(indptr, indices, time_limit=None, *, bound=None, progress=None, clock=
     weak = mis is not None and nk >= WEAK_REDUCTION * n
     bnr_slice = ROOT_SLICE if weak else slice_s
     mis_weight = MIS_WEIGHT if weak else 1.0
+    bnr_weight, ls_weight = 1.0, 1.0
+    if cliques:
+        bnr_weight, mis_weight, ls_weight = EXACT_WEIGHT_CLIQUES, EXACT_WEIGHT_CLIQUES, LS_WEIGHT_CLIQUES
     solved_by = None
     while True:
         # branch-and-reduce turn
@@ -291,7 +343,7 @@ def solve(indptr, indices, time_limit=None, *, bound=None, progress=None, clock=
         if proved_by_bound():
             solved_by = "lower_bound"
             break
-        local_search_turn(slice_s)
+        local_search_turn(ls_weight * slice_s)
         if proved_by_bound():
             solved_by = "local_search"
             break
@@ -309,7 +361,7 @@ def solve(indptr, indices, time_limit=None, *, bound=None, progress=None, clock=
             if deadline is not None and clock() >= deadline:
                 break
         slice_s *= 2
-        bnr_slice = slice_s
+        bnr_slice = bnr_weight * slice_s
     decided_run = solved_by is not None
     cover = bnr.cover() if bnr.found else None
     if cover is None:  # decision version: nothing below the bound; report the local search cover
@@ -320,8 +372,10 @@ def solve(indptr, indices, time_limit=None, *, bound=None, progress=None, clock=
     else:
         lb = bound if (decided_run and size >= bound) else max(root_lb(), decided, 0)
     nodes = bnr.nodes + (mis.nodes if mis is not None else 0)
+    stats = bnr.stats()
+    stats.update(local_search_steps=ls.steps, local_search_seconds=ls_time, clique_structured=bool(cliques))
     return ExactResult(cover, size, decided_run, min(lb, size) if bound is None else lb, nk, nodes,
-                       solved_by or "time_limit", bnr.stats())
+                       solved_by or "time_limit", stats)
 
 
 @functools.cache

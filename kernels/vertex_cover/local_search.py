@@ -1,16 +1,22 @@
-"""Local search for small vertex covers (NuMVC with sampled removals), Numba.
+"""Local search for small vertex covers (NuMVC), Numba.
 
 The exact search prunes with the best cover it knows, so a near-optimal cover found in
 milliseconds first pays off. This is NuMVC (Cai, Su, Luo and Sattar): edges carry
 weights, ``dscore(v)`` is the weight of the edges whose coverage changes when ``v``
 leaves or joins the cover; whenever the cover is complete it is recorded and its best
-vertex removed; otherwise one step removes a cover vertex of highest ``dscore`` (among
-``BMS_SAMPLES`` random cover vertices on large graphs, the best-from-multiple-selection
-of FastVC, so a step costs no scan of the cover) and adds the endpoint of a random uncovered edge whose
-neighbourhood changed since it left (configuration checking) and whose ``dscore`` is
-higher (covers of at most ``EXACT_SELECTION`` vertices are scanned exactly, as in
-NuMVC); uncovered edges gain weight, and all weights shrink to ``rho`` times when their
-mean exceeds ``gamma``.
+vertex removed; otherwise one step removes the cover vertex of highest ``dscore``
+(ties: the older; never the vertex added in the step before) and adds the endpoint of
+a random uncovered edge whose neighbourhood changed since it left (configuration
+checking) and whose ``dscore`` is higher; uncovered edges gain weight, and all weights
+shrink to ``rho`` times when their mean exceeds ``gamma``.
+
+The removal choice reads one key per vertex, ``dscore`` in the high bits and the age
+below, kept up to date by the flips: on graphs of at most ``EXACT_SELECTION`` vertices
+a step scans these keys in one contiguous pass (NuMVC's exact choice); on larger ones
+it takes the best of ``BMS_SAMPLES`` random cover vertices (the best-from-multiple-
+selection of FastVC). :class:`NuMVC` keeps its whole state (weights, ages, its own
+random generator) between calls, so a caller can run it in slices between other work
+without restarting it.
 
 References
 ----------
@@ -25,11 +31,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["local_search_cover", "greedy_cover"]
+__all__ = ["local_search_cover", "greedy_cover", "NuMVC"]
 
 BMS_SAMPLES = 50
-#: covers of at most this many vertices are scanned for the best removal (NuMVC proper)
-EXACT_SELECTION = 3000
+#: graphs of at most this many vertices get the exact removal choice (NuMVC proper)
+EXACT_SELECTION = 5000
 
 
 @njit(cache=True)
@@ -143,32 +149,43 @@ def edge_ids(indptr, indices):
     return eid, ea, eb
 
 
+# a cover vertex's removal key: dscore in the high bits, then age (older first) below
+_AGE_BITS = 34
+_AGE_MAX = (1 << _AGE_BITS) - 1
+_NO_KEY = -(1 << 62)
+# status words of a run (int64 array ``st``)
+_STEP, _CSIZE, _USIZE, _BEST, _TOTAL_W, _TABU, _RNG = range(7)
+
+
 @njit(cache=True)
-def _numvc(indptr, indices, init, max_steps, seed, target):
+def _rand(st, bound):
+    """Uniform-ish integer in ``[0, bound)`` from the xorshift state in ``st[_RNG]``
+    (each search carries its own generator: runs interleaved with others stay
+    reproducible)."""
+    x = st[_RNG]
+    x ^= (x << 13) & 0xFFFFFFFF
+    x ^= x >> 17
+    x ^= (x << 5) & 0xFFFFFFFF
+    st[_RNG] = x
+    return x % bound
+
+
+@njit(cache=True)
+def _key(dscore_v, age_v):
+    return (dscore_v << _AGE_BITS) + (_AGE_MAX - min(age_v, _AGE_MAX))
+
+
+@njit(cache=True)
+def _numvc_init(indptr, indices, eid, ea, eb, inc, best, w, dscore, ckey, cset, cpos, uset, upos, st):
+    """Scores, uncovered edges and cover set of the cover ``inc`` (all weights 1)."""
     n = len(indptr) - 1
-    np.random.seed(seed)
-    eid, ea, eb = edge_ids(indptr, indices)
     m = len(ea)
-    best = init.copy()
-    if m == 0:
-        return best
-    inc = init.copy()
-    w = np.ones(m, np.int64)
-    dscore = np.zeros(n, np.int64)
-    age = np.zeros(n, np.int64)
-    conf = np.ones(n, np.bool_)
-    # cover as a sparse set
-    cset = np.empty(n, np.int64)
-    cpos = np.full(n, -1, np.int64)
     csize = 0
     for v in range(n):
         if inc[v]:
             cpos[v] = csize
             cset[csize] = v
             csize += 1
-    # uncovered edges as a sparse set
-    uset = np.empty(m, np.int64)
-    upos = np.full(m, -1, np.int64)
     usize = 0
     for e in range(m):
         a = ea[e]
@@ -183,69 +200,84 @@ def _numvc(indptr, indices, init, max_steps, seed, target):
             dscore[a] -= 1
         elif inc[b] and not inc[a]:
             dscore[b] -= 1
-    best_size = n + 1
-    if usize == 0:
-        best_size = csize
-    total_w = m
+    for v in range(n):
+        ckey[v] = _key(dscore[v], 0) if inc[v] else _NO_KEY
+    st[_CSIZE] = csize
+    st[_USIZE] = usize
+    st[_BEST] = csize if usize == 0 else n
+    if usize:
+        best[:] = True  # the start is no cover: the whole vertex set is the best known
+    st[_TOTAL_W] = m
+    st[_TABU] = -1
+
+
+@njit(cache=True)
+def _select_removal(ckey, cset, st, exact):
+    """The cover vertex of highest key (dscore, then oldest) other than the tabu one:
+    a scan of all keys (contiguous, cheap) when ``exact``, else the best of
+    ``BMS_SAMPLES`` random cover vertices."""
+    tabu = st[_TABU]
+    saved = _NO_KEY
+    if tabu >= 0:
+        saved = ckey[tabu]
+        ckey[tabu] = _NO_KEY
+    u = -1
+    if exact:
+        top = _NO_KEY
+        for v in range(len(ckey)):
+            if ckey[v] > top:
+                top = ckey[v]
+        if top > _NO_KEY:
+            u = 0
+            while ckey[u] != top:
+                u += 1
+    else:
+        top = _NO_KEY
+        csize = st[_CSIZE]
+        for _ in range(BMS_SAMPLES):
+            c = cset[_rand(st, csize)]
+            if ckey[c] > top:
+                top = ckey[c]
+                u = c
+    if tabu >= 0:
+        ckey[tabu] = saved
+    return u
+
+
+@njit(cache=True)
+def _numvc_run(indptr, indices, eid, ea, eb, inc, best, w, dscore, age, conf, ckey, cset, cpos, uset, upos, st,
+               max_steps, target, exact):
+    """Continue NuMVC for at most ``max_steps`` steps or until a cover of at most
+    ``target`` vertices is recorded in ``best``. Returns the steps taken."""
+    n = len(indptr) - 1
+    m = len(ea)
     gamma = max(n // 2, 2)
-    rho = 0.3
-    step = 0
-    while step < max_steps:
-        step += 1
-        if usize == 0:
-            if csize < best_size:
-                best_size = csize
+    taken = 0
+    while taken < max_steps:
+        taken += 1
+        st[_STEP] += 1
+        step = st[_STEP]
+        if st[_USIZE] == 0:
+            if st[_CSIZE] < st[_BEST]:
+                st[_BEST] = st[_CSIZE]
                 best[:] = inc
-                if best_size <= target:
-                    return best
-            # remove the cover vertex of highest dscore (sampled) and go on
-            u = -1
-            bu = -(1 << 62)
-            if csize <= EXACT_SELECTION:
-                for t in range(csize):
-                    c = cset[t]
-                    if dscore[c] > bu:
-                        bu = dscore[c]
-                        u = c
-            else:
-                for _ in range(BMS_SAMPLES):
-                    c = cset[np.random.randint(csize)]
-                    if dscore[c] > bu:
-                        bu = dscore[c]
-                        u = c
+                if st[_BEST] <= target:
+                    break
+            # a cover: drop its best vertex and go on with one vertex less
+            st[_TABU] = -1
+            u = _select_removal(ckey, cset, st, exact)
             if u < 0:
                 break
-            usize = _flip_out(u, indptr, indices, eid, ea, eb, w, inc, dscore, cset, cpos, uset, upos, csize, usize)
-            csize -= 1
-            conf[u] = False
+            _flip_out(u, indptr, indices, eid, w, inc, dscore, ckey, conf, cset, cpos, uset, upos, st)
             age[u] = step
-            for p in range(indptr[u], indptr[u + 1]):
-                conf[indices[p]] = True
             continue
-        # remove: the cover vertex of highest dscore (ties: older); sampled on large covers
-        u = -1
-        bu = -(1 << 62)
-        if csize <= EXACT_SELECTION:
-            for t in range(csize):
-                c = cset[t]
-                if dscore[c] > bu or (dscore[c] == bu and age[c] < age[u]):
-                    bu = dscore[c]
-                    u = c
-        else:
-            for _ in range(BMS_SAMPLES):
-                c = cset[np.random.randint(csize)]
-                if dscore[c] > bu or (dscore[c] == bu and age[c] < age[u]):
-                    bu = dscore[c]
-                    u = c
+        # remove: the cover vertex of highest dscore (ties: older), not the one just added
+        u = _select_removal(ckey, cset, st, exact)
         if u >= 0:
-            usize = _flip_out(u, indptr, indices, eid, ea, eb, w, inc, dscore, cset, cpos, uset, upos, csize, usize)
-            csize -= 1
-            conf[u] = False
+            _flip_out(u, indptr, indices, eid, w, inc, dscore, ckey, conf, cset, cpos, uset, upos, st)
             age[u] = step
-            for p in range(indptr[u], indptr[u + 1]):
-                conf[indices[p]] = True
-        # add: an endpoint of a random uncovered edge
-        e = uset[np.random.randint(usize)]
+        # add: an endpoint of a random uncovered edge whose configuration changed
+        e = uset[_rand(st, st[_USIZE])]
         a = ea[e]
         b = eb[e]
         if not conf[a]:
@@ -256,74 +288,91 @@ def _numvc(indptr, indices, init, max_steps, seed, target):
             v = a
         else:
             v = b
-        usize = _flip_in(v, indptr, indices, eid, ea, eb, w, inc, dscore, cset, cpos, uset, upos, csize, usize)
-        csize += 1
+        _flip_in(v, indptr, indices, eid, w, inc, dscore, ckey, conf, cset, cpos, uset, upos, st)
         age[v] = step
-        for p in range(indptr[v], indptr[v + 1]):
-            conf[indices[p]] = True
-        # weights of the uncovered edges grow
+        ckey[v] = _key(dscore[v], step)
+        st[_TABU] = v
+        # weights of the uncovered edges grow (their endpoints are outside the cover)
+        usize = st[_USIZE]
         for k in range(usize):
             e2 = uset[k]
             w[e2] += 1
             dscore[ea[e2]] += 1
             dscore[eb[e2]] += 1
-        total_w += usize
-        if total_w > gamma * m:
-            total_w = 0
-            for e2 in range(m):
-                w[e2] = max(int(rho * w[e2]), 1)
-                total_w += w[e2]
-            dscore[:] = 0
-            for e2 in range(m):
-                a2 = ea[e2]
-                b2 = eb[e2]
-                if not inc[a2] and not inc[b2]:
-                    dscore[a2] += w[e2]
-                    dscore[b2] += w[e2]
-                elif inc[a2] and not inc[b2]:
-                    dscore[a2] -= w[e2]
-                elif inc[b2] and not inc[a2]:
-                    dscore[b2] -= w[e2]
-    if usize == 0 and csize < best_size:
-        best[:] = inc
-    return best
+        st[_TOTAL_W] += usize
+        if st[_TOTAL_W] > gamma * m:
+            _forget(ea, eb, inc, w, dscore, age, ckey, st)
+    return taken
 
 
 @njit(cache=True)
-def _flip_out(u, indptr, indices, eid, ea, eb, w, inc, dscore, cset, cpos, uset, upos, csize, usize):
+def _forget(ea, eb, inc, w, dscore, age, ckey, st):
+    """All weights shrink to ``rho = 0.3`` times (at least 1); scores recomputed."""
+    total = 0
+    for e in range(len(ea)):
+        w[e] = max(np.int32(0.3 * w[e]), np.int32(1))
+        total += w[e]
+    st[_TOTAL_W] = total
+    dscore[:] = 0
+    for e in range(len(ea)):
+        a = ea[e]
+        b = eb[e]
+        if not inc[a] and not inc[b]:
+            dscore[a] += w[e]
+            dscore[b] += w[e]
+        elif inc[a] and not inc[b]:
+            dscore[a] -= w[e]
+        elif inc[b] and not inc[a]:
+            dscore[b] -= w[e]
+    for v in range(len(inc)):
+        ckey[v] = _key(dscore[v], age[v]) if inc[v] else _NO_KEY
+
+
+@njit(cache=True)
+def _flip_out(u, indptr, indices, eid, w, inc, dscore, ckey, conf, cset, cpos, uset, upos, st):
     inc[u] = False
     dscore[u] = -dscore[u]
+    ckey[u] = _NO_KEY
     # sparse-set removal from the cover
+    csize = st[_CSIZE]
     last = cset[csize - 1]
     cset[cpos[u]] = last
     cpos[last] = cpos[u]
     cpos[u] = -1
-    k = usize
+    st[_CSIZE] = csize - 1
+    k = st[_USIZE]
     for p in range(indptr[u], indptr[u + 1]):
         z = indices[p]
         e = eid[p]
+        conf[z] = True
         if inc[z]:
             dscore[z] -= w[e]
+            ckey[z] -= np.int64(w[e]) << _AGE_BITS
         else:
             dscore[z] += w[e]
             upos[e] = k
             uset[k] = e
             k += 1
-    return k
+    conf[u] = False
+    st[_USIZE] = k
 
 
 @njit(cache=True)
-def _flip_in(v, indptr, indices, eid, ea, eb, w, inc, dscore, cset, cpos, uset, upos, csize, usize):
+def _flip_in(v, indptr, indices, eid, w, inc, dscore, ckey, conf, cset, cpos, uset, upos, st):
     inc[v] = True
     dscore[v] = -dscore[v]
+    csize = st[_CSIZE]
     cpos[v] = csize
     cset[csize] = v
-    k = usize
+    st[_CSIZE] = csize + 1
+    k = st[_USIZE]
     for p in range(indptr[v], indptr[v + 1]):
         z = indices[p]
         e = eid[p]
+        conf[z] = True
         if inc[z]:
             dscore[z] += w[e]
+            ckey[z] += np.int64(w[e]) << _AGE_BITS
         else:
             dscore[z] -= w[e]
             # e was uncovered: sparse-set removal
@@ -332,7 +381,93 @@ def _flip_in(v, indptr, indices, eid, ea, eb, w, inc, dscore, cset, cpos, uset, 
             upos[last] = upos[e]
             upos[e] = -1
             k -= 1
-    return k
+    st[_USIZE] = k
+
+
+def _sorted_rows(indptr, indices):
+    indptr = np.ascontiguousarray(indptr, dtype=np.int64)
+    indices = np.ascontiguousarray(indices, dtype=np.int64)
+    rows = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
+    if len(indices) > 1 and np.any((np.diff(indices) < 0) & (rows[1:] == rows[:-1])):
+        # the edge ids are found by binary search in the rows: sort them
+        indices = indices[np.lexsort((indices, rows))]
+    return indptr, indices
+
+
+class NuMVC:
+    """A resumable NuMVC search: :meth:`run` continues where the last call stopped,
+    with the edge weights, ages and configuration learnt so far.
+
+    Parameters
+    ----------
+    indptr, indices : array_like
+        CSR of a simple undirected graph (rows in any order).
+    init : array_like of bool, optional
+        Starting cover (default: :func:`greedy_cover`).
+    seed : int
+        Seed of the search's own random generator (results are deterministic for a
+        seed and a sequence of calls).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> indptr = np.array([0, 2, 4, 6, 8, 10]); indices = np.array([1, 4, 0, 2, 1, 3, 2, 4, 0, 3])
+    >>> ls = NuMVC(indptr, indices)   # the 5-cycle
+    >>> ls.run(1000, target=3), len(ls.cover())
+    (3, 3)
+    """
+
+    def __init__(self, indptr, indices, init=None, seed=0):
+        indptr, indices = _sorted_rows(indptr, indices)
+        n = len(indptr) - 1
+        eid, ea, eb = edge_ids(indptr, indices)
+        self.indptr = indptr
+        self.indices = indices.astype(np.int32)
+        self.eid = eid.astype(np.int32)
+        self.ea = ea.astype(np.int32)
+        self.eb = eb.astype(np.int32)
+        m = len(ea)
+        if init is None:
+            init = greedy_cover(indptr, indices)
+        self.inc = np.array(init, dtype=np.bool_)
+        self.best = self.inc.copy()
+        self.w = np.ones(m, np.int32)
+        self.dscore = np.zeros(n, np.int64)
+        self.age = np.zeros(n, np.int64)
+        self.conf = np.ones(n, np.bool_)
+        self.ckey = np.zeros(n, np.int64)
+        self.cset = np.zeros(n, np.int32)
+        self.cpos = np.full(n, -1, np.int32)
+        self.uset = np.zeros(m, np.int32)
+        self.upos = np.full(m, -1, np.int32)
+        self.st = np.zeros(7, np.int64)
+        # xorshift state: any non-zero 32-bit value
+        self.st[_RNG] = (int(seed) * 2654435761 + 12345) % 0xFFFFFFFF + 1
+        self.exact = n <= EXACT_SELECTION
+        _numvc_init(indptr, self.indices, self.eid, self.ea, self.eb, self.inc, self.best, self.w, self.dscore,
+                    self.ckey, self.cset, self.cpos, self.uset, self.upos, self.st)
+
+    def run(self, steps, target=0):
+        """At most ``steps`` more steps, stopping at a cover of at most ``target``
+        vertices. Returns the size of the best cover found so far."""
+        if len(self.ea) and self.st[_BEST] > target:
+            _numvc_run(self.indptr, self.indices, self.eid, self.ea, self.eb, self.inc, self.best, self.w,
+                       self.dscore, self.age, self.conf, self.ckey, self.cset, self.cpos, self.uset, self.upos,
+                       self.st, int(steps), int(target), self.exact)
+        return self.best_size
+
+    @property
+    def best_size(self) -> int:
+        """Size of the best cover found (the start cover counts)."""
+        return int(self.st[_BEST])
+
+    @property
+    def steps(self) -> int:
+        return int(self.st[_STEP])
+
+    def cover(self):
+        """Sorted vertex ids of the best cover found."""
+        return np.flatnonzero(self.best).astype(np.int64)
 
 
 def local_search_cover(indptr, indices, steps=100_000, seed=0, target=0, init=None):
@@ -363,15 +498,6 @@ def local_search_cover(indptr, indices, steps=100_000, seed=0, target=0, init=No
     >>> len(local_search_cover(indptr, indices, steps=1000))   # the 5-cycle needs 3
     3
     """
-    indptr = np.ascontiguousarray(indptr, dtype=np.int64)
-    indices = np.ascontiguousarray(indices, dtype=np.int64)
-    rows = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
-    if len(indices) > 1 and np.any((np.diff(indices) < 0) & (rows[1:] == rows[:-1])):
-        # the edge ids are found by binary search in the rows: sort them
-        indices = indices[np.lexsort((indices, rows))]
-    if init is None:
-        init = greedy_cover(indptr, indices)
-    else:
-        init = np.ascontiguousarray(init, dtype=np.bool_)
-    best = _numvc(indptr, indices, init, int(steps), int(seed), int(target))
-    return np.flatnonzero(best).astype(np.int64)
+    ls = NuMVC(indptr, indices, init=init, seed=seed)
+    ls.run(steps, target)
+    return ls.cover()
