@@ -346,7 +346,7 @@ def test_local_search_gives_covers():
 def test_numvc_resumes_with_its_state():
     """NuMVC run in slices is the same search as one run (weights, ages, tabu vertex and
     its own random generator are kept between calls); a run stops at the target; a
-    start that is no cover leaves the whole vertex set as the best until one is found."""
+    start that is no cover is completed to one (NuMVC never grows its cover)."""
     for (n, edges), opt in list(zip(GRAPHS, OPT))[:12]:
         indptr, indices = csr(n, edges)
         whole = NuMVC(indptr, indices, seed=5)
@@ -359,10 +359,24 @@ def test_numvc_resumes_with_its_state():
         assert is_cover(edges, sliced.cover()) and sliced.best_size == len(sliced.cover()) >= opt
         t = NuMVC(indptr, indices, seed=1)
         assert t.run(100_000, target=opt) == opt and t.steps < 100_000 and is_cover(edges, t.cover())
-    indptr, indices = csr(4, [(0, 1), (1, 2), (2, 3)])
-    ls = NuMVC(indptr, indices, init=np.zeros(4, bool))
-    assert ls.best_size == 4 and len(ls.cover()) == 4
-    assert ls.run(100) == 2 and is_cover([(0, 1), (1, 2), (2, 3)], ls.cover())
+    for (n, edges), opt in list(zip(GRAPHS, OPT))[:12]:
+        indptr, indices = csr(n, edges)
+        ls = NuMVC(indptr, indices, init=np.zeros(n, bool), seed=3)
+        assert is_cover(edges, ls.cover()) and ls.best_size == len(ls.cover())
+        assert ls.run(20_000, target=opt) == opt and is_cover(edges, ls.cover())
+
+
+def test_numvc_samples_removals_on_large_graphs():
+    """Above ``EXACT_SELECTION`` vertices the removal is the best of sampled cover
+    vertices: from the whole vertex set of a perfect matching to one end per edge."""
+    from kernels.vertex_cover.local_search import EXACT_SELECTION
+
+    n = 2 * (EXACT_SELECTION // 2 + 1)
+    edges = [(2 * i, 2 * i + 1) for i in range(n // 2)]
+    indptr, indices = csr(n, edges)
+    ls = NuMVC(indptr, indices, init=np.ones(n, bool), seed=2)
+    assert not ls.exact and ls.best_size == n
+    assert ls.run(50 * n, target=n // 2) == n // 2 and is_cover(edges, ls.cover())
 
 
 def test_pipeline_gives_clique_structured_kernels_to_the_local_search():

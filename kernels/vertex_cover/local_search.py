@@ -204,9 +204,7 @@ def _numvc_init(indptr, indices, eid, ea, eb, inc, best, w, dscore, ckey, cset, 
         ckey[v] = _key(dscore[v], 0) if inc[v] else _NO_KEY
     st[_CSIZE] = csize
     st[_USIZE] = usize
-    st[_BEST] = csize if usize == 0 else n
-    if usize:
-        best[:] = True  # the start is no cover: the whole vertex set is the best known
+    st[_BEST] = csize
     st[_TOTAL_W] = m
     st[_TABU] = -1
 
@@ -231,7 +229,7 @@ def _select_removal(ckey, cset, st, exact):
             u = 0
             while ckey[u] != top:
                 u += 1
-    else:
+    elif st[_CSIZE] > 0:
         top = _NO_KEY
         csize = st[_CSIZE]
         for _ in range(BMS_SAMPLES):
@@ -403,7 +401,8 @@ class NuMVC:
     indptr, indices : array_like
         CSR of a simple undirected graph (rows in any order).
     init : array_like of bool, optional
-        Starting cover (default: :func:`greedy_cover`).
+        Starting cover (default: :func:`greedy_cover`); a set that is no cover is
+        completed by one end of every edge it leaves uncovered.
     seed : int
         Seed of the search's own random generator (results are deterministic for a
         seed and a sequence of calls).
@@ -430,6 +429,9 @@ class NuMVC:
         if init is None:
             init = greedy_cover(indptr, indices)
         self.inc = np.array(init, dtype=np.bool_)
+        # NuMVC keeps the cover's size between improvements: start from a cover
+        open_edges = ~(self.inc[ea] | self.inc[eb])
+        self.inc[ea[open_edges]] = True
         self.best = self.inc.copy()
         self.w = np.ones(m, np.int32)
         self.dscore = np.zeros(n, np.int64)
