@@ -11,8 +11,8 @@
    ``LS_SHARE`` of the time, while the cover is above the root's lower bound, part of
    each turn spent looking for an independent set with one vertex in every clique of
    that cover (:mod:`kernels.vertex_cover.transversal`), which would meet the bound and
-   end the search at once. On clique-structured kernels (cliques of ``CLIQUE_STRUCTURE``
-   vertices on average: hidden partitions as in model RB graphs) the bound is tight and
+   end the search at once. On clique-structured kernels (large cliques, and the first
+   local search already close to the bound: hidden partitions as in model RB graphs)
    the local search gets most of the time;
 3. branch-and-reduce (:class:`kernels.vertex_cover.solver.BranchAndReduce`: reductions
    inside the search, LP / cycle / clique-cover and MaxSAT bounds, components) and, on
@@ -67,14 +67,18 @@ TV_CHUNK = 50_000
 #: (20 s when there is none) the later runs may use
 LS_CHUNK = 20_000
 LS_SHARE = 0.1
-#: a kernel whose root clique cover has cliques of at least this many vertices on
-#: average is clique-structured (a hidden partition, as in model RB / BHOSLIB graphs):
-#: there the cover bound is usually tight and the exact searches hopeless, while the
-#: local search finds the optimum given time; it then gets ``LS_SHARE_CLIQUES`` of the
-#: time, its turns are ``LS_WEIGHT_CLIQUES`` times the slice (the transversal search
-#: ``TV_SHARE_CLIQUES`` of each) and the exact searches' turns ``EXACT_WEIGHT_CLIQUES``
-#: times the slice
+#: a kernel is clique-structured (a hidden partition, as in model RB / BHOSLIB graphs)
+#: when its root clique cover has cliques of at least ``CLIQUE_STRUCTURE`` vertices on
+#: average and the first local search's independent set already has ``TIGHT_COVER``
+#: times as many vertices as there are cliques: the cover bound is then likely tight and
+#: the exact searches hopeless, while the local search finds the optimum given time (on
+#: dense graphs with a loose bound, such as the complements of DIMACS graphs, the ratio
+#: stays below 0.7 and the clique-style search is what proves the optimum). The local
+#: search then gets ``LS_SHARE_CLIQUES`` of the time, its turns are ``LS_WEIGHT_CLIQUES``
+#: times the slice (the transversal search ``TV_SHARE_CLIQUES`` of each) and the exact
+#: searches' turns ``EXACT_WEIGHT_CLIQUES`` times the slice
 CLIQUE_STRUCTURE = 8.0
+TIGHT_COVER = 0.85
 LS_SHARE_CLIQUES = 0.85
 LS_WEIGHT_CLIQUES = 4.0
 TV_SHARE_CLIQUES = 0.0625
@@ -272,7 +276,7 @@ def solve(indptr, indices, time_limit=None, *, bound=None, progress=None, clock=
             if len(kc) == k_size:
                 mis.raise_bound(np.setdiff1d(np.arange(nk), kc))
 
-    cliques = tv_cls is not None and nk >= CLIQUE_STRUCTURE * tv_k
+    cliques = tv_cls is not None and nk >= CLIQUE_STRUCTURE * tv_k and nk - len(kcover) >= TIGHT_COVER * tv_k
     ls_time = 0.0  # seconds of the local search turns
     ls_share = (LS_SHARE_CLIQUES if cliques else LS_SHARE) * (time_limit if time_limit is not None else 20.0)
 
@@ -362,6 +366,9 @@ def solve(indptr, indices, time_limit=None, *, bound=None, progress=None, clock=
                 break
         slice_s *= 2
         bnr_slice = bnr_weight * slice_s
+    if solved_by is None and proved_by_bound():
+        # the last turn before the deadline found a cover meeting the root's bound
+        solved_by = "lower_bound"
     decided_run = solved_by is not None
     cover = bnr.cover() if bnr.found else None
     if cover is None:  # decision version: nothing below the bound; report the local search cover
