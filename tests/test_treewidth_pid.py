@@ -63,6 +63,71 @@ def test_pid_decides_every_k_like_the_subset_dp():
                 break
 
 
+def _sieve_case(rng, n, no, tmax):
+    """``no`` O-blocks ``(T, O)`` of random sets on ``n`` vertices (distinct T, O outside T)."""
+    W = (n + 63) // 64
+    ob_sets = np.zeros((no, 2, W), dtype=np.uint64)
+    seen = set()
+    j = 0
+    while j < no:
+        T = tuple(sorted(rng.choice(n, int(rng.integers(1, tmax + 1)), replace=False).tolist()))
+        if T in seen:
+            continue
+        seen.add(T)
+        rest = np.setdiff1d(np.arange(n), T)
+        O = rest[rng.random(rest.size) < 0.6]
+        for v in T:
+            ob_sets[j, 0, v >> 6] |= np.uint64(1) << np.uint64(v & 63)
+        for v in O.tolist():
+            ob_sets[j, 1, v >> 6] |= np.uint64(1) << np.uint64(v & 63)
+        j += 1
+    return ob_sets
+
+
+@pytest.mark.parametrize("n", [40, 64, 150])
+def test_sieve_finds_exactly_the_combinable_oblocks(n):
+    """The O-block sieve (a trie over T with per-node common parts) returns exactly the
+    O-blocks that a scan of all of them accepts, and prunes: on queries with a small
+    margin it visits far fewer nodes than there are O-blocks."""
+    rng = np.random.default_rng(n)
+    no = 1500
+    ob_sets = _sieve_case(rng, n, no, 8)
+    W = ob_sets.shape[2]
+    tr = np.empty((2 * no + pid._TR_STEP, pid._T_COLS), dtype=np.int32)
+    tr_must = np.empty((tr.shape[0], W), dtype=np.uint64)
+    tr_root = np.full(1, -1, dtype=np.int32)
+    cnt = np.zeros(pid._C_NCOUNT, dtype=np.int64)
+    for j in range(no):
+        pid._tr_insert(ob_sets, j, n, tr, tr_root, tr_must, cnt)
+    assert cnt[pid._C_NTR] == 2 * no - 1
+    Tsets = [set(np.flatnonzero(np.unpackbits(ob_sets[j, 0].view(np.uint8), bitorder="little")).tolist())
+             for j in range(no)]
+    Osets = [set(np.flatnonzero(np.unpackbits(ob_sets[j, 1].view(np.uint8), bitorder="little")).tolist())
+             for j in range(no)]
+    out = np.empty(no, dtype=np.int64)
+    stk = np.empty(n + 2, dtype=np.int32)
+    visited = []
+    for q in range(200):
+        Cs = set(rng.choice(n, int(rng.integers(1, 6)), replace=False).tolist())
+        Ss = set(rng.choice(np.setdiff1d(np.arange(n), list(Cs)), int(rng.integers(1, 10)), replace=False).tolist())
+        m = int(rng.integers(0, 4))
+        C = np.zeros(W, dtype=np.uint64)
+        S = np.zeros(W, dtype=np.uint64)
+        for v in Cs:
+            C[v >> 6] |= np.uint64(1) << np.uint64(v & 63)
+        for v in Ss:
+            S[v >> 6] |= np.uint64(1) << np.uint64(v & 63)
+        before = int(cnt[pid._C_VNODE])
+        got = pid._tr_query(C, S, m, n, tr, tr_root, tr_must, ob_sets, out, stk, cnt)
+        visited.append((m, int(cnt[pid._C_VNODE]) - before))
+        c0 = min(Cs)
+        want = sorted(j for j in range(no) if not (Tsets[j] & Cs) and c0 in Osets[j] and len(Tsets[j] - Ss) <= m
+                      and not Ss <= Tsets[j])
+        assert sorted(out[:got].tolist()) == want, (q, m)
+    tight = [v for m, v in visited if m == 0]
+    assert tight and sum(tight) / len(tight) < 0.25 * no  # a scan: 2 * no - 1 nodes
+
+
 @pytest.mark.parametrize("G, tw", [
     (nx.grid_2d_graph(5, 6), 5),
     (nx.petersen_graph(), 4),

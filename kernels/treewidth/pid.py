@@ -34,12 +34,13 @@ Definitions, for a connected graph ``G`` and a target width ``k``:
 The search stops with a proof either way: a solution, or no new I-block (then
 ``tw(G) > k``). Feasible I-blocks and pending candidates survive from ``k`` to ``k + 1``.
 
-O-blocks are found through an index over pairs of vertices of their separators (an
-I-block's separator must contain all but ``k + 1 - |S|`` vertices of ``T``).
-All tables are open-addressing hash tables over bitsets in arrays that grow on demand:
-the compiled search checks, before every step, that the step fits in the arrays and
-otherwise returns to Python, which grows them (within ``max_memory``) and resumes it where
-it stopped. A search that would exceed ``max_memory`` stops with ``MEMORY`` (no proof), one
+The O-blocks that combine with an I-block are found in a sieve, in the spirit of Tamaki's
+block sieve [1]_: a binary trie over the separators ``T`` whose nodes know the vertices that
+every ``T`` below them shares, so that a subtree is skipped as soon as those meet ``C`` or
+have more than ``k + 1 - |S|`` vertices outside ``S``. The tables (open-addressing hash
+tables over bitsets, and the sieve) are arrays that grow on demand: the compiled search
+checks, before every step, that the step fits in the arrays and otherwise returns to
+Python, which grows them (within ``max_memory``) and resumes it where it stopped. A search that would exceed ``max_memory`` stops with ``MEMORY`` (no proof), one
 that reaches its deadline with ``TIMEOUT``.
 
 References
@@ -97,23 +98,20 @@ _C_NINB = 3
 _C_NWAIT = 4
 _C_QHEAD = 5
 _C_QTAIL = 6
-_C_NENT = 7
-_C_NUSED = 8
-_C_SOLUTION = 9
-_C_PMCTRIED = 10
-_C_PLUGS = 11
-_C_PHASE = 12    # 0: closed neighbourhoods, 1: queue
-_C_CUR = 13      # block being processed (-1: none)
-_C_SUB = 14      # 0: waiting candidates, 1: simple O-block and query, 2: combinations
-_C_POS = 15      # resume position inside the phase / step
-_C_NQ = 16       # number of query results in qout
-_C_NEED = 17     # how many of each table the next step may add (set by the search)
-_C_TQ = 18
-_C_TC = 19
-_C_VSCAN = 20
-_C_VIX = 21
-_C_SCANF = 22    # scan every O-block when |O-blocks| * W < SCANF * (index lookups); set by the solver
-_C_NCOUNT = 23
+_C_NTR = 7       # nodes of the sieve
+_C_SOLUTION = 8
+_C_PMCTRIED = 9
+_C_PLUGS = 10
+_C_PHASE = 11    # 0: closed neighbourhoods, 1: queue
+_C_CUR = 12      # block being processed (-1: none)
+_C_SUB = 13      # 0: waiting candidates, 1: simple O-block and query, 2: combinations
+_C_POS = 14      # resume position inside the phase / step
+_C_NQ = 15       # number of query results in qout
+_C_TQ = 16       # microseconds in sieve queries
+_C_TC = 17       # microseconds in combinations
+_C_VLEAF = 18    # sieve leaves reached
+_C_VNODE = 19    # sieve nodes visited
+_C_NCOUNT = 20
 
 
 @njit(cache=True)
@@ -322,271 +320,138 @@ def _get_block(indptr, indices, adj, n, C, S, bk_sets, bk_info, bk_table, cnt, v
     return b
 
 
-# --------------------------------------------------------------------------- index of O-blocks
-# An I-block (C, S) combines with the O-blocks (T, O) with |T + S| <= k + 1, that is
-# |T - S| <= m for the budget m = k + 1 - |S|, with C inside O. With t = |T|, such a T
-# shares at least t - m vertices with S. An O-block is indexed under (v, t) for every
-# vertex v of T, and, writing T = {t_0 < t_1 < ...}, under (t_i, t_j, j) for the pairs
-# i < j <= _RANK. When t = m + 1, T meets S: a query looks up (v, m + 1) for the vertices v
-# of S. When t >= m + 2, the first two vertices of T in S sit at positions i < j <= m + 1:
-# a query looks up (a, b, j) for the pairs a < b of S and j <= m + 1. An entry is reported
-# only through the first vertex (pair) of T in S, so each O-block once. O-blocks with
-# t <= m, and pairs beyond _RANK, are scanned from per-size lists.
-_RANK = 8
-_MAXPAIRS = _RANK * (_RANK + 1) // 2   # pair entries per O-block (plus one per vertex of T)
-_CHUNK = 4       # entries per chunk of an index list
+# --------------------------------------------------------------------------- sieve of O-blocks
+# An I-block (C, S) combines with the O-blocks (T, O) that have C inside O and
+# |T + S| <= k + 1. C is connected, so C inside O means: T disjoint from C and C's first
+# vertex in O; the size condition reads |T - S| <= m for the I-block's margin
+# m = k + 1 - |S|. The O-blocks form one binary Patricia trie over their separators T, read
+# as bit strings in vertex order: an inner node branches on the first vertex p at which
+# the sets below it differ (children without and with p), a leaf is one O-block. Every
+# node keeps the vertices that all T below it share (tr_must). A query walks the trie and
+# skips a subtree whose shared vertices meet C or have more than m vertices outside S;
+# the leaves reached are tested on C's first vertex and on S not inside T. Separators are
+# small and an I-block's margin is usually small, so the walk stays near the answers.
+# Tamaki's block sieve [1] (a trie over the open components O in chunks of bits, one per
+# range of margins) served as the model; tries over O (in vertex order, or splitting
+# buckets evenly) visited several times more nodes than this one on dense PACE pieces.
+# tr columns: branch vertex (n for a leaf), children without / with it, an O-block below it
+_T_POS = 0
+_T_C0 = 1
+_T_C1 = 2
+_T_REP = 3
+_T_COLS = 4
+_TR_STEP = 2   # nodes one new O-block adds (its leaf and one branch)
 
 
 @njit(cache=True)
-def _mix_int(x):
-    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return x ^ (x >> np.uint64(31))
+def _tr_node(tr, tr_must, cnt, pos, rep, must):
+    x = cnt[_C_NTR]
+    cnt[_C_NTR] = x + 1
+    tr[x, _T_POS] = pos
+    tr[x, _T_C0] = -1
+    tr[x, _T_C1] = -1
+    tr[x, _T_REP] = rep
+    for w in range(must.shape[0]):
+        tr_must[x, w] = must[w]
+    return x
 
 
 @njit(cache=True)
-def _pair_slot(ix_keys, key):
-    mask = np.uint64(ix_keys.shape[0] - 1)
-    slot = np.int64(_mix_int(np.uint64(key)) & mask)
-    while ix_keys[slot] != key and ix_keys[slot] != 0:
-        slot = (slot + 1) & np.int64(mask)
-    return slot
-
-
-@njit(cache=True)
-def _ix_add(key, j, fp, ix_keys, ix_head, ix_used, ix_ent, ix_fp, cnt):
-    """Append O-block ``j`` (fingerprint ``fp``) to the list of ``key``. Lists are chains of
-    chunks of _CHUNK entries so that a query reads them mostly sequentially."""
-    slot = _pair_slot(ix_keys, key)
-    if ix_keys[slot] == 0:
-        ix_keys[slot] = key
-        ix_head[slot] = -1
-        ix_used[cnt[_C_NUSED]] = slot
-        cnt[_C_NUSED] += 1
-    h = ix_head[slot]
-    if h < 0 or ix_ent[h, _CHUNK + 1] == _CHUNK:
-        nc = cnt[_C_NENT]
-        cnt[_C_NENT] = nc + 1
-        ix_ent[nc, _CHUNK] = h
-        ix_ent[nc, _CHUNK + 1] = 0
-        ix_head[slot] = nc
-        h = nc
-    i = ix_ent[h, _CHUNK + 1]
-    ix_ent[h, i] = j
-    ix_fp[h, i] = fp
-    ix_ent[h, _CHUNK + 1] = i + 1
-
-
-@njit(cache=True)
-def _ix_insert(ob_sets, ob_info, j, n, ix_keys, ix_head, ix_used, ix_ent, ix_fp, sz_head, cnt):
-    """Index O-block ``j`` (the caller made room)."""
+def _tr_insert(ob_sets, j, n, tr, tr_root, tr_must, cnt):
+    """File O-block ``j`` in the trie (the caller made room for two nodes)."""
     T = ob_sets[j, 0]
-    t = ob_info[j, 0]
-    ob_info[j, 1] = sz_head[t]
-    sz_head[t] = j
-    fp = _fingerprint(T)
-    verts = np.empty(_RANK + 1, dtype=np.int64)
-    nv = 0
-    for q in range(T.shape[0]):
-        x = T[q]
-        while x:
-            v = q * 64 + ctz(x)
-            x &= x - np.uint64(1)
-            _ix_add(_single_key(v, t, n), j, fp, ix_keys, ix_head, ix_used, ix_ent, ix_fp, cnt)
-            if nv <= _RANK:
-                verts[nv] = v
-                nv += 1
-    for jj in range(1, nv):
-        for ii in range(jj):
-            _ix_add(_pair_key(verts[ii], verts[jj], jj, n), j, fp, ix_keys, ix_head, ix_used, ix_ent, ix_fp, cnt)
-
-
-@njit(cache=True)
-def _fingerprint(T):
-    """64-bit signature of a set: bit h(v) for each vertex v. ``|T - S| <= m`` implies
-    ``popcount(fp(T) & ~fp(S)) <= m``, a test that needs no access to the set itself."""
-    f = np.uint64(0)
-    for q in range(T.shape[0]):
-        x = T[q]
-        while x:
-            v = q * 64 + ctz(x)
-            x &= x - np.uint64(1)
-            f |= np.uint64(1) << ((np.uint64(v) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(58))
-    return f
-
-
-@njit(cache=True)
-def _single_key(v, t, n):
-    return 1 + v * (n + 2) + t
-
-
-@njit(cache=True)
-def _pair_key(a, b, r, n):
-    return 2 + n * (n + 2) + (a * n + b) * (_RANK + 1) + r
-
-
-@njit(cache=True)
-def _ix_clear(ix_keys, ix_used, sz_head, cnt):
-    for i in range(cnt[_C_NUSED]):
-        ix_keys[ix_used[i]] = 0
-    cnt[_C_NUSED] = 0
-    cnt[_C_NENT] = 0
-    for t in range(sz_head.shape[0]):
-        sz_head[t] = -1
-
-
-@njit(cache=True)
-def _plug_ok(C, S, c0, m, ob_sets, j):
-    """Whether O-block ``j`` combines with the I-block ``(C, S)`` under budget ``m``."""
-    T = ob_sets[j, 0]
-    out = 0
-    inside = True
-    for w in range(T.shape[0]):
-        if C[w] & T[w]:
-            return False
-        out += popcount(T[w] & ~S[w])
-        if S[w] & ~T[w]:
-            inside = False
-    if out > m or inside:
-        return False
-    return _has(ob_sets[j, 1], c0) == 1
-
-
-@njit(cache=True)
-def _first_in(T, S, which):
-    """The first (which=0) or second (which=1) vertex of T inside S, or -1."""
-    seen = 0
-    for w in range(T.shape[0]):
-        y = T[w] & S[w]
-        while y:
-            v = w * 64 + ctz(y)
-            y &= y - np.uint64(1)
-            if seen == which:
-                return v
-            seen += 1
-    return -1
-
-
-@njit(cache=True)
-def _scan_sizes(C, S, c0, m, lo, hi, ob_sets, ob_info, sz_head, out, nout, cnt):
-    for t in range(lo, hi + 1):
-        j = sz_head[t]
-        while j >= 0:
-            cnt[_C_VSCAN] += 1
-            if _plug_ok(C, S, c0, m, ob_sets, j):
-                out[nout] = j
-                nout += 1
-            j = ob_info[j, 1]
-    return nout
-
-
-@njit(cache=True)
-def _scan_all(C, S, c0, m, ob_sets, no, out):
-    """Every O-block against the I-block, reading the table in order (fast for small ``W``)."""
-    W = C.shape[0]
-    nout = 0
-    for j in range(no):
-        out_ = 0
-        ok = True
-        inside = True
+    W = T.shape[0]
+    if tr_root[0] < 0:
+        tr_root[0] = _tr_node(tr, tr_must, cnt, n, j, T)
+        return
+    # the set the walk along T's bits ends at, and the first vertex where they differ
+    x = tr_root[0]
+    while tr[x, _T_POS] < n:
+        x = tr[x, _T_C0 + _has(T, tr[x, _T_POS])]
+    other = ob_sets[tr[x, _T_REP], 0]
+    d = n
+    for w in range(W):
+        diff = T[w] ^ other[w]
+        if diff:
+            d = w * 64 + ctz(diff)
+            break
+    # a branch on d above the first node of the walk that branches later; the nodes
+    # passed keep in their common part only what T has too
+    parent = -1
+    x = tr_root[0]
+    while tr[x, _T_POS] < d:
         for w in range(W):
-            t = ob_sets[j, 0, w]
-            out_ += popcount(t & ~S[w])
-            if out_ > m or (t & C[w]):
-                ok = False
-                break
-            if S[w] & ~t:
-                inside = False
-        if ok and not inside and _has(ob_sets[j, 1], c0) == 1:
-            out[nout] = j
-            nout += 1
-    return nout
+            tr_must[x, w] &= T[w]
+        parent = x
+        x = tr[x, _T_C0 + _has(T, tr[x, _T_POS])]
+    leaf = _tr_node(tr, tr_must, cnt, n, j, T)
+    z = _tr_node(tr, tr_must, cnt, d, tr[x, _T_REP], tr_must[x])
+    for w in range(W):
+        tr_must[z, w] &= T[w]
+    side = _has(T, d)
+    tr[z, _T_C0 + side] = leaf
+    tr[z, _T_C1 - side] = x
+    if parent < 0:
+        tr_root[0] = z
+    else:
+        tr[parent, _T_C0 + _has(T, tr[parent, _T_POS])] = z
 
 
 @njit(cache=True)
-def _ix_query(C, S, m, k, n, ob_sets, ob_info, ix_keys, ix_head, ix_ent, ix_fp, sz_head, cnt, out, sverts):
-    """O-blocks ``(T, O)`` with ``C`` inside ``O``, ``|T - S| <= m`` and ``S`` not inside ``T``;
-    written to ``out``, returns how many.
-
-    Chooses between the index and a sequential scan of all O-blocks by their estimated cost:
-    about ``|S| (|S| - 1) / 2 (m + 1)`` list lookups against ``W`` words per O-block.
-    """
+def _tr_query(C, S, m, n, tr, tr_root, tr_must, ob_sets, out, stk, cnt):
+    """O-blocks ``(T, O)`` with ``T`` disjoint from ``C``, the first vertex of ``C`` in ``O``,
+    ``|T - S| <= m`` and ``S`` not inside ``T``; written to ``out``, returns how many.
+    ``stk`` (``n + 2`` entries) holds the nodes still to visit."""
+    nout = 0
+    if tr_root[0] < 0:
+        return 0
     c0 = _first(C)
-    ssize = 0
-    for w in range(S.shape[0]):
-        ssize += popcount(S[w])
-    no = cnt[_C_NO]
-    lookups = ssize * (ssize - 1) // 2 * (m + 1) + ssize
-    if m + 1 > _RANK or no * S.shape[0] < cnt[_C_SCANF] * lookups:
-        cnt[_C_VSCAN] += no
-        return _scan_all(C, S, c0, m, ob_sets, no, out)
-    nfs = ~_fingerprint(S)
-    # no overlap needed: |T| <= m
-    nout = _scan_sizes(C, S, c0, m, 1, min(m, k), ob_sets, ob_info, sz_head, out, 0, cnt)
-    if m + 1 > k:
-        return nout
-    ns = 0
-    for q in range(S.shape[0]):
-        x = S[q]
-        while x:
-            sverts[ns] = q * 64 + ctz(x)
-            x &= x - np.uint64(1)
-            ns += 1
-    # |T| = m + 1: T meets S; report through the first vertex of T in S
-    for a in range(ns):
-        slot = _pair_slot(ix_keys, _single_key(sverts[a], m + 1, n))
-        if ix_keys[slot] == 0:
+    W = C.shape[0]
+    stk[0] = tr_root[0]
+    top = 1
+    while top:
+        top -= 1
+        x = stk[top]
+        cnt[_C_VNODE] += 1
+        # every T below holds the node's common part
+        spent = 0
+        for w in range(W):
+            y = tr_must[x, w]
+            if y & C[w]:
+                spent = m + 1
+                break
+            spent += popcount(y & ~S[w])
+        if spent > m:
             continue
-        h = ix_head[slot]
-        while h >= 0:
-            for i in range(ix_ent[h, _CHUNK + 1]):
-                if popcount(ix_fp[h, i] & nfs) > m:
-                    continue
-                j = ix_ent[h, i]
-                if _first_in(ob_sets[j, 0], S, 0) == sverts[a] and _plug_ok(C, S, c0, m, ob_sets, j):
-                    out[nout] = j
-                    nout += 1
-            h = ix_ent[h, _CHUNK]
-    if m + 2 > k:
-        return nout
-    # |T| >= m + 2: the first two vertices of T in S sit at positions i < r <= m + 1
-    if m + 1 > _RANK:
-        return _scan_sizes(C, S, c0, m, m + 2, k, ob_sets, ob_info, sz_head, out, nout, cnt)
-    for b in range(1, ns):
-        for a in range(b):
-            for r in range(1, m + 2):
-                slot = _pair_slot(ix_keys, _pair_key(sverts[a], sverts[b], r, n))
-                if ix_keys[slot] == 0:
-                    continue
-                h = ix_head[slot]
-                while h >= 0:
-                    for i in range(ix_ent[h, _CHUNK + 1]):
-                        if popcount(ix_fp[h, i] & nfs) > m:
-                            continue
-                        j = ix_ent[h, i]
-                        cnt[_C_VIX] += 1
-                        if ob_info[j, 0] < m + 2:
-                            continue
-                        T = ob_sets[j, 0]
-                        if (_first_in(T, S, 0) == sverts[a] and _first_in(T, S, 1) == sverts[b]
-                                and _plug_ok(C, S, c0, m, ob_sets, j)):
-                            out[nout] = j
-                            nout += 1
-                    h = ix_ent[h, _CHUNK]
+        p = tr[x, _T_POS]
+        if p >= n:
+            cnt[_C_VLEAF] += 1
+            r = tr[x, _T_REP]
+            if _has(ob_sets[r, 1], c0):
+                for w in range(W):
+                    if S[w] & ~ob_sets[r, 0, w]:
+                        out[nout] = r
+                        nout += 1
+                        break
+            continue
+        stk[top] = tr[x, _T_C0]
+        top += 1
+        if not _has(C, p) and (spent < m or _has(S, p)):
+            stk[top] = tr[x, _T_C1]
+            top += 1
     return nout
 
 
-# --------------------------------------------------------------------------- the search
 # --------------------------------------------------------------------------- the search
 # The tables travel as one tuple (st) and the scratch arrays as another (sc):
-#   st = (bk_sets, bk_info, bk_table, ob_sets, ob_info, ob_table, ix_keys, ix_head, ix_used,
-#         ix_ent, ix_fp, sz_head, pm_sets, pm_info, pm_inb, pm_table, wl_next, wl_pm, queue, qout, cnt)
-#   sc = (cbuf, sbuf, blist, visited, comp2, sep2, stack, tgt, miss, K, T, O, sverts)
+#   st = (bk_sets, bk_info, bk_table, ob_sets, ob_table, tr, tr_root, tr_must, pm_sets, pm_info,
+#         pm_inb, pm_table, wl_next, wl_pm, queue, qout, cnt)
+#   sc = (cbuf, sbuf, blist, visited, comp2, sep2, stack, tgt, miss, K, T, O, stk)
 @njit(cache=True)
 def _room(st, n, k):
     """Whether one step (an O-block with its crowns, or one candidate) fits in the tables."""
-    (bk_sets, bk_info, bk_table, ob_sets, ob_info, ob_table, ix_keys, ix_head, ix_used, ix_ent, ix_fp, sz_head, pm_sets,
-     pm_info, pm_inb, pm_table, wl_next, wl_pm, queue, qout, cnt) = st
+    (bk_sets, bk_info, bk_table, ob_sets, ob_table, tr, tr_root, tr_must, pm_sets, pm_info, pm_inb, pm_table, wl_next,
+     wl_pm, queue, qout, cnt) = st
     steps = k + 2
     nb = cnt[_C_NB] + steps * (n + 2)
     npm = cnt[_C_NP] + steps
@@ -597,17 +462,16 @@ def _room(st, n, k):
             and npm <= pm_sets.shape[0] and 2 * npm <= pm_table.shape[0]
             and nin <= pm_inb.shape[0] and nw <= wl_next.shape[0]
             and no <= ob_sets.shape[0] and 2 * no <= ob_table.shape[0] and no <= qout.shape[0]
-            and cnt[_C_NENT] + _MAXPAIRS + k + 2 <= ix_ent.shape[0]
-            and 2 * (cnt[_C_NUSED] + _MAXPAIRS + k + 2) <= ix_keys.shape[0])
+            and cnt[_C_NTR] + _TR_STEP <= tr.shape[0])
 
 
 @njit(cache=True)
 def _endorse(pm, g, st, sc):
     """Endorse the target block of the ready candidate ``pm`` (or record the solution)."""
     indptr, indices, adj = g
-    (bk_sets, bk_info, bk_table, ob_sets, ob_info, ob_table, ix_keys, ix_head, ix_used, ix_ent, ix_fp, sz_head, pm_sets,
-     pm_info, pm_inb, pm_table, wl_next, wl_pm, queue, qout, cnt) = st
-    cbuf, sbuf, blist, visited, comp2, sep2, stack, tgt, miss, K, T, O, sverts = sc
+    (bk_sets, bk_info, bk_table, ob_sets, ob_table, tr, tr_root, tr_must, pm_sets, pm_info, pm_inb, pm_table, wl_next,
+     wl_pm, queue, qout, cnt) = st
+    cbuf, sbuf, blist, visited, comp2, sep2, stack, tgt, miss, K, T, O, stk = sc
     n = adj.shape[0]
     out = pm_info[pm, _P_OUT]
     pm_info[pm, _P_STATE] = 2
@@ -636,9 +500,9 @@ def _endorse(pm, g, st, sc):
 def _try_pmc(K, g, st, sc):
     """Process the candidate potential maximal clique ``K`` (ignored when seen before)."""
     indptr, indices, adj = g
-    (bk_sets, bk_info, bk_table, ob_sets, ob_info, ob_table, ix_keys, ix_head, ix_used, ix_ent, ix_fp, sz_head, pm_sets,
-     pm_info, pm_inb, pm_table, wl_next, wl_pm, queue, qout, cnt) = st
-    cbuf, sbuf, blist, visited, comp2, sep2, stack, tgt, miss, Kx, T, O, sverts = sc
+    (bk_sets, bk_info, bk_table, ob_sets, ob_table, tr, tr_root, tr_must, pm_sets, pm_info, pm_inb, pm_table, wl_next,
+     wl_pm, queue, qout, cnt) = st
+    cbuf, sbuf, blist, visited, comp2, sep2, stack, tgt, miss, Kx, T, O, stk = sc
     n = adj.shape[0]
     if _lookup_row(pm_table, pm_sets, K) >= 0:
         return
@@ -740,9 +604,9 @@ def _try_pmc(K, g, st, sc):
 def _new_oblock(Tn, On, k, g, st, sc):
     """Create the O-block ``(Tn, On)`` unless known, and try its crowns ``T + (N(v) & O)``."""
     indptr, indices, adj = g
-    (bk_sets, bk_info, bk_table, ob_sets, ob_info, ob_table, ix_keys, ix_head, ix_used, ix_ent, ix_fp, sz_head, pm_sets,
-     pm_info, pm_inb, pm_table, wl_next, wl_pm, queue, qout, cnt) = st
-    cbuf, sbuf, blist, visited, comp2, sep2, stack, tgt, miss, K, T, O, sverts = sc
+    (bk_sets, bk_info, bk_table, ob_sets, ob_table, tr, tr_root, tr_must, pm_sets, pm_info, pm_inb, pm_table, wl_next,
+     wl_pm, queue, qout, cnt) = st
+    cbuf, sbuf, blist, visited, comp2, sep2, stack, tgt, miss, K, T, O, stk = sc
     n = adj.shape[0]
     if _lookup(ob_table, ob_sets, Tn, 0) >= 0:
         return
@@ -752,10 +616,9 @@ def _new_oblock(Tn, On, k, g, st, sc):
         ob_sets[j, 0, w] = Tn[w]
         ob_sets[j, 1, w] = On[w]
     tsize = count(Tn)
-    ob_info[j, 0] = tsize
     _insert(ob_table, Tn, j)
     cnt[_C_NO] = j + 1
-    _ix_insert(ob_sets, ob_info, j, n, ix_keys, ix_head, ix_used, ix_ent, ix_fp, sz_head, cnt)
+    _tr_insert(ob_sets, j, n, tr, tr_root, tr_must, cnt)
     for q in range(W):
         x = ob_sets[j, 0, q]
         while x:
@@ -774,9 +637,9 @@ def _new_oblock(Tn, On, k, g, st, sc):
 def _combine(b, j, k, g, st, sc):
     """Combine the I-block ``b`` with the O-block ``j``: a new O-block or a candidate."""
     indptr, indices, adj = g
-    (bk_sets, bk_info, bk_table, ob_sets, ob_info, ob_table, ix_keys, ix_head, ix_used, ix_ent, ix_fp, sz_head, pm_sets,
-     pm_info, pm_inb, pm_table, wl_next, wl_pm, queue, qout, cnt) = st
-    cbuf, sbuf, blist, visited, comp2, sep2, stack, tgt, miss, K, T, O, sverts = sc
+    (bk_sets, bk_info, bk_table, ob_sets, ob_table, tr, tr_root, tr_must, pm_sets, pm_info, pm_inb, pm_table, wl_next,
+     wl_pm, queue, qout, cnt) = st
+    cbuf, sbuf, blist, visited, comp2, sep2, stack, tgt, miss, K, T, O, stk = sc
     n = adj.shape[0]
     W = K.shape[0]
     C = bk_sets[b, 0]
@@ -831,14 +694,14 @@ def pid_run(k, g, st, deadline):
     :func:`monotonic` clock (``<= 0``: none).
     """
     indptr, indices, adj = g
-    (bk_sets, bk_info, bk_table, ob_sets, ob_info, ob_table, ix_keys, ix_head, ix_used, ix_ent, ix_fp, sz_head, pm_sets,
-     pm_info, pm_inb, pm_table, wl_next, wl_pm, queue, qout, cnt) = st
+    (bk_sets, bk_info, bk_table, ob_sets, ob_table, tr, tr_root, tr_must, pm_sets, pm_info, pm_inb, pm_table, wl_next,
+     wl_pm, queue, qout, cnt) = st
     n, W = adj.shape
     sc = (np.zeros((n + 1, W), dtype=np.uint64), np.zeros((n + 1, W), dtype=np.uint64), np.zeros(n + 1, dtype=np.int64),
           np.zeros(W, dtype=np.uint64), np.zeros(W, dtype=np.uint64), np.zeros(W, dtype=np.uint64),
           np.zeros(n + 1, dtype=np.int64), np.zeros(W, dtype=np.uint64), np.zeros(W, dtype=np.uint64),
           np.zeros(W, dtype=np.uint64), np.zeros(W, dtype=np.uint64), np.zeros(W, dtype=np.uint64),
-          np.zeros(n + 1, dtype=np.int64))
+          np.zeros(n + 2, dtype=np.int32))
     K = sc[9]
     T = sc[10]
     O = sc[11]
@@ -915,8 +778,7 @@ def pid_run(k, g, st, deadline):
                 if cnt[_C_SOLUTION] >= 0:
                     return FOUND
             t0 = monotonic()
-            cnt[_C_NQ] = _ix_query(C, S, k + 1 - ssize, k, n, ob_sets, ob_info, ix_keys, ix_head, ix_ent, ix_fp, sz_head,
-                                   cnt, qout, sc[12])
+            cnt[_C_NQ] = _tr_query(C, S, k + 1 - ssize, n, tr, tr_root, tr_must, ob_sets, qout, sc[12], cnt)
             cnt[_C_TQ] += np.int64((monotonic() - t0) * 1e6)
             cnt[_C_POS] = 0
             cnt[_C_SUB] = 2
@@ -962,17 +824,6 @@ def _rehash_rows(table, keys, nkeys):
         table[slot] = j + 1
 
 
-@njit(cache=True)
-def _rehash_pairs(old_keys, old_head, new_keys, new_head, ix_used, nused):
-    for i in range(nused):
-        s = ix_used[i]
-        key = old_keys[s]
-        slot = _pair_slot(new_keys, key)
-        new_keys[slot] = key
-        new_head[slot] = old_head[s]
-        ix_used[i] = slot
-
-
 def _pow2(x):
     return 1 << max(4, int(x - 1).bit_length())
 
@@ -1009,9 +860,8 @@ class PIDSolver:
     [3, 3, 3]
     """
 
-    _TABLES = ("bk_sets", "bk_info", "bk_table", "ob_sets", "ob_info", "ob_table", "ix_keys", "ix_head", "ix_used",
-               "ix_ent", "ix_fp", "sz_head", "pm_sets", "pm_info", "pm_inb", "pm_table", "wl_next", "wl_pm", "queue", "qout",
-               "cnt")
+    _TABLES = ("bk_sets", "bk_info", "bk_table", "ob_sets", "ob_table", "tr", "tr_root", "tr_must", "pm_sets", "pm_info",
+               "pm_inb", "pm_table", "wl_next", "wl_pm", "queue", "qout", "cnt")
 
     def __init__(self, indptr, indices, max_memory=2 << 30, capacity=None):
         self.indptr = np.ascontiguousarray(indptr, dtype=np.int64)
@@ -1034,15 +884,11 @@ class PIDSolver:
         self.bk_table = np.zeros(2 * capB, dtype=np.int32)
         self.queue = np.empty(capB, dtype=np.int32)
         self.ob_sets = np.empty((capO, 2, W), dtype=np.uint64)
-        self.ob_info = np.empty((capO, 2), dtype=np.int32)
         self.ob_table = np.zeros(2 * capO, dtype=np.int32)
         self.qout = np.empty(capO, dtype=np.int64)
-        self.ix_keys = np.zeros(_pow2(2 * _MAXPAIRS * capO), dtype=np.int64)
-        self.ix_head = np.empty(self.ix_keys.size, dtype=np.int32)
-        self.ix_used = np.empty(self.ix_keys.size // 2, dtype=np.int64)
-        self.ix_ent = np.empty((_MAXPAIRS * capO, _CHUNK + 2), dtype=np.int32)
-        self.ix_fp = np.empty((_MAXPAIRS * capO, _CHUNK), dtype=np.uint64)
-        self.sz_head = np.full(n + 2, -1, dtype=np.int32)
+        self.tr = np.empty((2 * capO + _TR_STEP, _T_COLS), dtype=np.int32)
+        self.tr_root = np.full(1, -1, dtype=np.int32)
+        self.tr_must = np.empty((self.tr.shape[0], W), dtype=np.uint64)
         self.pm_sets = np.empty((capP, W), dtype=np.uint64)
         self.pm_info = np.empty((capP, _P_COLS), dtype=np.int32)
         self.pm_table = np.zeros(2 * capP, dtype=np.int32)
@@ -1051,7 +897,6 @@ class PIDSolver:
         self.wl_pm = np.empty(4 * capP, dtype=np.int32)
         self.cnt = np.zeros(_C_NCOUNT, dtype=np.int64)
         self.cnt[_C_SOLUTION] = -1
-        self.cnt[_C_SCANF] = 256
         self.k = None
         self.status = None
 
@@ -1068,7 +913,7 @@ class PIDSolver:
         return {"blocks": nb, "feasible": int(np.count_nonzero(self.bk_info[:nb, _B_FEASIBLE])),
                 "oblocks": int(c[_C_NO]), "candidates": int(c[_C_PMCTRIED]), "combinations": int(c[_C_PLUGS]),
                 "memory": self.memory, "tq": c[_C_TQ] * 1e-6, "tc": c[_C_TC] * 1e-6,
-                "vscan": int(c[_C_VSCAN]), "vix": int(c[_C_VIX])}
+                "sieve_nodes": int(c[_C_VNODE]), "sieve_tests": int(c[_C_VLEAF])}
 
     def _grow(self):
         """Double every table that is more than half full; False when over ``max_memory``."""
@@ -1080,8 +925,7 @@ class PIDSolver:
         need_in = int(c[_C_NINB]) + steps * (n + 1)
         need_w = int(c[_C_NWAIT]) + steps * (n + 1)
         need_o = int(c[_C_NO]) + 1
-        need_e = int(c[_C_NENT]) + _MAXPAIRS + k + 2
-        need_u = int(c[_C_NUSED]) + _MAXPAIRS + k + 2
+        need_t = int(c[_C_NTR]) + _TR_STEP
         plan = {}
         if need_b > self.bk_sets.shape[0] or 2 * need_b > self.bk_table.size or need_b > self.queue.size:
             plan["b"] = _pow2(2 * need_b)
@@ -1093,10 +937,8 @@ class PIDSolver:
             plan["w"] = _pow2(2 * need_w)
         if need_o > self.ob_sets.shape[0] or 2 * need_o > self.ob_table.size or need_o > self.qout.size:
             plan["o"] = _pow2(2 * need_o)
-        if need_e > self.ix_ent.shape[0]:
-            plan["e"] = _pow2(2 * need_e)
-        if 2 * need_u > self.ix_keys.size:
-            plan["u"] = _pow2(4 * need_u)
+        if need_t > self.tr.shape[0]:
+            plan["t"] = _pow2(2 * need_t)
         W = self.W
         extra = 0
         if "b" in plan:
@@ -1108,11 +950,9 @@ class PIDSolver:
         if "w" in plan:
             extra += (plan["w"] - self.wl_next.size) * 8
         if "o" in plan:
-            extra += (plan["o"] - self.ob_sets.shape[0]) * (16 * W + 8 + 8 + 8)
-        if "e" in plan:
-            extra += (plan["e"] - self.ix_ent.shape[0]) * (12 * _CHUNK + 8)
-        if "u" in plan:
-            extra += (plan["u"] - self.ix_keys.size) * 12 + (plan["u"] // 2 - self.ix_used.size) * 8
+            extra += (plan["o"] - self.ob_sets.shape[0]) * (16 * W + 8 + 8)
+        if "t" in plan:
+            extra += (plan["t"] - self.tr.shape[0]) * (4 * _T_COLS + 8 * W)
         if self.memory + extra > self.max_memory:
             return False
         if "b" in plan:
@@ -1136,19 +976,12 @@ class PIDSolver:
         if "o" in plan:
             cap = plan["o"]
             self.ob_sets = _grown(self.ob_sets, cap)
-            self.ob_info = _grown(self.ob_info, cap)
             self.qout = _grown(self.qout, cap)
             self.ob_table = np.zeros(2 * cap, dtype=np.int32)
             _rehash(self.ob_table, self.ob_sets, int(c[_C_NO]), 0)
-        if "e" in plan:
-            self.ix_ent = _grown(self.ix_ent, plan["e"])
-            self.ix_fp = _grown(self.ix_fp, plan["e"])
-        if "u" in plan:
-            keys = np.zeros(plan["u"], dtype=np.int64)
-            head = np.empty(plan["u"], dtype=np.int32)
-            _rehash_pairs(self.ix_keys, self.ix_head, keys, head, self.ix_used, int(c[_C_NUSED]))
-            self.ix_keys, self.ix_head = keys, head
-            self.ix_used = _grown(self.ix_used, plan["u"] // 2)
+        if "t" in plan:
+            self.tr = _grown(self.tr, plan["t"])
+            self.tr_must = _grown(self.tr_must, plan["t"])
         return True
 
     def decide(self, k, deadline=None):
@@ -1169,7 +1002,8 @@ class PIDSolver:
             # reset the O-blocks; requeue every feasible block; try the leaves again
             _clear_table(self.ob_table, self.ob_sets, int(c[_C_NO]), 0)
             c[_C_NO] = 0
-            _ix_clear(self.ix_keys, self.ix_used, self.sz_head, c)
+            self.tr_root[:] = -1
+            c[_C_NTR] = 0
             nb = int(c[_C_NB])
             feas = np.flatnonzero(self.bk_info[:nb, _B_FEASIBLE]).astype(np.int32)
             self.queue[: feas.size] = feas
