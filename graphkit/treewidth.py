@@ -96,7 +96,8 @@ class TreewidthResult:
         One record per (piece, k) of the exact search.
     stats : dict
         Where the time went (``times``), the pieces and their exact-search statistics,
-        the number of safe-separator parts and what supplied the lower bound
+        the number of safe-separator parts, the vertices of the largest part left to the
+        exact search after the split (``largest_part``) and what supplied the lower bound
         (``lower_bound_from``).
     """
 
@@ -481,7 +482,7 @@ def treewidth(G, device="auto", time_limit=None, *, method="auto", dedup="exact"
     td = TreeDecomposition(Bags(out["bag_ptr"], out["bag_vertices"]), out["edges"])
     ordering = out["ordering"]
     width = td.width
-    stats = {"times": out["times"], "pieces": out["pieces"], "parts": out["parts"],
+    stats = {"times": out["times"], "pieces": out["pieces"], "parts": out["parts"], "largest_part": out["largest_part"],
              "lower_bound_from": out["lb_source"], "peeled": out["peeled"]}
     if out["gpu_used"]:
         dev = "gpu"

@@ -1,6 +1,7 @@
 """Tests of the exact treewidth kernels: PID search, bounds, reductions, safe separators."""
 from __future__ import annotations
 
+import importlib
 import itertools
 import time
 
@@ -347,6 +348,61 @@ def test_safe_separators_keep_the_width():
             assert a.width == subset_dp(G)
         for r in (a, b, c):
             assert is_tree_decomposition(G, r.decomposition, width=r.width)
+
+
+def _blobs(seed):
+    """Random dense blobs in a chain, each joined to the next by a few edges."""
+    rng = np.random.default_rng(seed)
+    G = nx.Graph()
+    off = 0
+    prev = None
+    for _ in range(int(rng.integers(3, 7))):
+        sz = int(rng.integers(6, 14))
+        H = nx.gnp_random_graph(sz, float(rng.uniform(0.25, 0.6)), seed=int(rng.integers(1 << 30)))
+        G.add_nodes_from(range(off, off + sz))
+        G.add_edges_from((u + off, v + off) for u, v in H.edges)
+        if prev is not None:
+            for _ in range(int(rng.integers(1, 4)) + 2):
+                G.add_edge(int(rng.integers(prev, off)), int(rng.integers(off, off + sz)))
+        prev = off
+        off += sz
+    return G
+
+
+class _CutState:
+    opt = {"minor_steps": 100_000}
+    lb = 0
+    times = {"bounds": 0.0}
+
+    def expired(self):
+        return False
+
+    def compiled_deadline(self):
+        return 0.0
+
+
+@pytest.mark.parametrize("seed", [10, 20, 124])
+def test_split_keeps_the_greedy_cut_with_the_smallest_part(seed):
+    """Min-degree and min-fill give the same width on these graphs, but min-fill's
+    decomposition cuts into smaller parts at safe separators: the split must take it
+    (a choice by width alone kept min-degree's)."""
+    solve = importlib.import_module("kernels.treewidth.solve")  # the package exports a function `solve`
+    G = _blobs(seed)
+    _, indptr, indices = _csr(G)
+    adj = bitsets_from_csr(indptr, indices, G.number_of_nodes())
+    state = _CutState()
+    orders = solve._greedy_orders(adj, state)
+    keys = [(solve._largest_open_part(solve._safe_cut(adj, o, state), 0), w) for o, w in orders]
+    assert keys[0][1] == keys[1][1] and keys[1][0] < keys[0][0]
+    key, cut = solve._choose_cut(adj, orders, state)
+    assert key == keys[1]
+    # the cut is a decomposition of the graph whose parts are at most that large
+    bag_bits, edges, bfs, parent, safe, part, nparts = cut
+    bags = [np.flatnonzero(np.unpackbits(b.view(np.uint8), bitorder="little")) for b in bag_bits]
+    assert is_tree_decomposition(G, _td(bags, edges))
+    for q in range(nparts):
+        U = set().union(*(set(bags[x].tolist()) for x in range(len(bags)) if part[x] == q))
+        assert len(U) <= key[0] or max(len(bags[x]) for x in range(len(bags)) if part[x] == q) <= 1
 
 
 # ---------------------------------------------------------------- time limits (issue #41 item 7)

@@ -61,6 +61,7 @@ class _State:
         self.gpu_used = False
         self.times = {"reduce": 0.0, "bounds": 0.0, "separators": 0.0, "exact": 0.0}
         self.largest_core = 0
+        self.largest_part = 0
         self.parts = 0
         self.expanded = 0
         self.iterations = []
@@ -320,17 +321,28 @@ def _lower(adj, state, ub):
     state.times["bounds"] += time.perf_counter() - t
 
 
-def _split_and_solve(adj, state):
-    """Cut the greedy decomposition at safe separators and solve the parts."""
-    n = adj.shape[0]
-    order, ub = _greedy(adj, state)
-    _lower(adj, state, ub)
-    bag_bits, edges = _elimination_td(adj, order)
-    if ub <= state.lb or state.expired():
-        if ub > state.lb:
-            state.stop("time_limit")
-        return _bag_lists(bag_bits, n), edges
+def _greedy_orders(adj, state):
+    """Min-degree and min-fill orderings with their widths (min-fill complete unless the
+    deadline turns it into min-degree)."""
     t = time.perf_counter()
+    got = [bounds.elimination_ordering(adj, bounds.MIN_DEGREE, -1, -1, 0.0)]
+    if not state.expired():
+        got.append(bounds.elimination_ordering(adj, bounds.MIN_FILL, -1, -1, state.compiled_deadline()))
+    state.times["bounds"] += time.perf_counter() - t
+    return [(o, int(w)) for o, w in got]
+
+
+def _safe_cut(adj, order, state):
+    """The decomposition of the elimination ``order``, rooted at bag 0, with the tree edges
+    that cross a safe separator (a clique, or one with a clique minor on both sides).
+
+    Returns ``(bag_bits, edges, bfs, parent, safe, part, nparts)``: ``parent`` and ``bfs``
+    (the bags in breadth-first order) root the tree, ``safe[x]`` marks the edge from bag
+    ``x`` to its parent, and ``part`` numbers the components of the tree without the safe
+    edges.
+    """
+    n = adj.shape[0]
+    bag_bits, edges = _elimination_td(adj, order)
     nb = bag_bits.shape[0]
     # root the decomposition at bag 0; subtree unions
     tree = [[] for _ in range(nb)]
@@ -378,9 +390,73 @@ def _split_and_solve(adj, state):
         else:
             part[x] = nparts
             nparts += 1
+    return bag_bits, edges, bfs, parent, safe, part, nparts
+
+
+def _largest_open_part(cut, lb):
+    """Vertices of the largest part of a cut whose greedy width is above ``lb`` (0: none)."""
+    bag_bits, _, _, _, _, part, nparts = cut
+    sizes = np.unpackbits(bag_bits.view(np.uint8), axis=1).sum(axis=1)
+    union = np.zeros((nparts, bag_bits.shape[1]), dtype=bag_bits.dtype)
+    width = np.full(nparts, -1)
+    for x, q in enumerate(part):
+        union[q] |= bag_bits[x]
+        width[q] = max(width[q], sizes[x] - 1)
+    counts = np.unpackbits(union.view(np.uint8), axis=1).sum(axis=1)
+    return int(max((counts[q] for q in range(nparts) if width[q] > lb), default=0))
+
+
+def _choose_cut(adj, orders, state):
+    """Cut every greedy decomposition of ``orders`` (``(order, width)`` pairs) at its safe
+    separators and keep the one whose largest part left to solve (greedy width above the
+    lower bound) has the fewest vertices, the smaller width breaking ties: the exact
+    search is exponential in the size of a part, not in the greedy width. Tamaki's solver
+    chooses its greedy decomposition for the split the same way [1]_.
+
+    Returns ``((largest open part, width), cut)`` with the cut of :func:`_safe_cut`.
+
+    References
+    ----------
+    .. [1] H. Tamaki, "Positive-instance driven dynamic programming for treewidth",
+       Journal of Combinatorial Optimization 37(4):1283-1311, 2019.
+    """
+    chosen = None
+    for order, width in orders:
+        if state.expired() and chosen is not None:
+            break
+        cut = _safe_cut(adj, order, state)
+        key = (_largest_open_part(cut, state.lb), width)
+        if chosen is None or key < chosen[0]:
+            chosen = (key, cut)
+    return chosen
+
+
+def _split_and_solve(adj, state):
+    """Cut a greedy decomposition at safe separators and solve the parts.
+
+    Both greedy decompositions (min-degree, min-fill) are cut and the one with the
+    smallest largest part left to solve is kept (:func:`_choose_cut`). When the parts
+    cannot all be solved in time and their glued decomposition is wider than the best
+    greedy one, the latter comes back.
+    """
+    n = adj.shape[0]
+    orders = _greedy_orders(adj, state)
+    best_order, ub = min(orders, key=lambda ow: ow[1])
+    _lower(adj, state, ub)
+    if ub <= state.lb or state.expired():
+        if ub > state.lb:
+            state.stop("time_limit")
+        bag_bits, edges = _elimination_td(adj, best_order)
+        return _bag_lists(bag_bits, n), edges
+    t = time.perf_counter()
+    key, cut = _choose_cut(adj, orders, state)
+    state.largest_part = max(state.largest_part, key[0])
+    bag_bits, edges, bfs, parent, safe, part, nparts = cut
     state.times["separators"] += time.perf_counter() - t
     if nparts == 1:
+        bag_bits, edges = _elimination_td(adj, best_order)
         return _exact(adj, state, (_bag_lists(bag_bits, n), edges))
+    nb = bag_bits.shape[0]
     state.parts += nparts
     members = [[] for _ in range(nparts)]
     for x in range(nb):
@@ -436,6 +512,9 @@ def _split_and_solve(adj, state):
                 raise RuntimeError("internal error: separator not in a bag of its part")
             ends.append(lo + i)
         new_edges.append((ends[0], ends[1]))
+    if max(len(b) for b in new_bags) - 1 > ub:  # parts left unsolved at the time limit
+        bag_bits, edges = _elimination_td(adj, best_order)
+        return _bag_lists(bag_bits, n), edges
     return new_bags, new_edges
 
 
@@ -845,6 +924,7 @@ def solve(indptr, indices, n, *, time_limit=None, method="pid", device="cpu", op
     return {"bag_ptr": bag_ptr, "bag_vertices": bag_vertices, "edges": tree, "ordering": ordering, "width": width,
             "lower": lower, "status": status, "phase": phase, "pieces": state.pieces, "iterations": state.iterations,
             "times": state.times, "largest_core": state.largest_core, "parts": state.parts,
+            "largest_part": state.largest_part,
             "expanded": state.expanded, "lb_source": state.lb_source, "time": time.perf_counter() - state.t0,
             "peeled": int(peeled.size), "gpu_used": state.gpu_used}
 
