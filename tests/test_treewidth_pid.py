@@ -48,12 +48,13 @@ def _connected_random(rng, lo, hi):
 # ---------------------------------------------------------------- PID decision procedure
 
 
-def test_pid_decides_every_k_like_the_subset_dp():
+@pytest.mark.parametrize("oblocks", ["sieve", "index"])
+def test_pid_decides_every_k_like_the_subset_dp(oblocks):
     rng = np.random.default_rng(1)
     for _ in range(40):
         G, indptr, indices = _csr(_connected_random(rng, 3, 11))
         tw = subset_dp(G)
-        s = pid.PIDSolver(indptr, indices)
+        s = pid.PIDSolver(indptr, indices, oblocks=oblocks)
         for k in range(G.number_of_nodes()):
             st = s.decide(k)
             assert st == (pid.FOUND if k >= tw else pid.EXHAUSTED), (k, tw, list(G.edges))
@@ -106,7 +107,7 @@ def test_sieve_finds_exactly_the_combinable_oblocks(n):
     Osets = [set(np.flatnonzero(np.unpackbits(ob_sets[j, 1].view(np.uint8), bitorder="little")).tolist())
              for j in range(no)]
     out = np.empty(no, dtype=np.int64)
-    stk = np.empty(n + 2, dtype=np.int32)
+    stk = np.empty(n + 2, dtype=np.int64)
     visited = []
     for q in range(200):
         Cs = set(rng.choice(n, int(rng.integers(1, 6)), replace=False).tolist())
@@ -137,13 +138,27 @@ def test_sieve_finds_exactly_the_combinable_oblocks(n):
     (nx.hypercube_graph(4), 6),
     (nx.convert_node_labels_to_integers(nx.grid_2d_graph(3, 40)), 3),  # three-word bitsets
 ])
-def test_pid_structured_graphs(G, tw):
+@pytest.mark.parametrize("oblocks", ["sieve", "index"])
+def test_pid_structured_graphs(G, tw, oblocks):
     G, indptr, indices = _csr(G)
-    s = pid.PIDSolver(indptr, indices)
+    s = pid.PIDSolver(indptr, indices, oblocks=oblocks)
     assert s.decide(tw - 1) == pid.EXHAUSTED
     assert s.decide(tw) == pid.FOUND
     bags, edges = s.bags()
     assert is_tree_decomposition(G, _td(bags, edges), width=tw)
+
+
+def test_pid_chooses_the_oblock_lookup_by_width_against_size():
+    """The sieve when k + 1 is at least a tenth of the vertices, else the pair index;
+    both give the same answers (the tests above run each on every graph)."""
+    for G, tw, want in [(nx.grid_2d_graph(3, 40), 3, "index"), (nx.petersen_graph(), 4, "sieve"),
+                        (nx.grid_2d_graph(6, 6), 6, "sieve")]:
+        G, indptr, indices = _csr(G)
+        s = pid.PIDSolver(indptr, indices)
+        assert s.decide(tw - 1) == pid.EXHAUSTED and s.decide(tw) == pid.FOUND
+        assert s.stats["lookup"] == want
+    with pytest.raises(ValueError):
+        pid.PIDSolver(indptr, indices, oblocks="trie")
 
 
 def test_pid_deadline_then_resume():

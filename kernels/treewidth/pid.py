@@ -37,11 +37,14 @@ The search stops with a proof either way: a solution, or no new I-block (then
 The O-blocks that combine with an I-block are found in a sieve, in the spirit of Tamaki's
 block sieve [1]_: a binary trie over the separators ``T`` whose nodes know the vertices that
 every ``T`` below them shares, so that a subtree is skipped as soon as those meet ``C`` or
-have more than ``k + 1 - |S|`` vertices outside ``S``. The tables (open-addressing hash
-tables over bitsets, and the sieve) are arrays that grow on demand: the compiled search
-checks, before every step, that the step fits in the arrays and otherwise returns to
-Python, which grows them (within ``max_memory``) and resumes it where it stopped. A search that would exceed ``max_memory`` stops with ``MEMORY`` (no proof), one
-that reaches its deadline with ``TIMEOUT``.
+have more than ``k + 1 - |S|`` vertices outside ``S``. When ``k`` is small against the
+number of vertices they are found instead through an index over pairs of vertices of their
+separators (an I-block's separator must contain all but ``k + 1 - |S|`` vertices of ``T``).
+The tables (open-addressing hash tables over bitsets, the index and the sieve) are arrays
+that grow on demand: the compiled search checks, before every step, that the step fits in
+the arrays and otherwise returns to Python, which grows them (within ``max_memory``) and
+resumes it where it stopped. A search that would exceed ``max_memory`` stops with
+``MEMORY`` (no proof), one that reaches its deadline with ``TIMEOUT``.
 
 References
 ----------
@@ -107,11 +110,15 @@ _C_CUR = 12      # block being processed (-1: none)
 _C_SUB = 13      # 0: waiting candidates, 1: simple O-block and query, 2: combinations
 _C_POS = 14      # resume position inside the phase / step
 _C_NQ = 15       # number of query results in qout
-_C_TQ = 16       # microseconds in sieve queries
+_C_TQ = 16       # microseconds in O-block queries
 _C_TC = 17       # microseconds in combinations
-_C_VLEAF = 18    # sieve leaves reached
+_C_VLEAF = 18    # O-blocks tested one by one (sieve leaves, index entries, scans)
 _C_VNODE = 19    # sieve nodes visited
-_C_NCOUNT = 20
+_C_NENT = 20     # chunks of the index's lists
+_C_NUSED = 21    # keys of the index
+_C_SCANF = 22    # the index scans every O-block when |O-blocks| * W < SCANF * (lookups)
+_C_SIEVE = 23    # 1: O-blocks in the sieve, 0: in the index (chosen for each k)
+_C_NCOUNT = 24
 
 
 @njit(cache=True)
@@ -320,6 +327,273 @@ def _get_block(indptr, indices, adj, n, C, S, bk_sets, bk_info, bk_table, cnt, v
     return b
 
 
+# --------------------------------------------------------------------------- index of O-blocks
+# (used when the width is small against the number of vertices: there the separators are
+# small sets spread over a large graph and the sieve below walks far from the answers)
+# An I-block (C, S) combines with the O-blocks (T, O) with |T + S| <= k + 1, that is
+# |T - S| <= m for the budget m = k + 1 - |S|, with C inside O. With t = |T|, such a T
+# shares at least t - m vertices with S. An O-block is indexed under (v, t) for every
+# vertex v of T, and, writing T = {t_0 < t_1 < ...}, under (t_i, t_j, j) for the pairs
+# i < j <= _RANK. When t = m + 1, T meets S: a query looks up (v, m + 1) for the vertices v
+# of S. When t >= m + 2, the first two vertices of T in S sit at positions i < j <= m + 1:
+# a query looks up (a, b, j) for the pairs a < b of S and j <= m + 1. An entry is reported
+# only through the first vertex (pair) of T in S, so each O-block once. O-blocks with
+# t <= m, and pairs beyond _RANK, are scanned from per-size lists.
+_RANK = 8
+_MAXPAIRS = _RANK * (_RANK + 1) // 2   # pair entries per O-block (plus one per vertex of T)
+_CHUNK = 4       # entries per chunk of an index list
+
+
+@njit(cache=True)
+def _mix_int(x):
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+@njit(cache=True)
+def _pair_slot(ix_keys, key):
+    mask = np.uint64(ix_keys.shape[0] - 1)
+    slot = np.int64(_mix_int(np.uint64(key)) & mask)
+    while ix_keys[slot] != key and ix_keys[slot] != 0:
+        slot = (slot + 1) & np.int64(mask)
+    return slot
+
+
+@njit(cache=True)
+def _ix_add(key, j, fp, ix_keys, ix_head, ix_used, ix_ent, ix_fp, cnt):
+    """Append O-block ``j`` (fingerprint ``fp``) to the list of ``key``. Lists are chains of
+    chunks of _CHUNK entries so that a query reads them mostly sequentially."""
+    slot = _pair_slot(ix_keys, key)
+    if ix_keys[slot] == 0:
+        ix_keys[slot] = key
+        ix_head[slot] = -1
+        ix_used[cnt[_C_NUSED]] = slot
+        cnt[_C_NUSED] += 1
+    h = ix_head[slot]
+    if h < 0 or ix_ent[h, _CHUNK + 1] == _CHUNK:
+        nc = cnt[_C_NENT]
+        cnt[_C_NENT] = nc + 1
+        ix_ent[nc, _CHUNK] = h
+        ix_ent[nc, _CHUNK + 1] = 0
+        ix_head[slot] = nc
+        h = nc
+    i = ix_ent[h, _CHUNK + 1]
+    ix_ent[h, i] = j
+    ix_fp[h, i] = fp
+    ix_ent[h, _CHUNK + 1] = i + 1
+
+
+@njit(cache=True)
+def _ix_insert(ob_sets, ob_info, j, n, ix_keys, ix_head, ix_used, ix_ent, ix_fp, sz_head, cnt):
+    """Index O-block ``j`` (the caller made room)."""
+    T = ob_sets[j, 0]
+    t = ob_info[j, 0]
+    ob_info[j, 1] = sz_head[t]
+    sz_head[t] = j
+    fp = _fingerprint(T)
+    verts = np.empty(_RANK + 1, dtype=np.int64)
+    nv = 0
+    for q in range(T.shape[0]):
+        x = T[q]
+        while x:
+            v = q * 64 + ctz(x)
+            x &= x - np.uint64(1)
+            _ix_add(_single_key(v, t, n), j, fp, ix_keys, ix_head, ix_used, ix_ent, ix_fp, cnt)
+            if nv <= _RANK:
+                verts[nv] = v
+                nv += 1
+    for jj in range(1, nv):
+        for ii in range(jj):
+            _ix_add(_pair_key(verts[ii], verts[jj], jj, n), j, fp, ix_keys, ix_head, ix_used, ix_ent, ix_fp, cnt)
+
+
+@njit(cache=True)
+def _fingerprint(T):
+    """64-bit signature of a set: bit h(v) for each vertex v. ``|T - S| <= m`` implies
+    ``popcount(fp(T) & ~fp(S)) <= m``, a test that needs no access to the set itself."""
+    f = np.uint64(0)
+    for q in range(T.shape[0]):
+        x = T[q]
+        while x:
+            v = q * 64 + ctz(x)
+            x &= x - np.uint64(1)
+            f |= np.uint64(1) << ((np.uint64(v) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(58))
+    return f
+
+
+@njit(cache=True)
+def _single_key(v, t, n):
+    return 1 + v * (n + 2) + t
+
+
+@njit(cache=True)
+def _pair_key(a, b, r, n):
+    return 2 + n * (n + 2) + (a * n + b) * (_RANK + 1) + r
+
+
+@njit(cache=True)
+def _ix_clear(ix_keys, ix_used, sz_head, cnt):
+    for i in range(cnt[_C_NUSED]):
+        ix_keys[ix_used[i]] = 0
+    cnt[_C_NUSED] = 0
+    cnt[_C_NENT] = 0
+    for t in range(sz_head.shape[0]):
+        sz_head[t] = -1
+
+
+@njit(cache=True)
+def _plug_ok(C, S, c0, m, ob_sets, j):
+    """Whether O-block ``j`` combines with the I-block ``(C, S)`` under budget ``m``."""
+    T = ob_sets[j, 0]
+    out = 0
+    inside = True
+    for w in range(T.shape[0]):
+        if C[w] & T[w]:
+            return False
+        out += popcount(T[w] & ~S[w])
+        if S[w] & ~T[w]:
+            inside = False
+    if out > m or inside:
+        return False
+    return _has(ob_sets[j, 1], c0) == 1
+
+
+@njit(cache=True)
+def _first_in(T, S, which):
+    """The first (which=0) or second (which=1) vertex of T inside S, or -1."""
+    seen = 0
+    for w in range(T.shape[0]):
+        y = T[w] & S[w]
+        while y:
+            v = w * 64 + ctz(y)
+            y &= y - np.uint64(1)
+            if seen == which:
+                return v
+            seen += 1
+    return -1
+
+
+@njit(cache=True)
+def _scan_sizes(C, S, c0, m, lo, hi, ob_sets, ob_info, sz_head, out, nout, cnt):
+    for t in range(lo, hi + 1):
+        j = sz_head[t]
+        while j >= 0:
+            cnt[_C_VLEAF] += 1
+            if _plug_ok(C, S, c0, m, ob_sets, j):
+                out[nout] = j
+                nout += 1
+            j = ob_info[j, 1]
+    return nout
+
+
+@njit(cache=True)
+def _scan_all(C, S, c0, m, ob_sets, no, out):
+    """Every O-block against the I-block, reading the table in order (fast for small ``W``)."""
+    W = C.shape[0]
+    nout = 0
+    for j in range(no):
+        out_ = 0
+        ok = True
+        inside = True
+        for w in range(W):
+            t = ob_sets[j, 0, w]
+            out_ += popcount(t & ~S[w])
+            if out_ > m or (t & C[w]):
+                ok = False
+                break
+            if S[w] & ~t:
+                inside = False
+        if ok and not inside and _has(ob_sets[j, 1], c0) == 1:
+            out[nout] = j
+            nout += 1
+    return nout
+
+
+@njit(cache=True)
+def _ix_query(C, S, m, k, n, ob_sets, ob_info, ix_keys, ix_head, ix_ent, ix_fp, sz_head, cnt, out, sverts):
+    """O-blocks ``(T, O)`` with ``C`` inside ``O``, ``|T - S| <= m`` and ``S`` not inside ``T``;
+    written to ``out``, returns how many.
+
+    Chooses between the index and a sequential scan of all O-blocks by their estimated cost:
+    about ``|S| (|S| - 1) / 2 (m + 1)`` list lookups against ``W`` words per O-block.
+    """
+    c0 = _first(C)
+    ssize = 0
+    for w in range(S.shape[0]):
+        ssize += popcount(S[w])
+    no = cnt[_C_NO]
+    lookups = ssize * (ssize - 1) // 2 * (m + 1) + ssize
+    if m + 1 > _RANK or no * S.shape[0] < cnt[_C_SCANF] * lookups:
+        cnt[_C_VLEAF] += no
+        return _scan_all(C, S, c0, m, ob_sets, no, out)
+    nfs = ~_fingerprint(S)
+    # no overlap needed: |T| <= m
+    nout = _scan_sizes(C, S, c0, m, 1, min(m, k), ob_sets, ob_info, sz_head, out, 0, cnt)
+    if m + 1 > k:
+        return nout
+    ns = 0
+    for q in range(S.shape[0]):
+        x = S[q]
+        while x:
+            sverts[ns] = q * 64 + ctz(x)
+            x &= x - np.uint64(1)
+            ns += 1
+    # |T| = m + 1: T meets S; report through the first vertex of T in S
+    for a in range(ns):
+        slot = _pair_slot(ix_keys, _single_key(sverts[a], m + 1, n))
+        if ix_keys[slot] == 0:
+            continue
+        h = ix_head[slot]
+        while h >= 0:
+            for i in range(ix_ent[h, _CHUNK + 1]):
+                if popcount(ix_fp[h, i] & nfs) > m:
+                    continue
+                j = ix_ent[h, i]
+                if _first_in(ob_sets[j, 0], S, 0) == sverts[a] and _plug_ok(C, S, c0, m, ob_sets, j):
+                    out[nout] = j
+                    nout += 1
+            h = ix_ent[h, _CHUNK]
+    if m + 2 > k:
+        return nout
+    # |T| >= m + 2: the first two vertices of T in S sit at positions i < r <= m + 1
+    if m + 1 > _RANK:
+        return _scan_sizes(C, S, c0, m, m + 2, k, ob_sets, ob_info, sz_head, out, nout, cnt)
+    for b in range(1, ns):
+        for a in range(b):
+            for r in range(1, m + 2):
+                slot = _pair_slot(ix_keys, _pair_key(sverts[a], sverts[b], r, n))
+                if ix_keys[slot] == 0:
+                    continue
+                h = ix_head[slot]
+                while h >= 0:
+                    for i in range(ix_ent[h, _CHUNK + 1]):
+                        if popcount(ix_fp[h, i] & nfs) > m:
+                            continue
+                        j = ix_ent[h, i]
+                        cnt[_C_VLEAF] += 1
+                        if ob_info[j, 0] < m + 2:
+                            continue
+                        T = ob_sets[j, 0]
+                        if (_first_in(T, S, 0) == sverts[a] and _first_in(T, S, 1) == sverts[b]
+                                and _plug_ok(C, S, c0, m, ob_sets, j)):
+                            out[nout] = j
+                            nout += 1
+                    h = ix_ent[h, _CHUNK]
+    return nout
+
+
+@njit(cache=True)
+def _rehash_pairs(old_keys, old_head, new_keys, new_head, ix_used, nused):
+    for i in range(nused):
+        s = ix_used[i]
+        key = old_keys[s]
+        slot = _pair_slot(new_keys, key)
+        new_keys[slot] = key
+        new_head[slot] = old_head[s]
+        ix_used[i] = slot
+
+
 # --------------------------------------------------------------------------- sieve of O-blocks
 # An I-block (C, S) combines with the O-blocks (T, O) that have C inside O and
 # |T + S| <= k + 1. C is connected, so C inside O means: T disjoint from C and C's first
@@ -444,14 +718,14 @@ def _tr_query(C, S, m, n, tr, tr_root, tr_must, ob_sets, out, stk, cnt):
 
 # --------------------------------------------------------------------------- the search
 # The tables travel as one tuple (st) and the scratch arrays as another (sc):
-#   st = (bk_sets, bk_info, bk_table, ob_sets, ob_table, tr, tr_root, tr_must, pm_sets, pm_info,
-#         pm_inb, pm_table, wl_next, wl_pm, queue, qout, cnt)
+#   st = (bk_sets, bk_info, bk_table, ob_sets, ob_info, ob_table, ix_keys, ix_head, ix_used, ix_ent, ix_fp,
+#         sz_head, tr, tr_root, tr_must, pm_sets, pm_info, pm_inb, pm_table, wl_next, wl_pm, queue, qout, cnt)
 #   sc = (cbuf, sbuf, blist, visited, comp2, sep2, stack, tgt, miss, K, T, O, stk)
 @njit(cache=True)
 def _room(st, n, k):
     """Whether one step (an O-block with its crowns, or one candidate) fits in the tables."""
-    (bk_sets, bk_info, bk_table, ob_sets, ob_table, tr, tr_root, tr_must, pm_sets, pm_info, pm_inb, pm_table, wl_next,
-     wl_pm, queue, qout, cnt) = st
+    (bk_sets, bk_info, bk_table, ob_sets, ob_info, ob_table, ix_keys, ix_head, ix_used, ix_ent, ix_fp, sz_head, tr,
+     tr_root, tr_must, pm_sets, pm_info, pm_inb, pm_table, wl_next, wl_pm, queue, qout, cnt) = st
     steps = k + 2
     nb = cnt[_C_NB] + steps * (n + 2)
     npm = cnt[_C_NP] + steps
@@ -462,15 +736,17 @@ def _room(st, n, k):
             and npm <= pm_sets.shape[0] and 2 * npm <= pm_table.shape[0]
             and nin <= pm_inb.shape[0] and nw <= wl_next.shape[0]
             and no <= ob_sets.shape[0] and 2 * no <= ob_table.shape[0] and no <= qout.shape[0]
-            and cnt[_C_NTR] + _TR_STEP <= tr.shape[0])
+            and cnt[_C_NTR] + _TR_STEP <= tr.shape[0]
+            and cnt[_C_NENT] + _MAXPAIRS + k + 2 <= ix_ent.shape[0]
+            and 2 * (cnt[_C_NUSED] + _MAXPAIRS + k + 2) <= ix_keys.shape[0])
 
 
 @njit(cache=True)
 def _endorse(pm, g, st, sc):
     """Endorse the target block of the ready candidate ``pm`` (or record the solution)."""
     indptr, indices, adj = g
-    (bk_sets, bk_info, bk_table, ob_sets, ob_table, tr, tr_root, tr_must, pm_sets, pm_info, pm_inb, pm_table, wl_next,
-     wl_pm, queue, qout, cnt) = st
+    (bk_sets, bk_info, bk_table, ob_sets, ob_info, ob_table, ix_keys, ix_head, ix_used, ix_ent, ix_fp, sz_head, tr,
+     tr_root, tr_must, pm_sets, pm_info, pm_inb, pm_table, wl_next, wl_pm, queue, qout, cnt) = st
     cbuf, sbuf, blist, visited, comp2, sep2, stack, tgt, miss, K, T, O, stk = sc
     n = adj.shape[0]
     out = pm_info[pm, _P_OUT]
@@ -500,8 +776,8 @@ def _endorse(pm, g, st, sc):
 def _try_pmc(K, g, st, sc):
     """Process the candidate potential maximal clique ``K`` (ignored when seen before)."""
     indptr, indices, adj = g
-    (bk_sets, bk_info, bk_table, ob_sets, ob_table, tr, tr_root, tr_must, pm_sets, pm_info, pm_inb, pm_table, wl_next,
-     wl_pm, queue, qout, cnt) = st
+    (bk_sets, bk_info, bk_table, ob_sets, ob_info, ob_table, ix_keys, ix_head, ix_used, ix_ent, ix_fp, sz_head, tr,
+     tr_root, tr_must, pm_sets, pm_info, pm_inb, pm_table, wl_next, wl_pm, queue, qout, cnt) = st
     cbuf, sbuf, blist, visited, comp2, sep2, stack, tgt, miss, Kx, T, O, stk = sc
     n = adj.shape[0]
     if _lookup_row(pm_table, pm_sets, K) >= 0:
@@ -604,8 +880,8 @@ def _try_pmc(K, g, st, sc):
 def _new_oblock(Tn, On, k, g, st, sc):
     """Create the O-block ``(Tn, On)`` unless known, and try its crowns ``T + (N(v) & O)``."""
     indptr, indices, adj = g
-    (bk_sets, bk_info, bk_table, ob_sets, ob_table, tr, tr_root, tr_must, pm_sets, pm_info, pm_inb, pm_table, wl_next,
-     wl_pm, queue, qout, cnt) = st
+    (bk_sets, bk_info, bk_table, ob_sets, ob_info, ob_table, ix_keys, ix_head, ix_used, ix_ent, ix_fp, sz_head, tr,
+     tr_root, tr_must, pm_sets, pm_info, pm_inb, pm_table, wl_next, wl_pm, queue, qout, cnt) = st
     cbuf, sbuf, blist, visited, comp2, sep2, stack, tgt, miss, K, T, O, stk = sc
     n = adj.shape[0]
     if _lookup(ob_table, ob_sets, Tn, 0) >= 0:
@@ -616,9 +892,13 @@ def _new_oblock(Tn, On, k, g, st, sc):
         ob_sets[j, 0, w] = Tn[w]
         ob_sets[j, 1, w] = On[w]
     tsize = count(Tn)
+    ob_info[j, 0] = tsize
     _insert(ob_table, Tn, j)
     cnt[_C_NO] = j + 1
-    _tr_insert(ob_sets, j, n, tr, tr_root, tr_must, cnt)
+    if cnt[_C_SIEVE]:
+        _tr_insert(ob_sets, j, n, tr, tr_root, tr_must, cnt)
+    else:
+        _ix_insert(ob_sets, ob_info, j, n, ix_keys, ix_head, ix_used, ix_ent, ix_fp, sz_head, cnt)
     for q in range(W):
         x = ob_sets[j, 0, q]
         while x:
@@ -637,8 +917,8 @@ def _new_oblock(Tn, On, k, g, st, sc):
 def _combine(b, j, k, g, st, sc):
     """Combine the I-block ``b`` with the O-block ``j``: a new O-block or a candidate."""
     indptr, indices, adj = g
-    (bk_sets, bk_info, bk_table, ob_sets, ob_table, tr, tr_root, tr_must, pm_sets, pm_info, pm_inb, pm_table, wl_next,
-     wl_pm, queue, qout, cnt) = st
+    (bk_sets, bk_info, bk_table, ob_sets, ob_info, ob_table, ix_keys, ix_head, ix_used, ix_ent, ix_fp, sz_head, tr,
+     tr_root, tr_must, pm_sets, pm_info, pm_inb, pm_table, wl_next, wl_pm, queue, qout, cnt) = st
     cbuf, sbuf, blist, visited, comp2, sep2, stack, tgt, miss, K, T, O, stk = sc
     n = adj.shape[0]
     W = K.shape[0]
@@ -694,14 +974,14 @@ def pid_run(k, g, st, deadline):
     :func:`monotonic` clock (``<= 0``: none).
     """
     indptr, indices, adj = g
-    (bk_sets, bk_info, bk_table, ob_sets, ob_table, tr, tr_root, tr_must, pm_sets, pm_info, pm_inb, pm_table, wl_next,
-     wl_pm, queue, qout, cnt) = st
+    (bk_sets, bk_info, bk_table, ob_sets, ob_info, ob_table, ix_keys, ix_head, ix_used, ix_ent, ix_fp, sz_head, tr,
+     tr_root, tr_must, pm_sets, pm_info, pm_inb, pm_table, wl_next, wl_pm, queue, qout, cnt) = st
     n, W = adj.shape
     sc = (np.zeros((n + 1, W), dtype=np.uint64), np.zeros((n + 1, W), dtype=np.uint64), np.zeros(n + 1, dtype=np.int64),
           np.zeros(W, dtype=np.uint64), np.zeros(W, dtype=np.uint64), np.zeros(W, dtype=np.uint64),
           np.zeros(n + 1, dtype=np.int64), np.zeros(W, dtype=np.uint64), np.zeros(W, dtype=np.uint64),
           np.zeros(W, dtype=np.uint64), np.zeros(W, dtype=np.uint64), np.zeros(W, dtype=np.uint64),
-          np.zeros(n + 2, dtype=np.int32))
+          np.zeros(n + 2, dtype=np.int64))
     K = sc[9]
     T = sc[10]
     O = sc[11]
@@ -778,7 +1058,11 @@ def pid_run(k, g, st, deadline):
                 if cnt[_C_SOLUTION] >= 0:
                     return FOUND
             t0 = monotonic()
-            cnt[_C_NQ] = _tr_query(C, S, k + 1 - ssize, n, tr, tr_root, tr_must, ob_sets, qout, sc[12], cnt)
+            if cnt[_C_SIEVE]:
+                cnt[_C_NQ] = _tr_query(C, S, k + 1 - ssize, n, tr, tr_root, tr_must, ob_sets, qout, sc[12], cnt)
+            else:
+                cnt[_C_NQ] = _ix_query(C, S, k + 1 - ssize, k, n, ob_sets, ob_info, ix_keys, ix_head, ix_ent, ix_fp,
+                                       sz_head, cnt, qout, sc[12])
             cnt[_C_TQ] += np.int64((monotonic() - t0) * 1e6)
             cnt[_C_POS] = 0
             cnt[_C_SUB] = 2
@@ -846,6 +1130,12 @@ class PIDSolver:
     capacity : int, optional
         Rows the block, candidate and O-block tables start with (default: a few times
         the number of vertices); they double when full.
+    oblocks : {"auto", "sieve", "index"}
+        Where the O-blocks that combine with an I-block are looked up: the sieve (a trie
+        over the separators), the index (lists under pairs of separator vertices), or,
+        with ``"auto"``, the sieve when ``k + 1`` is at least a tenth of the vertices and
+        the index below (small separators spread over a large graph, where the sieve's
+        walk strays from the answers). Chosen again for every ``k``.
 
     Examples
     --------
@@ -860,10 +1150,14 @@ class PIDSolver:
     [3, 3, 3]
     """
 
-    _TABLES = ("bk_sets", "bk_info", "bk_table", "ob_sets", "ob_table", "tr", "tr_root", "tr_must", "pm_sets", "pm_info",
-               "pm_inb", "pm_table", "wl_next", "wl_pm", "queue", "qout", "cnt")
+    _TABLES = ("bk_sets", "bk_info", "bk_table", "ob_sets", "ob_info", "ob_table", "ix_keys", "ix_head", "ix_used",
+               "ix_ent", "ix_fp", "sz_head", "tr", "tr_root", "tr_must", "pm_sets", "pm_info", "pm_inb", "pm_table",
+               "wl_next", "wl_pm", "queue", "qout", "cnt")
 
-    def __init__(self, indptr, indices, max_memory=2 << 30, capacity=None):
+    def __init__(self, indptr, indices, max_memory=2 << 30, capacity=None, oblocks="auto"):
+        if oblocks not in ("auto", "sieve", "index"):
+            raise ValueError("oblocks must be 'auto', 'sieve' or 'index'")
+        self.oblocks = oblocks
         self.indptr = np.ascontiguousarray(indptr, dtype=np.int64)
         self.indices = np.ascontiguousarray(indices, dtype=np.int64)
         n = self.indptr.size - 1
@@ -884,8 +1178,15 @@ class PIDSolver:
         self.bk_table = np.zeros(2 * capB, dtype=np.int32)
         self.queue = np.empty(capB, dtype=np.int32)
         self.ob_sets = np.empty((capO, 2, W), dtype=np.uint64)
+        self.ob_info = np.empty((capO, 2), dtype=np.int32)
         self.ob_table = np.zeros(2 * capO, dtype=np.int32)
         self.qout = np.empty(capO, dtype=np.int64)
+        self.ix_keys = np.zeros(_pow2(2 * _MAXPAIRS * capO), dtype=np.int64)
+        self.ix_head = np.empty(self.ix_keys.size, dtype=np.int32)
+        self.ix_used = np.empty(self.ix_keys.size // 2, dtype=np.int64)
+        self.ix_ent = np.empty((_MAXPAIRS * capO, _CHUNK + 2), dtype=np.int32)
+        self.ix_fp = np.empty((_MAXPAIRS * capO, _CHUNK), dtype=np.uint64)
+        self.sz_head = np.full(n + 2, -1, dtype=np.int32)
         self.tr = np.empty((2 * capO + _TR_STEP, _T_COLS), dtype=np.int32)
         self.tr_root = np.full(1, -1, dtype=np.int32)
         self.tr_must = np.empty((self.tr.shape[0], W), dtype=np.uint64)
@@ -897,6 +1198,7 @@ class PIDSolver:
         self.wl_pm = np.empty(4 * capP, dtype=np.int32)
         self.cnt = np.zeros(_C_NCOUNT, dtype=np.int64)
         self.cnt[_C_SOLUTION] = -1
+        self.cnt[_C_SCANF] = 256
         self.k = None
         self.status = None
 
@@ -913,7 +1215,8 @@ class PIDSolver:
         return {"blocks": nb, "feasible": int(np.count_nonzero(self.bk_info[:nb, _B_FEASIBLE])),
                 "oblocks": int(c[_C_NO]), "candidates": int(c[_C_PMCTRIED]), "combinations": int(c[_C_PLUGS]),
                 "memory": self.memory, "tq": c[_C_TQ] * 1e-6, "tc": c[_C_TC] * 1e-6,
-                "sieve_nodes": int(c[_C_VNODE]), "sieve_tests": int(c[_C_VLEAF])}
+                "oblocks_tested": int(c[_C_VLEAF]), "sieve_nodes": int(c[_C_VNODE]),
+                "lookup": "sieve" if c[_C_SIEVE] else "index"}
 
     def _grow(self):
         """Double every table that is more than half full; False when over ``max_memory``."""
@@ -926,6 +1229,8 @@ class PIDSolver:
         need_w = int(c[_C_NWAIT]) + steps * (n + 1)
         need_o = int(c[_C_NO]) + 1
         need_t = int(c[_C_NTR]) + _TR_STEP
+        need_e = int(c[_C_NENT]) + _MAXPAIRS + k + 2
+        need_u = int(c[_C_NUSED]) + _MAXPAIRS + k + 2
         plan = {}
         if need_b > self.bk_sets.shape[0] or 2 * need_b > self.bk_table.size or need_b > self.queue.size:
             plan["b"] = _pow2(2 * need_b)
@@ -939,6 +1244,10 @@ class PIDSolver:
             plan["o"] = _pow2(2 * need_o)
         if need_t > self.tr.shape[0]:
             plan["t"] = _pow2(2 * need_t)
+        if need_e > self.ix_ent.shape[0]:
+            plan["e"] = _pow2(2 * need_e)
+        if 2 * need_u > self.ix_keys.size:
+            plan["u"] = _pow2(4 * need_u)
         W = self.W
         extra = 0
         if "b" in plan:
@@ -950,9 +1259,13 @@ class PIDSolver:
         if "w" in plan:
             extra += (plan["w"] - self.wl_next.size) * 8
         if "o" in plan:
-            extra += (plan["o"] - self.ob_sets.shape[0]) * (16 * W + 8 + 8)
+            extra += (plan["o"] - self.ob_sets.shape[0]) * (16 * W + 8 + 8 + 8)
         if "t" in plan:
             extra += (plan["t"] - self.tr.shape[0]) * (4 * _T_COLS + 8 * W)
+        if "e" in plan:
+            extra += (plan["e"] - self.ix_ent.shape[0]) * (12 * _CHUNK + 8)
+        if "u" in plan:
+            extra += (plan["u"] - self.ix_keys.size) * 12 + (plan["u"] // 2 - self.ix_used.size) * 8
         if self.memory + extra > self.max_memory:
             return False
         if "b" in plan:
@@ -976,12 +1289,22 @@ class PIDSolver:
         if "o" in plan:
             cap = plan["o"]
             self.ob_sets = _grown(self.ob_sets, cap)
+            self.ob_info = _grown(self.ob_info, cap)
             self.qout = _grown(self.qout, cap)
             self.ob_table = np.zeros(2 * cap, dtype=np.int32)
             _rehash(self.ob_table, self.ob_sets, int(c[_C_NO]), 0)
         if "t" in plan:
             self.tr = _grown(self.tr, plan["t"])
             self.tr_must = _grown(self.tr_must, plan["t"])
+        if "e" in plan:
+            self.ix_ent = _grown(self.ix_ent, plan["e"])
+            self.ix_fp = _grown(self.ix_fp, plan["e"])
+        if "u" in plan:
+            keys = np.zeros(plan["u"], dtype=np.int64)
+            head = np.empty(plan["u"], dtype=np.int32)
+            _rehash_pairs(self.ix_keys, self.ix_head, keys, head, self.ix_used, int(c[_C_NUSED]))
+            self.ix_keys, self.ix_head = keys, head
+            self.ix_used = _grown(self.ix_used, plan["u"] // 2)
         return True
 
     def decide(self, k, deadline=None):
@@ -1004,6 +1327,11 @@ class PIDSolver:
             c[_C_NO] = 0
             self.tr_root[:] = -1
             c[_C_NTR] = 0
+            _ix_clear(self.ix_keys, self.ix_used, self.sz_head, c)
+            if self.oblocks == "auto":
+                c[_C_SIEVE] = int(10 * (k + 1) >= self.n)
+            else:
+                c[_C_SIEVE] = int(self.oblocks == "sieve")
             nb = int(c[_C_NB])
             feas = np.flatnonzero(self.bk_info[:nb, _B_FEASIBLE]).astype(np.int32)
             self.queue[: feas.size] = feas

@@ -1003,13 +1003,14 @@ def warm_up(method="pid"):
             # ordering is optimal already, so the search only proves lower bounds
             bounds.ordering_width(bitsets_from_csr(indptr, indices, n), np.arange(n, dtype=np.int64))
     if method == "pid":
-        # PID from tables of 16 rows: every table grows (on large pieces the index of
-        # O-blocks grows only after seconds of search)
+        # PID from tables of 16 rows: every table grows (on large pieces the lookup of
+        # O-blocks grows only after seconds of search), with either lookup
         n, edges, _ = next(_warm_graphs(method))
         adj = bitsets_from_csr(*_csr_of_edges(n, edges), n)
-        solver = pid.PIDSolver(*bits_csr(_induced(adj, np.arange(49))), capacity=16)
-        k = 5
-        while solver.decide(k, monotonic() + 600.0) == pid.EXHAUSTED:
-            k += 1
+        for lookup in ("sieve", "index"):
+            solver = pid.PIDSolver(*bits_csr(_induced(adj, np.arange(49))), capacity=16, oblocks=lookup)
+            k = 5
+            while solver.decide(k, monotonic() + 600.0) == pid.EXHAUSTED:
+                k += 1
     monotonic()
     _WARM.add(method)
