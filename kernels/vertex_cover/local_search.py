@@ -266,13 +266,13 @@ def _numvc_run(indptr, indices, eid, ea, eb, inc, best, w, dscore, age, conf, ck
             u = _select_removal(ckey, cset, st, exact)
             if u < 0:
                 break
-            _flip_out(u, indptr, indices, eid, w, inc, dscore, ckey, conf, cset, cpos, uset, upos, st)
+            _flip_out(u, indptr, indices, eid, w, inc, dscore, ckey, age, conf, cset, cpos, uset, upos, st)
             age[u] = step
             continue
         # remove: the cover vertex of highest dscore (ties: older), not the one just added
         u = _select_removal(ckey, cset, st, exact)
         if u >= 0:
-            _flip_out(u, indptr, indices, eid, w, inc, dscore, ckey, conf, cset, cpos, uset, upos, st)
+            _flip_out(u, indptr, indices, eid, w, inc, dscore, ckey, age, conf, cset, cpos, uset, upos, st)
             age[u] = step
         # add: an endpoint of a random uncovered edge whose configuration changed
         e = uset[_rand(st, st[_USIZE])]
@@ -327,9 +327,10 @@ def _forget(ea, eb, inc, w, dscore, age, ckey, st):
 
 
 @njit(cache=True)
-def _flip_out(u, indptr, indices, eid, w, inc, dscore, ckey, conf, cset, cpos, uset, upos, st):
+def _flip_out(u, indptr, indices, eid, w, inc, dscore, ckey, age, conf, cset, cpos, uset, upos, st):
     inc[u] = False
-    dscore[u] = -dscore[u]
+    # a cover vertex's dscore lives in its key only
+    dscore[u] = -((ckey[u] - (_AGE_MAX - min(age[u], _AGE_MAX))) >> _AGE_BITS)
     ckey[u] = _NO_KEY
     # sparse-set removal from the cover
     csize = st[_CSIZE]
@@ -344,7 +345,6 @@ def _flip_out(u, indptr, indices, eid, w, inc, dscore, ckey, conf, cset, cpos, u
         e = eid[p]
         conf[z] = True
         if inc[z]:
-            dscore[z] -= w[e]
             ckey[z] -= np.int64(w[e]) << _AGE_BITS
         else:
             dscore[z] += w[e]
@@ -369,7 +369,6 @@ def _flip_in(v, indptr, indices, eid, w, inc, dscore, ckey, conf, cset, cpos, us
         e = eid[p]
         conf[z] = True
         if inc[z]:
-            dscore[z] += w[e]
             ckey[z] += np.int64(w[e]) << _AGE_BITS
         else:
             dscore[z] -= w[e]
