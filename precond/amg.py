@@ -490,7 +490,9 @@ def amg(A, *, smoother="algebraic_tridiagonal", coarsening="smoothed_aggregation
           set-up builds both and keeps the one with which BiCGStab gains more digits per
           unit of work (four iterations with each from a fixed right-hand side; Richardson
           unless Gauss-Seidel saves more than 10% of the work per digit), in
-          ``relaxation_measurements``;
+          ``relaxation_measurements``. The work is the cycle's memory traffic, which does
+          not count kernel launches: on the GPU a Gauss-Seidel cycle costs three launches
+          per colour and level and is slower in time than its work says;
         - ``iterations``, ``m``, ``k_m``, ``p``, ``seed``: of the [0,2]-factor
           (:func:`precond.algebraic_tridiagonal`).
     coarsening : str or pyamg.multilevel.MultilevelSolver
