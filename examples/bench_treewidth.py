@@ -10,7 +10,7 @@ in at most ``t`` seconds. Prints a Markdown summary (solved counts, median times
 instances both solve) and a per-instance table next to the times of Tamaki's PACE 2017
 solver in ``bench/peers.csv`` (measured on the development CPU, 20 s each, one core).
 
-``--set paper``: the paper-002 Table 1 graphs (van der Zanden and Bodlaender, "Computing
+``--set paper``: the Table 1 graphs of the GPU treewidth paper (van der Zanden and Bodlaender, "Computing
 treewidth on the GPU") with the default pipeline and the paper's breadth-first search
 (``method="bfs"``, on the GPU when one is usable and on the CPU), next to the paper's
 GTX 1060 times.
@@ -246,7 +246,7 @@ def _print_pace(rows, limits, args, meta):
           pace_table(rows, limits, clock=args.clock))
 
 
-# --------------------------------------------------------------------------- paper-002 Table 1
+# --------------------------------------------------------------------------- the GPU paper's Table 1
 def run_paper(args):
     if not TW_DIR.is_dir():
         print(f"shared data not found at {TW_DIR}; nothing to benchmark", file=sys.stderr)

@@ -1,4 +1,5 @@
-"""Tests of graphkit.treewidth: the public API, the paper-002 search (method="bfs"), shared instances."""
+"""Tests of graphkit.treewidth: the public API, the GPU paper's search (method="bfs", van der
+Zanden and Bodlaender), shared instances."""
 from __future__ import annotations
 
 import csv

@@ -559,14 +559,12 @@ def _exact(adj, state, fallback=None):
         state.times["exact"] += time.perf_counter() - t
 
 
-# Dense pieces of large width first try the paper's search on the GPU (device="auto" with a
-# usable GPU): its depth is the number of vertices eliminated before the last bag, n - k - 1,
-# small when the width is a large fraction of n. Measured on an H200 against PID on its host
-# CPU: NonisotropicUnitaryPolarGraph (63 vertices, width 53) 0.22 against 0.76 s, queen6_6
-# (36, 25) 0.03 against 0.16 s, the 58-vertex piece of ex056 (width 34) proved in 4.4 s where
-# PID was still at it after 6 s; on sparse pieces (DoubleStarSnark, width 6 on 30 vertices)
-# PID is faster. The search gets half of the time left (a minute without a time limit); what
-# it proves (lower bound, or a decomposition) stays, and PID continues from there.
+# With gpu_assist, dense pieces of large width first try the paper's search on the GPU: its
+# depth is the number of vertices eliminated before the last bag, n - k - 1, small when the
+# width is a large fraction of n, where it beat PID on the device's host (sparse pieces: PID
+# wins; BENCHMARKS.md has the measurements). The search gets half of the time left (a minute
+# without a time limit); what it proves (lower bound, or a decomposition) stays, and PID
+# continues from there.
 _ASSIST_MAX_N = 256
 _ASSIST_RATIO = 0.5
 _ASSIST_UNLIMITED = 60.0  # seconds for the search when the solve has no time limit
