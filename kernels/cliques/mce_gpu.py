@@ -173,6 +173,13 @@ def mce_flushes_gpu(plan, min_size, count_only, cap_words, progress=None):
         wbits = cupy.empty(nw * g["words"], dtype=np.uint64)
         wints = cupy.empty(nw * g["ints"], dtype=np.int32)
         blocks = (nw * 32 + threads - 1) // threads
+
+        # the kernel's arguments around the task limit (tasks [queue, limit) run in a launch)
+        head_args = (plan.d_indptr, plan.d_indices, plan.d_rank, g["tv"], g["tc"])
+        tail_args = (queue, wstate, wbits, wints, np.int32(g["Wm"]), np.int32(g["WXm"]), np.int32(D),
+                     np.int32(g["xcap"]), np.int32(min_size), np.int32(1 if count_only else 0), hist, out, head,
+                     fail, np.int64(cap), np.int32(nw))
+
         if count_only:
             done, step = 0, nw
             while done < g["ntasks"]:
@@ -181,32 +188,23 @@ def mce_flushes_gpu(plan, min_size, count_only, cap_words, progress=None):
                 limit = min(g["ntasks"], done + step)
                 queue.fill(done)
                 t0 = time.perf_counter()
-                kernel((blocks,), (threads,),
-                       (plan.d_indptr, plan.d_indices, plan.d_rank, g["tv"], g["tc"], np.int64(limit), queue,
-                        wstate, wbits, wints, np.int32(g["Wm"]), np.int32(g["WXm"]), np.int32(D),
-                        np.int32(g["xcap"]), np.int32(min_size), np.int32(1), hist, out, head, fail, np.int64(cap),
-                        np.int32(nw)))
+                kernel((blocks,), (threads,), (*head_args, np.int64(limit), *tail_args))
                 cupy.cuda.get_current_stream().synchronize()
-                elapsed = time.perf_counter() - t0
-                rate = (limit - done) / max(elapsed, 1e-6)
+                rate = (limit - done) / max(time.perf_counter() - t0, 1e-6)
                 step = max(nw, int(rate * COUNT_LAUNCH_SECONDS))
                 finished += limit - done
                 done = limit
                 if progress is not None:
                     progress(finished, total)
             continue
-        while True:
+        while True:  # enumeration: relaunch after each flush of a full buffer
             head.fill(0)
             fail.fill(_ULL_MAX)
-            kernel((blocks,), (threads,),
-                   (plan.d_indptr, plan.d_indices, plan.d_rank, g["tv"], g["tc"], np.int64(g["ntasks"]), queue,
-                    wstate, wbits, wints, np.int32(g["Wm"]), np.int32(g["WXm"]), np.int32(D), np.int32(g["xcap"]),
-                    np.int32(min_size), np.int32(1 if count_only else 0), hist, out, head, fail, np.int64(cap),
-                    np.int32(nw)))
+            kernel((blocks,), (threads,), (*head_args, np.int64(g["ntasks"]), *tail_args))
             h = int(head.get()[0])
             f = int(fail.get()[0])
             end = min(h, f, cap)
-            if not count_only and end > 0:
+            if end > 0:
                 yield out[:end].get()
             if f == int(_ULL_MAX):
                 break
