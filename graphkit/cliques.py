@@ -258,31 +258,14 @@ def is_maximal_clique(G, vertices) -> bool:
 
 
 def _clique_progress(progress):
-    """``(callback(nodes, best), bar)`` for the branch and bound: ``True`` draws a bar on
-    stderr (kernels.console.progress), a callable gets a dict twice a second at most."""
-    if progress is None or progress is False:
+    """``(callback(nodes, best), bar)`` for the branch and bound (kernels.console.search_progress)."""
+    from kernels.console import search_progress
+
+    report, bar = search_progress(progress, "maximum clique", {"best": "best"})
+    if report is None:
         return None, None
-    bar = None
-    if not callable(progress):
-        from kernels.console import progress as progress_bar
-
-        bar = progress_bar(None, "maximum clique", unit=" nodes")
     t0 = time.perf_counter()
-    state = {"last": -1.0}
-
-    def report(nodes, best):
-        now = time.perf_counter()
-        if now - state["last"] < 0.5:
-            return
-        state["last"] = now
-        if bar is None:
-            progress({"best": best, "nodes": nodes, "elapsed": now - t0})
-        else:
-            bar.n = nodes
-            bar.set_postfix(best=best, refresh=False)
-            bar.refresh()
-
-    return report, bar
+    return (lambda nodes, best: report({"best": best, "nodes": nodes, "elapsed": time.perf_counter() - t0})), bar
 
 
 def maximum_clique(G, method: str = "auto", time_limit: float | None = None, device: str = "auto", *,

@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kernels.backend import resolve_device
+from kernels.console import search_progress
 
 from .convert import as_graph
 from .graph import Graph
@@ -253,30 +254,6 @@ def _check_args(device, method, time_limit):
     return dev
 
 
-def _progress_callback(progress):
-    """``progress=True``: a progress bar on stderr (kernels.console.progress: only on a
-    terminal, after half a second); a callable is called with the dict itself."""
-    if progress is None or progress is False:
-        return None, None
-    if callable(progress):
-        return progress, None
-    from kernels.console import progress as progress_bar
-
-    bar = progress_bar(None, "vertex cover", unit=" nodes")
-    state = {"last": 0.0}
-
-    def cb(info):
-        now = time.perf_counter()
-        if now - state["last"] < 0.5:
-            return
-        state["last"] = now
-        bar.n = info["nodes"]
-        bar.set_postfix(best=info["best"], lb=info["lower_bound"], refresh=False)
-        bar.refresh()
-
-    return cb, bar
-
-
 def _paper_search(H: Graph, deg, count, limit, *, pvc, dev, method, deadline, start_depth, config):
     """The GPU paper's search from one root: (best, best_deg, complete, nodes_per_worker).
     On the GPU an instance the kernels cannot take runs on the CPU, with a warning."""
@@ -389,7 +366,8 @@ def minimum_vertex_cover(G, device="auto", method="auto", time_limit=None, *, pr
         return _gpu_pipeline(G, t0, deadline, start_depth, gpu_config)
     from kernels.vertex_cover.exact import solve
 
-    cb, bar = _progress_callback(progress)
+    cb, bar = search_progress(progress, "vertex cover", {"best": "best", "lb": "lower_bound"},
+                              throttle_callable=False)
     try:
         left = None if deadline is None else max(deadline - time.perf_counter(), 1e-3)
         r = solve(G.indptr, G.indices, left, progress=cb)
@@ -502,7 +480,8 @@ def parameterized_vertex_cover(G, k, device="auto", method="auto", time_limit=No
         return result(False if complete else None, None, int(np.sum(w)), k + 1 if complete else 0, w, used)
     from kernels.vertex_cover.exact import solve
 
-    cb, bar = _progress_callback(progress)
+    cb, bar = search_progress(progress, "vertex cover", {"best": "best", "lb": "lower_bound"},
+                              throttle_callable=False)
     try:
         left = None if deadline is None else max(deadline - time.perf_counter(), 1e-3)
         r = solve(G.indptr, G.indices, left, bound=k + 1, progress=cb)

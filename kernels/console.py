@@ -16,8 +16,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 
-__all__ = ["ArgumentParser", "run_command", "progress", "positive_int", "non_negative", "EXIT_USAGE", "EXIT_FAILURE",
+__all__ = ["ArgumentParser", "run_command", "progress", "search_progress", "positive_int", "non_negative", "EXIT_USAGE", "EXIT_FAILURE",
            "EXIT_INTERRUPTED"]
 
 EXIT_FAILURE = 1
@@ -154,3 +155,40 @@ def progress(total=None, desc: str = "", quiet: bool = False, unit: str = "it"):
 
     return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, disable=True if quiet else None, delay=0.5,
                 leave=False, dynamic_ncols=True)
+
+
+def search_progress(wanted, desc, postfix, throttle_callable=True):
+    """``(report, bar)`` for a search that reports dicts with a ``"nodes"`` count.
+
+    ``wanted``: ``None`` / ``False`` (``report`` is ``None``), ``True`` (a :func:`progress`
+    bar whose count is the nodes and whose postfix shows ``postfix = {label: key}`` of each
+    dict, updated twice a second at most; close ``bar`` when done) or a callable, which
+    gets the dicts (twice a second at most with ``throttle_callable``).
+
+    Examples
+    --------
+    >>> seen = []
+    >>> report, bar = search_progress(seen.append, "demo", {"best": "best"})
+    >>> report({"nodes": 1024, "best": 3}); report({"nodes": 2048, "best": 4}); seen, bar
+    ([{'nodes': 1024, 'best': 3}], None)
+    """
+    if wanted is None or wanted is False:
+        return None, None
+    if callable(wanted) and not throttle_callable:
+        return wanted, None
+    bar = None if callable(wanted) else progress(None, desc, unit=" nodes")
+    last = [-1.0]
+
+    def report(info):
+        now = time.perf_counter()
+        if now - last[0] < 0.5:
+            return
+        last[0] = now
+        if bar is None:
+            wanted(info)
+            return
+        bar.n = info["nodes"]
+        bar.set_postfix({label: info[key] for label, key in postfix.items()}, refresh=False)
+        bar.refresh()
+
+    return report, bar
