@@ -22,6 +22,16 @@ import numpy as np
 __all__ = ["ILUT"]
 
 
+def _check_options(drop_tol, fill_factor):
+    """SuperLU takes any float here, but a fill factor of zero or below aborts the
+    interpreter, and one far below 1 can loop forever: refuse what is not a finite
+    ``drop_tol >= 0`` and ``fill_factor >= 1``."""
+    for name, value, low in (("drop_tol", drop_tol, 0.0), ("fill_factor", fill_factor, 1.0)):
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+                or not np.isfinite(value) or value < low:
+            raise ValueError(f"{name} must be a finite number >= {low:g}, got {value!r}")
+
+
 class ILUT:
     """SciPy's ``spilu`` factors of a square sparse matrix and their solve, on the
     matrix's backend (SciPy sparse in: SuperLU's solve; cupyx sparse in: the factors on
@@ -32,7 +42,8 @@ class ILUT:
     A : scipy.sparse or cupyx.scipy.sparse matrix
         Square, floating or complex, finite entries (callers validate).
     drop_tol, fill_factor : float
-        As in ``scipy.sparse.linalg.spilu`` (same defaults).
+        As in ``scipy.sparse.linalg.spilu`` (same defaults); ``drop_tol >= 0`` and
+        ``fill_factor >= 1`` (SuperLU aborts or hangs below that), else ``ValueError``.
 
     Examples
     --------
@@ -44,6 +55,8 @@ class ILUT:
 
     def __init__(self, A, drop_tol=1e-4, fill_factor=10.0, clock=None):
         import scipy.sparse.linalg as spla
+
+        _check_options(drop_tol, fill_factor)
 
         from .backend import is_device_array
 

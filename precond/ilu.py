@@ -105,7 +105,8 @@ def ilut(A, drop_tol=1e-4, fill_factor=10.0) -> ILUTPrecond:
     A : sparse matrix
         Square, SciPy or cupyx.
     drop_tol, fill_factor : float
-        As in :func:`scipy.sparse.linalg.spilu` (same defaults).
+        As in :func:`scipy.sparse.linalg.spilu` (same defaults); ``drop_tol >= 0`` and
+        ``fill_factor >= 1``, else ``ValueError`` (SuperLU aborts or hangs below that).
 
     Examples
     --------

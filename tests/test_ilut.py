@@ -53,6 +53,15 @@ def test_preconditioner_interface_and_strength(rng):
         precond.ilut(sp.random(4, 5, density=0.5, format="csr"))
 
 
+@pytest.mark.parametrize("kw", [dict(fill_factor=0), dict(fill_factor=-5), dict(fill_factor=0.001),
+                                dict(fill_factor=float("nan")), dict(fill_factor=True), dict(drop_tol=-1),
+                                dict(drop_tol=float("inf")), dict(drop_tol="1e-4")])
+def test_bad_options_raise_before_superlu(kw):
+    # fill_factor 0 aborted the interpreter inside SuperLU and 0.001 never returned
+    with pytest.raises(ValueError, match="drop_tol|fill_factor"):
+        precond.ilut(matrices.aniso1(8), **kw)
+
+
 def test_the_study_runs_the_library_ilut():
     from precond.study import _registry
 
