@@ -251,6 +251,12 @@ def case_main(tmp):
     # the iteration cap gives SciPy's info code (the number of iterations) on every rank
     for method in (dist.bicgstab, dist.cg):
         assert method(D1, D1.ones(), rtol=1e-14, maxiter=3)[1] == 3
+    # freeing releases the persistent requests on every rank; the context manager frees too
+    with dist.distributed_matrix("aniso2", 30, device="cpu") as D4:
+        _check_product(A, D4, rng)
+    assert D4.exchange is None and "freed" in repr(D4)
+    D2.free()
+    D2.free()
     # a non-symmetric matrix with random entries, read from Matrix Market files by byte ranges
     import scipy.io
 
@@ -419,6 +425,15 @@ def case_gpu_one(tmp):
         full = D.gather(x).astype(np.float64)
         assert info == 0 and st["resident"], ("cg", transport, dtype, info, st)
         assert np.linalg.norm(b - A @ full) <= 1.5 * rtol * np.linalg.norm(b), ("cg", transport, dtype)
+        D.free()  # destroys the NCCL communicators; a freed matrix refuses to multiply
+        assert D.nccl is None and "freed" in repr(D)
+        try:
+            D @ D.ones()
+        except RuntimeError as exc:
+            assert "freed" in str(exc)
+        else:
+            raise AssertionError("a freed matrix multiplied")
+        D.free()
     G = gen.rmat(12, 8, 0.45, 0.15, 0.15, seed=1)
     ref = graphkit.count_maximal_cliques(G, device="cpu")
     for ordering in ("device", "host"):

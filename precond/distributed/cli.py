@@ -157,6 +157,8 @@ def run(args, comm=None):
     ghosts = comm.gather(len(A.ghost_cols), root=0)
     neighbours = comm.gather(len(A.exchange.neighbours), root=0)
     local_rows = comm.gather(A.n_local, root=0)
+    device_buffers = bool(A.exchange.device_buffers)
+    A.free()  # its NCCL communicators / persistent requests
     if comm.rank != 0:
         return None
     return {
@@ -169,7 +171,7 @@ def run(args, comm=None):
         "device": A.device,
         "gpu": _gpu_name() if A.device == "gpu" else None,
         "mpi": mpi().Get_library_version().splitlines()[0].strip(),
-        "cuda_aware_mpi": bool(A.exchange.device_buffers),
+        "cuda_aware_mpi": device_buffers,
         "transport": A.transport,
         "host": platform.node(),
         "rows_per_rank": local_rows,
