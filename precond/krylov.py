@@ -237,29 +237,35 @@ class _DeviceOps:
 
 
 class _IterationGraph:
-    """``block`` BiCGStab iterations captured once into a CUDA graph and replayed: one
-    launch instead of some sixty kernel launches (and their Python overhead) per
-    iteration. The temporaries of the captured iterations come from a private memory
-    pool that lives as long as the graph, so no other allocation can take their memory
-    while the graph may still write to it."""
+    """``block`` Krylov iterations ``step(0) ... step(block - 1)`` captured once into a
+    CUDA graph and replayed: one launch instead of some sixty kernel launches (and their
+    Python overhead) per iteration. The temporaries of the captured iterations come from
+    a private memory pool that lives as long as the graph, so no other allocation can take
+    their memory while the graph may still write to it.
 
-    def __init__(self, step, block, st):
+    The steps may rebind the arrays ``st[key]`` for ``key`` in ``carried`` (a new ``v``
+    each iteration): the captured block copies each one's last value into the array it
+    started from, so every replay starts from, and leaves its result in, the same memory.
+    """
+
+    def __init__(self, step, block, st, carried=("v",)):
         import cupy
 
         self.pool = cupy.cuda.MemoryPool()
         stream = cupy.cuda.Stream(non_blocking=True)
-        v = st["v"]  # the array every replay starts from and leaves the last v in
+        start = {key: st[key] for key in carried}
         try:
             with cupy.cuda.using_allocator(self.pool.malloc), stream:
                 stream.begin_capture()
                 try:
                     for row in range(block):
                         step(row)
-                    v[...] = st["v"]
+                    for key, array in start.items():
+                        array[...] = st[key]
                 finally:
                     self.graph = stream.end_capture()
         finally:
-            st["v"] = v
+            st.update(start)
 
     def launch(self):
         import cupy

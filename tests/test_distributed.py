@@ -251,6 +251,14 @@ def case_main(tmp):
     # the iteration cap gives SciPy's info code (the number of iterations) on every rank
     for method in (dist.bicgstab, dist.cg):
         assert method(D1, D1.ones(), rtol=1e-14, maxiter=3)[1] == 3
+    # CUDA graphs need GPU ranks on NCCL (or one GPU rank)
+    for method in (dist.bicgstab, dist.cg):
+        try:
+            method(D1, D1.ones(), cuda_graph=True)
+        except ValueError as exc:
+            assert "cuda_graph" in str(exc)
+        else:
+            raise AssertionError("cuda_graph=True on CPU ranks")
     # freeing releases the persistent requests on every rank; the context manager frees too
     with dist.distributed_matrix("aniso2", 30, device="cpu") as D4:
         _check_product(A, D4, rng)
@@ -418,12 +426,21 @@ def case_gpu_one(tmp):
         x, info = dist.bicgstab(D, D.local_vector(b).astype(dtype), rtol=rtol, stats=st,
                                 M=dist.block_jacobi(D, "algebraic_tridiagonal"), maxiter=3000)
         full = D.gather(x).astype(np.float64)
-        assert info == 0 and st["resident"], (transport, dtype, info, st)
+        assert info == 0 and st["resident"] and st["cuda_graph"], (transport, dtype, info, st)
         assert np.linalg.norm(b - A @ full) <= 1.5 * rtol * np.linalg.norm(b), (transport, dtype)
+        # the replayed graph and the kernels launched one by one: the same iteration
+        st_plain = {}
+        x2, info = dist.bicgstab(D, D.local_vector(b).astype(dtype), rtol=rtol, stats=st_plain, cuda_graph=False,
+                                 M=dist.block_jacobi(D, "algebraic_tridiagonal"), maxiter=3000)
+        assert info == 0 and not st_plain["cuda_graph"] and st_plain["resident"]
+        assert abs(st_plain["iterations"] - st["iterations"]) <= 8, (st, st_plain)
+        for stats in (st, st_plain):  # replays count their reductions too
+            its = stats["iterations"]
+            assert 2 * its <= stats["allreduces"] <= 2 * its + its // 8 + 3, stats
         x, info = dist.cg(D, D.local_vector(b).astype(dtype), rtol=rtol, stats=st,
                           M=dist.block_jacobi(D, "jacobi"), maxiter=3000)
         full = D.gather(x).astype(np.float64)
-        assert info == 0 and st["resident"], ("cg", transport, dtype, info, st)
+        assert info == 0 and st["resident"] and st["cuda_graph"], ("cg", transport, dtype, info, st)
         assert np.linalg.norm(b - A @ full) <= 1.5 * rtol * np.linalg.norm(b), ("cg", transport, dtype)
         D.free()  # destroys the NCCL communicators; a freed matrix refuses to multiply
         assert D.nccl is None and "freed" in repr(D)

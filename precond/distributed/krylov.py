@@ -154,6 +154,7 @@ class _ResidentOps:
         self.hist = xp.zeros((block, self.COLS), dtype=self.dtype)
         self.count = 0
         self.seconds = 0.0
+        self.blocks = None  # the _Blocks that ran the iterations
         if self.gpu:
             from ..krylov import SAFE_DIVISOR, bicgstab_gpu_kernels
 
@@ -250,7 +251,73 @@ def _resident_choice(A, dtype, callback, check_every):
     return resident, (int(check_every or 8) if resident else None)
 
 
-def _bicgstab_resident(A, r, rho0, x, tol, maxiter, precondition, check_every, history):
+def _graph_capturable(A):
+    """Whether an iteration on ``A`` can be captured into a CUDA graph: GPU ranks whose
+    exchanges and reductions are all stream-ordered (NCCL, or a single rank). The MPI
+    transport waits on the host inside each product and reduction."""
+    return A.device == "gpu" and (A.nccl is not None or A.comm.size == 1)
+
+
+def _graph_choice(A, resident, cuda_graph):
+    if cuda_graph is None:
+        return bool(resident and _graph_capturable(A))
+    if cuda_graph and not (resident and _graph_capturable(A)):
+        raise ValueError("cuda_graph needs the device-resident iteration (no callback) on GPU ranks that use NCCL, "
+                         "or a single GPU rank")
+    return bool(cuda_graph)
+
+
+class _Blocks:
+    """Runs the ``check_every`` iterations between two checks: one by one, or, once a
+    first block has run (kernels compiled, pools warm), captured into a CUDA graph on every
+    rank and replayed (:class:`precond.krylov._IterationGraph`; NCCL's kernels are captured
+    with the rest, the ghost exchange's side stream joins the capture through its events).
+    All ranks capture, or none: a rank whose capture fails says so in one all-reduce before
+    any graph runs, since NCCL's kernels pair up across ranks."""
+
+    def __init__(self, A, ops, step, st, carried, check_every, enabled):
+        self.A, self.ops, self.step, self.st, self.carried = A, ops, step, st, carried
+        self.check_every = check_every
+        self.enabled = enabled
+        self.graph = None
+        self.reductions = 0  # per replay
+        self.replays = 0
+
+    def _capture(self, block):
+        from ..krylov import _IterationGraph
+
+        count = self.ops.count
+        graph, error = None, None
+        try:
+            graph = _IterationGraph(self.step, block, self.st, self.carried)
+        except Exception as exc:  # noqa: BLE001 - something in A or M cannot be captured
+            error = exc
+        self.reductions = self.ops.count - count
+        self.ops.count = count
+        everyone = self.A.comm.allreduce(0 if graph is None else 1, op=mpi().MIN)
+        self.enabled = False  # one attempt
+        if everyone:
+            self.graph = graph
+        elif self.A.comm.rank == 0 or error is not None:
+            import warnings
+
+            warnings.warn(f"CUDA graph capture failed ({type(error).__name__ if error else 'on another rank'}"
+                          f"{': ' + str(error) if error else ''}); launching the kernels one by one",
+                          RuntimeWarning, stacklevel=4)
+
+    def run(self, block, done):
+        if self.enabled and done > 0 and block == self.check_every:
+            self._capture(block)
+        if self.graph is not None and block == self.check_every:
+            self.graph.launch()
+            self.ops.count += self.reductions
+            self.replays += 1
+            return
+        for row in range(block):
+            self.step(row)
+
+
+def _bicgstab_resident(A, r, rho0, x, tol, maxiter, precondition, check_every, history, cuda_graph=False):
     """BiCGStab without host synchronizations between checks; returns ``(x, info, ops)``.
 
     Two reductions per iteration as in :func:`bicgstab` (``(rhat, v)``; then ``(t, s)``,
@@ -268,21 +335,27 @@ def _bicgstab_resident(A, r, rho0, x, tol, maxiter, precondition, check_every, h
     p = xp.zeros_like(r)
     v = xp.zeros_like(r)
     st = {"rho": ops.scalar(rho0), "rho_prev": ops.scalar(1.0), "alpha": ops.scalar(1.0),
-          "omega": ops.scalar(1.0)}
+          "omega": ops.scalar(1.0), "v": v}
+
+    def step(row):
+        """One iteration: x, r, p and the scalars updated in place, ``st["v"]`` rebound."""
+        ops.update_p(p, r, st["v"], st)
+        phat = precondition(p)
+        st["v"] = v = A.matvec(phat)
+        rv = ops.reduce((rhat, v))
+        s = ops.direction_s(r, v, st["rho"], rv)
+        shat = precondition(s)
+        t = A.matvec(shat)
+        red = ops.reduce((t, s), (t, t), (s, s), (rhat, s), (rhat, t))
+        ops.update_xr(x, r, s, t, phat, shat, st["rho"], rv, red[0:1], red[1:2])
+        ops.record(red, rv, st, row)
+
+    blocks = _Blocks(A, ops, step, st, ("v",), check_every, cuda_graph)
+    ops.blocks = blocks
     info, done = maxiter, 0
     while done < maxiter:
         block = min(check_every, maxiter - done)
-        for row in range(block):
-            ops.update_p(p, r, v, st)
-            phat = precondition(p)
-            v = A.matvec(phat)
-            rv = ops.reduce((rhat, v))
-            s = ops.direction_s(r, v, st["rho"], rv)
-            shat = precondition(s)
-            t = A.matvec(shat)
-            red = ops.reduce((t, s), (t, t), (s, s), (rhat, s), (rhat, t))
-            ops.update_xr(x, r, s, t, phat, shat, st["rho"], rv, red[0:1], red[1:2])
-            ops.record(red, rv, st, row)
+        blocks.run(block, done)
         done += block
         rows = ops.rows(block)
         history.extend(rows[:, 0].tolist())
@@ -305,7 +378,7 @@ def _bicgstab_resident(A, r, rho0, x, tol, maxiter, precondition, check_every, h
     return x, info, ops
 
 
-def _cg_resident(A, r, z, rz0, x, tol, maxiter, precondition, check_every, history):
+def _cg_resident(A, r, z, rz0, x, tol, maxiter, precondition, check_every, history, cuda_graph=False):
     """CG without host synchronizations between checks; returns ``(x, info, ops)``.
 
     Two reductions per iteration as in :func:`cg` (``(p, A p)``; then ``(r, z)`` with
@@ -318,29 +391,34 @@ def _cg_resident(A, r, z, rz0, x, tol, maxiter, precondition, check_every, histo
     vec = _Ops(xp)
     hist = xp.zeros((check_every, 2), dtype=x.dtype)
     p = z.copy()
-    rz = ops.scalar(rz0)
+    st = {"rz": ops.scalar(rz0)}
     info, done = maxiter, 0
 
     def quiet():  # a breakdown (division by zero) shows at the check
         return np.errstate(divide="ignore", invalid="ignore")
 
+    def step(row):
+        """One iteration: x, r, p updated in place, ``st["rz"]`` rebound."""
+        q = A.matvec(p)
+        pq = ops.reduce((p, q))
+        with quiet():
+            alpha = st["rz"] / pq
+            vec.axpy(alpha, p, x)
+            vec.axpy(-alpha, q, r)
+        z = precondition(r)
+        red = ops.reduce((r, z), (r, r))
+        hist[row, 0] = red[1]
+        hist[row, 1] = pq[0]
+        with quiet():
+            beta = red[0:1] / st["rz"]
+            st["rz"] = red[0:1]
+            vec.xpay(z, beta, p)
+
+    blocks = _Blocks(A, ops, step, st, ("rz",), check_every, cuda_graph)
+    ops.blocks = blocks
     while done < maxiter:
         block = min(check_every, maxiter - done)
-        for row in range(block):
-            q = A.matvec(p)
-            pq = ops.reduce((p, q))
-            with quiet():
-                alpha = rz / pq
-                vec.axpy(alpha, p, x)
-                vec.axpy(-alpha, q, r)
-            z = precondition(r)
-            red = ops.reduce((r, z), (r, r))
-            hist[row, 0] = red[1]
-            hist[row, 1] = pq[0]
-            with quiet():
-                beta = red[0:1] / rz
-                rz = red[0:1]
-                vec.xpay(z, beta, p)
+        blocks.run(block, done)
         done += block
         rows = (hist[:block].get() if ops.gpu else hist[:block].copy()).astype(np.float64)
         history.extend(np.sqrt(np.maximum(rows[:, 0], 0.0)).tolist())
@@ -358,7 +436,7 @@ def _real(z):
 
 
 def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None, residuals=None,
-             stats=None, check_every=None):
+             stats=None, check_every=None, cuda_graph=None):
     """Distributed preconditioned BiCGStab (right preconditioning, like SciPy's); collective.
 
     Parameters
@@ -381,13 +459,20 @@ def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callba
     stats : dict, optional
         Receives ``iterations``, ``allreduces``, ``allreduce_time`` (s, host time in the
         all-reduces, waiting for the slowest rank included; with NCCL only the time to
-        queue them), ``resident`` and ``transport``.
+        queue them), ``resident``, ``cuda_graph`` (whether replays ran) and ``transport``.
     check_every : int, optional
         Check convergence every ``check_every`` iterations with the device-resident
         iteration (real dtypes, no callback). Default: 8 on GPU ranks that use NCCL (or a
         single GPU rank), otherwise the classic iteration checked every time. An
         explicit value selects the resident iteration on any device (on CPU ranks it only
         changes when convergence is noticed).
+    cuda_graph : bool, optional
+        Capture the ``check_every`` iterations between two checks once into a CUDA graph
+        on every rank and replay it (NCCL's kernels and the ghost exchange included), as
+        :func:`precond.krylov.bicgstab` does on one GPU. Default: yes where the resident
+        iteration runs on GPU ranks that use NCCL (or a single GPU rank); ``True``
+        elsewhere raises ``ValueError``. Where a capture fails on any rank, every rank
+        launches the kernels one by one (with a ``RuntimeWarning``).
 
     Returns
     -------
@@ -409,6 +494,8 @@ def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callba
     """
     xp, dtype, x, maxiter, precondition = _prepare(A, b, x0, maxiter, M)
     resident, check_every = _resident_choice(A, dtype, callback, check_every)
+    cuda_graph = _graph_choice(A, resident, cuda_graph)
+    replays = False
     ops = _Ops(xp)
     reduce = _Reducer(A.comm, xp, dtype)
     b = b.astype(dtype, copy=False)
@@ -423,9 +510,11 @@ def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callba
     if bnorm == 0.0:
         x = xp.zeros(A.n_local, dtype)
     elif np.sqrt(rr) > tol and resident:
-        x, info, rops = _bicgstab_resident(A, r, rr, x, tol, maxiter, precondition, check_every, history)
+        x, info, rops = _bicgstab_resident(A, r, rr, x, tol, maxiter, precondition, check_every, history,
+                                           cuda_graph)
         reduce.count += rops.count
         reduce.seconds += rops.seconds
+        replays = rops.blocks.replays > 0
     elif np.sqrt(rr) > tol:
         rhat = r.copy()
         p = xp.zeros_like(r)
@@ -482,12 +571,12 @@ def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callba
         residuals.extend(history)
     if stats is not None:
         stats.update(iterations=len(history) - 1, allreduces=reduce.count, allreduce_time=reduce.seconds,
-                     resident=bool(resident), transport=A.transport)
+                     resident=bool(resident), cuda_graph=replays, transport=A.transport)
     return x, info
 
 
 def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None, residuals=None, stats=None,
-       check_every=None):
+       check_every=None, cuda_graph=None):
     """Distributed preconditioned conjugate gradients (``A`` and ``M`` Hermitian positive
     definite), SciPy's signature and info codes; collective. Parameters and returns as
     in :func:`bicgstab` (``check_every`` too: the device-resident iteration on GPU ranks
@@ -505,6 +594,8 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=Non
     """
     xp, dtype, x, maxiter, precondition = _prepare(A, b, x0, maxiter, M)
     resident, check_every = _resident_choice(A, dtype, callback, check_every)
+    cuda_graph = _graph_choice(A, resident, cuda_graph)
+    replays = False
     ops = _Ops(xp)
     reduce = _Reducer(A.comm, xp, dtype)
     b = b.astype(dtype, copy=False)
@@ -519,7 +610,8 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=Non
     if bnorm == 0.0:
         x = xp.zeros(A.n_local, dtype)
     elif np.sqrt(rr) > tol and resident:
-        x, info, rops = _cg_resident(A, r, z, rz, x, tol, maxiter, precondition, check_every, history)
+        x, info, rops = _cg_resident(A, r, z, rz, x, tol, maxiter, precondition, check_every, history, cuda_graph)
+        replays = rops.blocks.replays > 0
         reduce.count += rops.count
         reduce.seconds += rops.seconds
     elif np.sqrt(rr) > tol:
@@ -552,5 +644,5 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=Non
         residuals.extend(history)
     if stats is not None:
         stats.update(iterations=len(history) - 1, allreduces=reduce.count, allreduce_time=reduce.seconds,
-                     resident=bool(resident), transport=A.transport)
+                     resident=bool(resident), cuda_graph=replays, transport=A.transport)
     return x, info
