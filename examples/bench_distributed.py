@@ -153,8 +153,12 @@ def worker_profile(n, device, transport, reps):
         D.exchange.begin(x)
         D.exchange.end()
 
-    def iterations():
-        dist.bicgstab(D, b, M=M, rtol=1e-30, maxiter=reps)
+    def iterations(cuda_graph=None):
+        dist.bicgstab(D, b, M=M, rtol=1e-30, maxiter=reps, cuda_graph=cuda_graph)
+
+    st = {}
+    dist.bicgstab(D, b, M=M, rtol=1e-30, maxiter=24, stats=st)
+    graphs = st["cuda_graph"]  # the default replays a CUDA graph here: time it without too
 
     phases = [("local SpMV (diagonal block)", lambda: spmv(D.diag, x, out=y) if D.device == "gpu" else D.diag @ x),
               ("ghost exchange (begin + end)", begin_end),
@@ -164,14 +168,18 @@ def worker_profile(n, device, transport, reps):
               ("5 dots + all-reduce", dot5)]
     out = {"ranks": comm.size, "transport": D.transport, "n": n, "phases": {}}
     iterations()  # warm-up of everything
-    for name, fn in phases + [("BiCGStab iteration", None)]:
+    whole = [("BiCGStab iteration", None)]
+    if graphs:
+        iterations(False)
+        whole = [("BiCGStab iteration (CUDA graph)", True), ("BiCGStab iteration (kernels one by one)", False)]
+    for name, fn in phases + whole:
         for _ in range(3):
-            fn() if fn else None
+            fn() if callable(fn) else None
         sync()
         comm.Barrier()
         t0 = time.perf_counter()
-        if fn is None:
-            iterations()
+        if not callable(fn):
+            iterations(fn)
         else:
             for _ in range(reps):
                 fn()
@@ -330,7 +338,7 @@ def main(argv=None):
             print("| phase | " + " | ".join(f"{p_['ranks']} rank(s), {p_['transport']}" for p_ in ok) + " |")
             print("|---|" + "---|" * len(ok))
             for name in ok[0]["phases"]:
-                print(f"| {name} | " + " | ".join(f"{1e3 * p_['phases'][name]:.3f}" for p_ in ok) + " |")
+                print(f"| {name} | " + " | ".join(f"{1e3 * p_['phases'].get(name, float('nan')):.3f}" for p_ in ok) + " |")
     if "clique-profile" in args.only:
         env = dict(os.environ, PYTHONPATH=str(ROOT))
         proc = subprocess.run([sys.executable, me, "--worker", "clique_profile", str(args.clique_scale), args.device],
