@@ -32,6 +32,7 @@ References
 """
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 
@@ -364,6 +365,14 @@ def treewidth_bounds(G):
     return lo, int(min(w1, w2)), G.to_labels(o1 if w1 <= w2 else o2)
 
 
+def _cores():
+    """CPU cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
 def treewidth(G, device="auto", time_limit=None, *, method="auto", dedup="exact", preprocess=True,
               separators=True, clique=True, disjoint_paths=True, mmw=True, simplicial_rule=True,
               max_states=None, max_memory=None, gpu_assist=False) -> TreewidthResult:
@@ -457,8 +466,11 @@ def treewidth(G, device="auto", time_limit=None, *, method="auto", dedup="exact"
     if method == "pid" and device == "gpu":
         raise ValueError("method='pid' runs on the CPU; use method='bfs' for the GPU")
     dev = resolve_device(device)
-    # device="auto" with a usable GPU: PID, with the GPU search first on dense pieces
-    assist = bool(gpu_assist) and method == "auto" and device == "auto" and dev == "gpu"
+    # device="auto" with a usable GPU and a second core to drive it: PID races the GPU search
+    # on the pieces where it can pay (every piece it can take with gpu_assist)
+    race = None
+    if method == "auto" and device == "auto" and dev == "gpu" and _cores() >= 2:
+        race = "always" if gpu_assist else "auto"
     if method == "auto":
         method = "bfs" if device == "gpu" else "pid"
     if method == "pid":
@@ -474,7 +486,7 @@ def treewidth(G, device="auto", time_limit=None, *, method="auto", dedup="exact"
 
     left = None if time_limit is None else max(1e-3, float(time_limit) - (time.perf_counter() - t0))
     out = solve(G.indptr.astype(np.int64), G.indices.astype(np.int64), G.n, time_limit=left, method=method,
-                device=dev, options={"preprocess": preprocess, "separators": separators, "gpu_assist": assist,
+                device=dev, options={"preprocess": preprocess, "separators": separators, "gpu_race": race,
                                      "clique": clique,
                                      "disjoint_paths": disjoint_paths, "mmw": mmw, "simplicial_rule": simplicial_rule,
                                      "dedup": dedup, "max_states": max_states,

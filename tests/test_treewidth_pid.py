@@ -556,20 +556,88 @@ def test_millions_of_isolated_vertices_in_proportional_time_and_memory(tmp_path)
     assert elapsed < 90, elapsed  # about 10 s on a loaded 2-core machine (was minutes)
 
 
-# ---------------------------------------------------------------- device="auto": the search first on dense pieces
+# ---------------------------------------------------------------- device="auto": PID races the search
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_assisted_pid_on_dense_pieces(seed):
-    """The breadth-first search (here on the CPU) before PID: same widths, proofs kept."""
+def test_race_keeps_widths_and_proofs(seed):
+    """PID racing the breadth-first search (here on the CPU) on every piece: same widths, optimal."""
     from kernels.treewidth.solve import solve
 
-    G, indptr, indices = _csr(nx.gnp_random_graph(30, 0.75, seed=seed))
-    ref = treewidth(G, device="cpu")
-    out = solve(indptr, indices, 30, options={"gpu_assist": True, "assist_device": "cpu"})
-    assert out["width"] == ref.width and out["status"] == "optimal"
-    assert any("level_sizes" in it for it in out["iterations"])  # the search ran
-    # a wavefront too small for the search: PID takes over and proves it
-    out = solve(indptr, indices, 30, options={"gpu_assist": True, "assist_device": "cpu", "max_states": 2})
-    assert out["width"] == ref.width and out["status"] == "optimal"
-    assert any(it["device"] == "cpu" and "found" in it and "level_sizes" not in it for it in out["iterations"])
+    for n, p in ((30, 0.75), (24, 0.3), (40, 0.5)):
+        G, indptr, indices = _csr(nx.gnp_random_graph(n, p, seed=seed))
+        ref = treewidth(G, device="cpu")
+        out = solve(indptr, indices, n, options={"gpu_race": "always", "assist_device": "cpu"})
+        assert out["width"] == ref.width and out["status"] == "optimal"
+        assert all("race" in r for r in out["pieces"] if r["method"] == "pid")  # the search was started
+        # a wavefront too small for the search: PID alone proves it
+        out = solve(indptr, indices, n, options={"gpu_race": "always", "assist_device": "cpu", "max_states": 2})
+        assert out["width"] == ref.width and out["status"] == "optimal"
+
+
+def test_race_search_finishes_a_piece_pid_cannot_hold():
+    """PID's tables full (1 MiB): the search, still running, finishes the piece and proves it."""
+    from kernels.treewidth.solve import solve
+
+    G, indptr, indices = _csr(nx.gnp_random_graph(60, 0.9, seed=1))
+    alone = solve(indptr, indices, 60, options={"max_memory": 1 << 20})
+    assert alone["status"] == "memory"
+    out = solve(indptr, indices, 60, options={"gpu_race": "always", "assist_device": "cpu", "max_memory": 1 << 20})
+    assert out["status"] == "optimal" and out["width"] == treewidth(G, device="cpu").width
+    assert [r["race"] for r in out["pieces"]] == ["gpu"]
+    assert any("level_sizes" in it for it in out["iterations"])
+
+
+def test_cancelled_search_stops_at_once():
+    import threading
+
+    S = importlib.import_module("kernels.treewidth.solve")
+
+    _, indptr, indices = _csr(nx.gnp_random_graph(40, 0.3, seed=3))
+    adj = S.bitsets_from_csr(indptr, indices, 40)
+    state = S._State(None, "pid", "cpu", dict(S._DEFAULTS))
+    cancel = threading.Event()
+    cancel.set()
+    t = time.perf_counter()
+    assert S._exact_bfs(adj, state, 40, None, device="cpu", mode_exact=True, cancel=cancel) is None
+    assert time.perf_counter() - t < 5.0 and state.status == "optimal"
+
+
+def test_race_plan():
+    """Which pieces race: at most 256 vertices; with "auto" only dense ones, after a head start."""
+    S = importlib.import_module("kernels.treewidth.solve")
+
+    state = S._State(None, "pid", "gpu", {"gpu_race": "auto"})
+    state.lb = 30
+    assert S._race_plan(100, state) == S._RACE_HEAD
+    assert S._race_plan(int(30 / S._RACE_MIN_RATIO) + 1, state) is None  # too sparse for the search
+    state.lb = 200
+    assert S._race_plan(257, state) is None
+    state.opt["gpu_race"] = "always"
+    assert S._race_plan(256, state) == 0.0 and S._race_plan(257, state) is None
+    state.opt["gpu_race"] = None
+    assert S._race_plan(100, state) is None
+
+
+def test_auto_without_a_working_gpu_falls_back(monkeypatch):
+    """device="auto" told a GPU is there when the search cannot run: a warning, then what PID
+    alone gives (here PID's tables fill while it waits for the search)."""
+    T = importlib.import_module("graphkit.treewidth")
+
+    G = nx.gnp_random_graph(60, 0.9, seed=1)
+    alone = treewidth(G, device="cpu", max_memory=1 << 20)
+    monkeypatch.setattr(T, "resolve_device", lambda device: "gpu")
+    monkeypatch.setattr(T, "_cores", lambda: 2)
+    monkeypatch.setattr("kernels.treewidth.bfs.search_gpu", _broken_search)
+    with pytest.warns(RuntimeWarning, match="GPU search failed"):
+        res = treewidth(G, gpu_assist=True, max_memory=1 << 20)
+    assert (res.width, res.status, res.device) == (alone.width, alone.status, "cpu")
+    assert res.lower_bound >= alone.lower_bound  # the search's own bounds (clique, LBP+) may be higher
+    assert is_tree_decomposition(G, res.decomposition, width=res.width)
+    monkeypatch.setattr(T, "_cores", lambda: 1)  # no second core to drive a GPU: no race at all
+    res = treewidth(G, gpu_assist=True)
+    assert res.optimal and not any("race" in r for r in res.stats["pieces"])
+
+
+def _broken_search(*args, **kwargs):
+    raise RuntimeError("no CUDA device")

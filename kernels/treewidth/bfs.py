@@ -217,7 +217,7 @@ def _almost_simplicial(R, v, W, tmp):
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def expand_level_cpu(adj, cand, k, states_in, start, n_in, out, counters, out_parent, out_vertex,
                      table, bloom, mode, nhash, rule):
     """Expand ``states_in[start:n_in]`` into ``out`` (resumable).
@@ -577,7 +577,7 @@ def greedy_ordering(A, criterion):
     return order, width
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def degeneracy(A):
     """Degeneracy (max over the min-degree deletion sequence of the minimum degree)."""
     n = A.shape[0]
@@ -602,7 +602,7 @@ def degeneracy(A):
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def minor_min_width(A):
     """Minor-min-width lower bound (MMD+ with min-d contraction, second-smallest degree).
 
@@ -723,7 +723,7 @@ def _disjoint_paths(indptr, indices, s, t, limit, F, through, par, queue):
     return paths
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def vertex_connectivity_matrix(indptr, indices, limit, deadline=0.0):
     """Internally vertex-disjoint paths between every non-adjacent pair, capped at ``limit``.
 
@@ -815,6 +815,7 @@ def max_clique(A: np.ndarray, node_limit: int = 2_000_000, deadline=None) -> np.
 
 
 # --------------------------------------------------------------------------- GPU
+_POLL = 2e-4  # seconds between looks at a running launch
 _BLOOM_LOCKS = 1 << 16  # hashed spin locks of the Bloom-mode inserts (kernels/cuda/treewidth.cu)
 _STATE_BYTES_EXTRA = 4 + 4 + 16  # parent + vertex + up to four hash-table slots of int32
 
@@ -902,7 +903,13 @@ def search_gpu(adj, cand, k, target, mode=EXACT, max_states=None, nhash=8, bloom
                  (d_adj, d_cand, np.int32(n), np.int32(W), np.int32(k), states[off: off + m], np.int64(m),
                   out, out_parent, out_vertex, np.int64(bound), table, tmask, bloom, bmask,
                   np.int32(nhash), np.int32(mode), counters))
-            c = counters.get()  # synchronizes
+            # wait for the launch without holding the GIL or a core: PID may be running in
+            # another thread of this process (device="auto"), then read the counters
+            done = cupy.cuda.Event(block=False, disable_timing=True)
+            done.record()
+            while not done.done:
+                time.sleep(_POLL)
+            c = counters.get()
             now_written = int(min(int(c[0]), bound))
             if off and now_written > written:
                 out_parent[written:now_written] += off

@@ -965,7 +965,7 @@ def _combine(b, j, k, g, st, sc):
         _try_pmc(K, g, st, sc)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def pid_run(k, g, st, deadline):
     """Run the search for width ``k`` until a solution, exhaustion, the deadline, the end of
     a time slice (``_PAUSE``) or a step that does not fit the tables (``_GROW``).

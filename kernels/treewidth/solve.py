@@ -65,6 +65,7 @@ class _State:
         self.parts = 0
         self.expanded = 0
         self.iterations = []
+        self.races = []  # GPU threads cancelled after losing a race, joined before returning
 
     def expired(self):
         return self.end is not None and time.perf_counter() >= self.end
@@ -544,79 +545,149 @@ def _exact(adj, state, fallback=None):
     t = time.perf_counter()
     try:
         if state.method == "pid":
-            if state.opt["gpu_assist"] and n <= _ASSIST_MAX_N and state.lb >= _ASSIST_RATIO * n:
-                got = _assist(adj, state, ub)
-                if got is not None:
-                    return got
-                if ub <= state.lb:
-                    return fallback
-                if state.expired():
-                    state.stop("time_limit")
-                    return fallback
-            return _exact_pid(adj, state, ub, fallback)
+            return _exact_pid(adj, state, ub, fallback, race=_race_plan(n, state))
         return _exact_bfs(adj, state, ub, fallback)
     finally:
         state.times["exact"] += time.perf_counter() - t
 
 
-# With gpu_assist, dense pieces of large width first try the paper's search on the GPU: its
-# depth is the number of vertices eliminated before the last bag, n - k - 1, small when the
-# width is a large fraction of n, where it beat PID on the device's host (sparse pieces: PID
-# wins; BENCHMARKS.md has the measurements). The search gets half of the time left (a minute
-# without a time limit); what it proves (lower bound, or a decomposition) stays, and PID
-# continues from there.
-_ASSIST_MAX_N = 256
-_ASSIST_RATIO = 0.5
-_ASSIST_UNLIMITED = 60.0  # seconds for the search when the solve has no time limit
+# device="auto" with a usable GPU: on the pieces where the paper's search can pay, PID on
+# the CPU races it on the GPU. The search runs in a second thread while PID runs in time
+# slices (its compiled kernel releases the GIL); the first to finish the piece wins, the other
+# is cancelled, and each one's refutations of a width raise the lower bound both start from.
+# The search needs a piece of at most 256 vertices (four 64-bit words per state); its depth
+# is the number of vertices eliminated before the last bag, n - k - 1, so it can only pay
+# where the width is a large fraction of the piece. PID runs alone for a head start first:
+# most pieces are done before the GPU would be asked. Needs a second CPU core for the
+# thread that drives the GPU. With gpu_assist every piece of at most 256 vertices races
+# from its start.
+_RACE_MAX_N = 256
+_RACE_MIN_RATIO = 0.2  # lower bound / piece size
+_RACE_HEAD = 0.5  # seconds of PID alone on a piece before the GPU joins
+_RACE_SLICE = 0.05  # PID's time slice while a race is on or pending (seconds)
 
 
-def _assist(adj, state, ub):
-    import warnings
-
-    budget = _ASSIST_UNLIMITED if state.end is None else 0.5 * state.left()
-    until = time.perf_counter() + budget
-    try:
-        return _exact_bfs(adj, state, ub, None, device=state.opt["assist_device"], until=until, mode_exact=True)
-    except Exception as exc:  # noqa: BLE001 - an accelerator must never break the default path
-        warnings.warn(f"treewidth: the GPU search failed on a piece of {adj.shape[0]} vertices ({exc!r}); "
-                      "continuing on the CPU", RuntimeWarning, stacklevel=3)
-        state.opt["gpu_assist"] = False
+def _race_plan(n, state):
+    """Seconds of PID alone before the GPU joins on a piece of ``n`` vertices (None: no race)."""
+    mode = state.opt.get("gpu_race")
+    if not mode or n > _RACE_MAX_N:
         return None
+    if mode == "always":
+        return 0.0
+    return _RACE_HEAD if state.lb >= _RACE_MIN_RATIO * n else None
 
 
-def _exact_pid(adj, state, ub, fallback):
+class _GpuRace:
+    """The breadth-first search on one piece in a second thread, cancellable.
+
+    ``result`` is the decomposition it found (optimal for the piece: it refutes every
+    smaller width first, or PID did), None when it stopped without one (cancelled,
+    its wavefront overflowed, or the time is up); ``error`` an exception it raised.
+    """
+
+    def __init__(self, adj, state, ub):
+        import threading
+
+        self.cancel = threading.Event()
+        self.result = None
+        self.error = None
+        self.thread = threading.Thread(target=self._run, args=(adj, state, ub), daemon=True,
+                                       name="treewidth-gpu-race")
+        self.thread.start()
+
+    def _run(self, adj, state, ub):
+        try:
+            self.result = _exact_bfs(adj, state, ub, None, device=state.opt["assist_device"], mode_exact=True,
+                                     cancel=self.cancel)
+        except Exception as exc:  # noqa: BLE001 - reported by the main thread, which carries on with PID
+            self.error = exc
+
+    def done(self):
+        return not self.thread.is_alive()
+
+    def stop(self, state):
+        """Cancel; the thread ends after its current launch (joined at the end of the solve)."""
+        self.cancel.set()
+        state.races.append(self.thread)
+
+
+def _exact_pid(adj, state, ub, fallback, race=None):
+    """PID on one piece for ``k = lb, lb + 1, ...`` below ``ub``; ``race``: seconds before the
+    GPU search joins (see :class:`_GpuRace`), None for PID alone."""
     n = adj.shape[0]
     indptr, indices = _csr(adj)
     solver = pid.PIDSolver(indptr, indices, max_memory=state.opt["max_memory"])
     rec = {"piece": n, "method": "pid", "k": [], "ub": ub}
     state.pieces.append(rec)
+    t_piece = time.perf_counter()
+    gpu = None
     k = state.lb
-    while k < ub:
-        t = time.perf_counter()
-        st = solver.decide(k, state.compiled_deadline())
+    t = time.perf_counter()
+    result = fallback
+    while True:
+        if race is not None and gpu is None and time.perf_counter() - t_piece >= race:
+            gpu = _GpuRace(adj, state, ub)
+            rec["race"] = "started"
+        if gpu is not None and gpu.done():
+            if gpu.result is not None:
+                rec["race"] = "gpu"
+                result = gpu.result
+                break
+            rec["race"] = "search stopped"
+            if gpu.error is not None:
+                rec["race"] = "search failed"
+                _gpu_failed(state, n, gpu.error)
+            race, gpu = None, None  # PID alone from here
+        if state.lb > k:  # the GPU refuted k (or more)
+            rec["k"].append((k, "exhausted", time.perf_counter() - t))
+            k, t = state.lb, time.perf_counter()
+        if k >= ub:
+            break  # every width below the greedy one refuted: the fallback is optimal
+        left = state.left()
+        if race is not None:
+            pending = race - (time.perf_counter() - t_piece) if gpu is None else 0.0
+            left = min(left, max(pending, _RACE_SLICE))
+        st = solver.decide(k, monotonic() + max(left, 1e-6) if left != float("inf") else None)
+        if st == pid.TIMEOUT and not state.expired():
+            continue  # the end of a slice
+        if st == pid.MEMORY and gpu is not None:
+            gpu.thread.join(None if state.end is None else max(0.0, state.left()))
+            continue  # the search may still finish the piece
         rec["k"].append((k, ("found", "exhausted", "time_limit", "memory")[st], time.perf_counter() - t))
         state.iterations.append({"component": n, "k": k, "found": st == pid.FOUND, "time": time.perf_counter() - t,
                                  "device": "cpu", **solver.stats})
         if st == pid.FOUND:
-            bags, edges = solver.bags()
-            rec.update(solver.stats)
-            return bags, edges
+            result = solver.bags()
+            if gpu is not None:
+                rec["race"] = "cpu"
+            break
         if st == pid.EXHAUSTED:
             state.raise_lb(k + 1, "pid")
-            k = max(k + 1, state.lb)
+            k, t = max(k + 1, state.lb), time.perf_counter()
             continue
         state.stop("time_limit" if st == pid.TIMEOUT else "memory")
         break
+    if gpu is not None and not gpu.done():
+        gpu.stop(state)
     rec.update(solver.stats)
-    return fallback
+    return result
 
 
-def _exact_bfs(adj, state, ub, fallback, device=None, until=None, mode_exact=False):
+def _gpu_failed(state, n, exc):
+    import warnings
+
+    warnings.warn(f"treewidth: the GPU search failed on a piece of {n} vertices ({exc!r}); continuing on the CPU",
+                  RuntimeWarning, stacklevel=4)
+    state.opt["gpu_race"] = None
+
+
+def _exact_bfs(adj, state, ub, fallback, device=None, mode_exact=False, cancel=None):
     """The paper's breadth-first search over elimination prefixes on one piece.
 
-    With ``mode_exact`` (the GPU assist of PID: exact deduplication whatever ``dedup``), a
-    search that reaches its own budget ``until`` (``time.perf_counter`` seconds) or whose
-    wavefront overflows returns None instead of ``fallback`` and leaves the status alone.
+    With ``mode_exact`` (the GPU side of a race with PID: exact deduplication whatever
+    ``dedup``), a search that is cancelled (``cancel``, a :class:`threading.Event`, is set)
+    or whose wavefront overflows returns None instead of ``fallback`` and leaves the status
+    alone. Widths refuted elsewhere meanwhile (a larger ``state.lb``) are skipped.
     """
     from . import bfs as kb
 
@@ -632,7 +703,7 @@ def _exact_bfs(adj, state, ub, fallback, device=None, until=None, mode_exact=Fal
         K = kb.vertex_connectivity_matrix(indptr, indices, ub, state.compiled_deadline())
         # LBP+ (Clautiaux et al.): with tw <= lb the edges between pairs with more than lb
         # vertex-disjoint paths keep tw <= lb, so a larger bound on that graph proves tw > lb
-        while lb < ub and not state.expired():
+        while lb < ub and not state.expired() and not (cancel is not None and cancel.is_set()):
             Ak = A | (K >= lb + 1)
             if max(int(kb.degeneracy(Ak)), int(kb.minor_min_width(Ak)) if opt["mmw"] else 0) > lb:
                 lb += 1
@@ -652,9 +723,17 @@ def _exact_bfs(adj, state, ub, fallback, device=None, until=None, mode_exact=Fal
     device = device or state.device
     dev = device if (device == "cpu" or W <= 4) else "cpu"
     clock = time.perf_counter
-    deadline = state.end if until is None else until
-    for k in range(state.lb, ub):
-        t0 = clock()
+    deadline = state.end
+    if cancel is not None:
+        def clock():  # a cancelled search sees its deadline passed
+            return float("inf") if cancel.is_set() else time.perf_counter()
+
+        deadline = time.perf_counter() + 1e9 if state.end is None else state.end
+    k = state.lb
+    while k < ub:
+        if cancel is not None and cancel.is_set():
+            return None
+        t0 = time.perf_counter()
         Ak = A.copy()
         if K is not None:
             Ak |= K >= k + 1
@@ -678,7 +757,7 @@ def _exact_bfs(adj, state, ub, fallback, device=None, until=None, mode_exact=Fal
             found, prefix = srch.found, srch.prefix()
             overflow, dropped = srch.overflow, srch.dropped
             rec.update(expanded=srch.expanded, level_sizes=list(srch.level_sizes))
-        rec.update(found=bool(found), overflow=bool(overflow), dropped=int(dropped), time=clock() - t0)
+        rec.update(found=bool(found), overflow=bool(overflow), dropped=int(dropped), time=time.perf_counter() - t0)
         state.iterations.append(rec)
         state.expanded += int(rec["expanded"])
         state.gpu_used = state.gpu_used or dev == "gpu"
@@ -703,6 +782,7 @@ def _exact_bfs(adj, state, ub, fallback, device=None, until=None, mode_exact=Fal
             return fallback
         if mode == kb.EXACT:
             state.raise_lb(k + 1, "bfs")
+        k = max(k + 1, state.lb)
     return fallback
 
 
@@ -835,6 +915,12 @@ def _solve_core(indptr, indices, core, n, state):
     return bags, edges
 
 
+# the options of solve() and their defaults
+_DEFAULTS = {"preprocess": True, "separators": True, "gpu_race": None, "assist_device": "gpu",
+             "max_memory": 2 << 30, "minor_steps": 100000, "clique": True,
+             "disjoint_paths": True, "mmw": True, "simplicial_rule": True, "dedup": "exact", "max_states": None}
+
+
 def solve(indptr, indices, n, *, time_limit=None, method="pid", device="cpu", options=None):
     """Tree decomposition of minimum width (best found within ``time_limit``).
 
@@ -855,8 +941,9 @@ def solve(indptr, indices, n, *, time_limit=None, method="pid", device="cpu", op
     device : {"cpu", "gpu"}
         Where ``method="bfs"`` runs.
     options : dict
-        ``preprocess``, ``separators`` (bool), ``gpu_assist`` (bool: dense pieces try the
-        breadth-first search on ``assist_device`` before PID), ``max_memory`` (bytes for the PID tables),
+        ``preprocess``, ``separators`` (bool), ``gpu_race`` (None, ``"auto"``: PID races the
+        breadth-first search on ``assist_device`` on the pieces where it can pay, ``"always"``:
+        on every piece of at most 256 vertices), ``max_memory`` (bytes for the PID tables),
         ``minor_steps``, and for ``bfs``: ``clique``, ``disjoint_paths``, ``mmw``,
         ``simplicial_rule``, ``dedup``, ``max_states``.
 
@@ -868,9 +955,7 @@ def solve(indptr, indices, n, *, time_limit=None, method="pid", device="cpu", op
         ``ordering`` (elimination ordering of width at most ``width``), ``width``,
         ``lower``, ``status``, ``phase`` and statistics.
     """
-    opt = {"preprocess": True, "separators": True, "gpu_assist": False, "assist_device": "gpu",
-           "max_memory": 2 << 30, "minor_steps": 100000, "clique": True,
-           "disjoint_paths": True, "mmw": True, "simplicial_rule": True, "dedup": "exact", "max_states": None}
+    opt = dict(_DEFAULTS)
     opt.update(options or {})
     state = _State(time_limit, method, device, opt)
     indptr = np.asarray(indptr, dtype=np.int64)
@@ -880,7 +965,11 @@ def solve(indptr, indices, n, *, time_limit=None, method="pid", device="cpu", op
     if np.any(parent >= 0) or peeled.size < n:
         state.raise_lb(1, "trivial")  # an edge
     core = np.flatnonzero(alive)
-    bags, edges = _solve_core(indptr, indices, core, n, state)
+    try:
+        bags, edges = _solve_core(indptr, indices, core, n, state)
+    finally:
+        for thread in state.races:  # cancelled: each ends after its current launch
+            thread.join()
     bags, edges = _compact(bags, edges)
     core_order = _ordering_from_bags(bags, edges)
     nb = len(bags)
