@@ -1,10 +1,14 @@
 """Benchmarks of exact treewidth on the shared instances.
 
 ``--set pace2017`` (the default): the 159 PACE 2017 exact-track instances of
-``../shared/data/graphs/bench/`` with known widths. Each instance runs in a fresh worker
-process pinned to one CPU, after a warm-up that loads the compiled kernels (the Numba
-compilation is never timed), with the solver's ``time_limit`` and a hard kill a few seconds
-later. One run at the largest limit gives every column: the solver's path does not depend
+``../shared/data/graphs/bench/`` with known widths. The instances are solved by worker
+processes pinned to their CPUs, each of which loads the compiled kernels once (the Numba and
+GPU compilation is never timed) and then solves instances one after another with the
+solver's ``time_limit``; a worker is killed a few seconds past the limit and replaced.
+``--devices cpu,auto`` runs every instance with each device in the same run, and
+``--shards N`` runs N workers per device at once, each on its own cores (one for
+``device="cpu"``, two for ``device="auto"``: the thread that drives the GPU runs beside PID);
+the workers of ``auto`` share the GPU. One run at the largest limit gives every column: the solver's path does not depend
 on the limit, so an instance is solved within ``t`` seconds when its run proved optimality
 in at most ``t`` seconds. Prints a Markdown summary (solved counts, median times on the
 instances both solve) and a per-instance table next to the times of Tamaki's PACE 2017
@@ -17,6 +21,7 @@ GTX 1060 times.
 
     python examples/bench_treewidth.py --set pace2017                 # 159 instances, 20 s and 60 s
     python examples/bench_treewidth.py --set pace2017 --limits 20 --instances ex001,ex010
+    python examples/bench_treewidth.py --set pace2017 --limits 20 --devices cpu,auto --shards 5 --cpu 1
     python examples/bench_treewidth.py --set paper
     python examples/bench_treewidth.py --set device --paper-limit 10 --device-limit 6
 
@@ -62,12 +67,18 @@ PAPER = {
 
 
 # --------------------------------------------------------------------------- worker
-def warm_up():
-    """Load (or compile, the first time on a machine) every kernel the solver uses."""
+def warm_up(device="cpu"):
+    """Load (or compile, the first time on a machine) every kernel the solver uses, the GPU
+    search's too where ``device`` may use a GPU."""
     import networkx as nx
 
     import graphkit
+    from kernels.backend import gpu_available
     from kernels.treewidth.solve import warm_up as compile_treewidth
+    from kernels.treewidth.solve import warm_up_gpu
+
+    if device != "cpu" and gpu_available():
+        warm_up_gpu()
 
     # what a limited solve compiles before its own clock starts, here before ours
     compile_treewidth("pid")
@@ -81,23 +92,45 @@ def warm_up():
                        separators=False)
 
 
-def worker(path, time_limit, cpu, method, device):
-    """Solve one instance; print one JSON line."""
-    if cpu is not None and hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {cpu})
+def _pin(cpus):
+    if cpus and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, set(cpus))
+
+
+def solve_one(path, time_limit, method, device):
+    """Solve one instance (kernels already loaded): the result as a JSON-able dict."""
     import graphkit
 
     G = graphkit.read_graph(path)
-    warm_up()
     t0 = time.perf_counter()
     c0 = time.process_time()
     res = graphkit.treewidth(G, device=device, time_limit=time_limit, method=method)
     seconds = time.perf_counter() - t0
     cpu_seconds = time.process_time() - c0
     valid = graphkit.is_tree_decomposition(G, res.decomposition, width=res.width)
-    print(json.dumps({"width": res.width, "lower": res.lower_bound, "optimal": res.optimal, "status": res.status,
-                      "phase": res.phase, "seconds": seconds, "cpu_seconds": cpu_seconds, "valid": bool(valid), "core": res.reduced_size,
-                      "parts": res.stats.get("parts", 0), "times": res.stats.get("times", {})}))
+    races = [p["race"] for p in res.stats.get("pieces", []) if "race" in p]
+    return {"width": res.width, "lower": res.lower_bound, "optimal": res.optimal, "status": res.status,
+            "phase": res.phase, "seconds": seconds, "cpu_seconds": cpu_seconds, "valid": bool(valid),
+            "core": res.reduced_size, "parts": res.stats.get("parts", 0), "times": res.stats.get("times", {}),
+            "device": res.device, "races": races}
+
+
+def worker(path, time_limit, cpus, method, device):
+    """Solve one instance in a fresh process; print one JSON line."""
+    _pin(cpus)
+    warm_up(device)
+    print(json.dumps(solve_one(path, time_limit, method, device)))
+
+
+def serve(cpus, method, device):
+    """Solve the instances named on stdin (one JSON request a line), one JSON line each."""
+    _pin(cpus)
+    t = time.perf_counter()
+    warm_up(device)
+    print(json.dumps({"ready": time.perf_counter() - t}), flush=True)
+    for line in sys.stdin:
+        req = json.loads(line)
+        print(json.dumps(solve_one(req["path"], req["time_limit"], method, device)), flush=True)
 
 
 def run_worker(path, time_limit, cpu, method="auto", device="cpu", grace=15.0):
@@ -115,6 +148,89 @@ def run_worker(path, time_limit, cpu, method="auto", device="cpu", grace=15.0):
         return {"status": "crashed", "optimal": False, "seconds": time.perf_counter() - t0, "valid": False,
                 "error": out.stderr.strip().splitlines()[-1:] if out.stderr else []}
     return json.loads(lines[-1])
+
+
+class Server:
+    """A solver process pinned to ``cpus`` that loads the kernels once and then solves
+    instances one after another; killed when one runs past its limit plus ``grace``
+    seconds (or crashes), and started again for the next."""
+
+    def __init__(self, cpus, method, device, grace=15.0):
+        self.cmd = [sys.executable, str(Path(__file__).resolve()), "--serve", "--method", method, "--device", device,
+                    "--cpus", ",".join(map(str, cpus)) if cpus else "-1"]
+        self.grace = grace
+        self.proc = None
+        self.err = None
+
+    def _start(self):
+        import tempfile
+
+        self.err = tempfile.TemporaryFile(mode="w+")
+        self.proc = subprocess.Popen(self.cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.err,
+                                     text=True, bufsize=1)
+        return self._read(600.0)  # {"ready": seconds}, or None
+
+    def _read(self, timeout):
+        import select
+
+        end = time.perf_counter() + timeout
+        while True:
+            left = end - time.perf_counter()
+            if left <= 0 or not select.select([self.proc.stdout], [], [], left)[0]:
+                return None
+            line = self.proc.stdout.readline()
+            if not line:
+                return ""  # the process ended
+            if line.startswith("{"):
+                return json.loads(line)
+
+    def _stop(self):
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+            self.proc = None
+
+    def solve(self, path, time_limit):
+        if self.proc is None and not self._start():
+            self._stop()
+            return {"status": "crashed", "optimal": False, "seconds": 0.0, "valid": False, "error": ["start"]}
+        t0 = time.perf_counter()
+        self.proc.stdin.write(json.dumps({"path": str(path), "time_limit": time_limit}) + "\n")
+        self.proc.stdin.flush()
+        res = self._read(time_limit + self.grace)
+        if res:
+            return res
+        self.err.seek(0)
+        tail = self.err.read().strip().splitlines()[-1:]
+        self._stop()
+        if res is None:
+            return {"status": "killed", "optimal": False, "seconds": time.perf_counter() - t0, "valid": False}
+        return {"status": "crashed", "optimal": False, "seconds": time.perf_counter() - t0, "valid": False,
+                "error": tail}
+
+    def close(self):
+        if self.proc is not None:
+            self.proc.stdin.close()
+            self.proc.wait()
+            self.proc = None
+
+
+def _core_plan(devices, shards, first_cpu):
+    """CPUs of each server: ``shards`` per device, one core for "cpu", two where the GPU
+    may be used (the thread that drives it beside PID's); None: no pinning."""
+    plan, nxt = [], first_cpu
+    for dev in devices:
+        for _ in range(shards):
+            if first_cpu is None:
+                plan.append((dev, None))
+                continue
+            need = 1 if dev == "cpu" else 2
+            plan.append((dev, list(range(nxt, nxt + need))))
+            nxt += need
+    if first_cpu is not None and nxt > (os.cpu_count() or 1):
+        raise SystemExit(f"{shards} shards per device need {nxt - first_cpu} CPUs from CPU {first_cpu}; "
+                         f"this machine has {os.cpu_count()}")
+    return plan
 
 
 # --------------------------------------------------------------------------- PACE 2017
@@ -141,19 +257,56 @@ def _solved_within(row, limit, clock="wall"):
     return bool(row.get("optimal")) and _seconds(row, clock) <= limit
 
 
+def _devices(rows):
+    return list(rows[0].get("by_device", {})) if rows else []
+
+
+def _on(rows, dev):
+    """The rows with the results of device ``dev`` (runs of several devices)."""
+    return [{**r, **r["by_device"][dev]} if dev in r.get("by_device", {}) else {**r, "optimal": False}
+            for r in rows]
+
+
 def pace_summary(rows, limits, peer_limit=20.0, clock="wall"):
     lines = []
+    devices = _devices(rows)
     peer_solved = [r for r in rows if r["peer_seconds"] is not None and r["peer_seconds"] <= peer_limit]
-    lines.append(f"| time limit | instances | solved (ours) | solved (Tamaki, {peer_limit:g} s) | both solve | "
+    lines.append(f"| device | time limit | instances | solved (ours) | solved (Tamaki, {peer_limit:g} s) | both solve | "
                  f"median s, ours (both) | median s, Tamaki (both) |")
-    lines.append("|---|---|---|---|---|---|---|")
-    for lim in limits:
-        ours = [r for r in rows if _solved_within(r, lim, clock)]
-        both = [r for r in ours if r["peer_seconds"] is not None and r["peer_seconds"] <= peer_limit]
-        med_o = statistics.median(_seconds(r, clock) for r in both) if both else float("nan")
-        med_p = statistics.median(r["peer_seconds"] for r in both) if both else float("nan")
-        lines.append(f"| {lim:g} s | {len(rows)} | {len(ours)} | {len(peer_solved)} | {len(both)} | {med_o:.2f} | "
-                     f"{med_p:.2f} |")
+    lines.append("|---|---|---|---|---|---|---|---|")
+    for dev in devices or [None]:
+        view = rows if dev is None else _on(rows, dev)
+        for lim in limits:
+            ours = [r for r in view if _solved_within(r, lim, clock)]
+            both = [r for r in ours if r["peer_seconds"] is not None and r["peer_seconds"] <= peer_limit]
+            med_o = statistics.median(_seconds(r, clock) for r in both) if both else float("nan")
+            med_p = statistics.median(r["peer_seconds"] for r in both) if both else float("nan")
+            lines.append(f"| {dev or 'cpu'} | {lim:g} s | {len(rows)} | {len(ours)} | {len(peer_solved)} | {len(both)} | "
+                         f"{med_o:.2f} | {med_p:.2f} |")
+    return "\n".join(lines)
+
+
+def pace_device_table(rows, limit, clock="wall", only_gpu=False):
+    """Per instance, each device's time side by side (``>t``: not proved within ``t``) and
+    what the races of the GPU devices ended with (``gpu``: the GPU search proved a piece,
+    ``cpu``: PID did first, ``search stopped``: the search gave up, its bounds kept)."""
+    devices = _devices(rows)
+    gpu_devs = [d for d in devices if d != "cpu"]
+    lines = ["| instance | n | tw | " + " | ".join(f"{d} s" for d in devices) + " | races | Tamaki s |",
+             "|---|---|---|" + "---|" * len(devices) + "---|---|"]
+    for r in rows:
+        runs = r.get("by_device", {})
+        races = [x for d in gpu_devs for x in runs.get(d, {}).get("races", [])]
+        used = any(runs.get(d, {}).get("device") == "gpu" for d in gpu_devs)
+        if only_gpu and not used:
+            continue
+        cells = []
+        for d in devices:
+            x = {**r, **runs[d]} if d in runs else {"optimal": False}
+            cells.append(f"{_seconds(x, clock):.2f}" if _solved_within(x, limit, clock) else f">{limit:g}")
+        summary = ", ".join(f"{races.count(k)} {k}" for k in sorted(set(races))) or "-"
+        peer = f"{r['peer_seconds']:.2f}" if r["peer_seconds"] is not None else f">{limit:g}"
+        lines.append(f"| {r['name']} | {r['n']} | {r['tw']} | " + " | ".join(cells) + f" | {summary} | {peer} |")
     return "\n".join(lines)
 
 
@@ -211,39 +364,84 @@ def run_pace(args):
     if args.first:
         rows = rows[: args.first]
     limits = sorted(float(x) for x in args.limits.split(","))
+    devices = args.devices.split(",") if args.devices else [args.device]
     # on a shared machine, --clock cpu judges by CPU seconds and gives the solver more wall time
     wall_limit = max(limits) * (3.0 if args.clock == "cpu" else 1.0)
     # compile / load the kernels once before any timed run
-    subprocess.run([sys.executable, str(Path(__file__).resolve()), "--warm-up"], check=True)
+    subprocess.run([sys.executable, str(Path(__file__).resolve()), "--warm-up", "--device",
+                    "auto" if any(d != "cpu" for d in devices) else "cpu"], check=True)
+    plan = _core_plan(devices, args.shards, args.cpu)
+    import queue
+    import threading
+
+    todo = {dev: queue.Queue() for dev in devices}
     for r in rows:
-        res = run_worker(BENCH / r["file"], wall_limit, args.cpu, args.method, args.device)
-        r.update(res)
-        if r.get("optimal") and (r.get("width") != r["tw"] or not r.get("valid")):
-            r["error"] = f"wrong answer: width {r.get('width')} valid {r.get('valid')} (known {r['tw']})"
-            r["optimal"] = False
-        mark = f"{r.get('width')} ({r.get('lower')})" if "width" in r else r["status"]
-        print(f"{r['name']}: n={r['n']} tw={r['tw']} -> {mark} {r.get('status')} {r['seconds']:.2f} s "
-              f"(cpu {r.get('cpu_seconds', float('nan')):.2f} s) [peer {r['peer_seconds']}]", file=sys.stderr, flush=True)
-        if "error" in r:
-            print(f"  ERROR {r['error']}", file=sys.stderr)
+        r["by_device"] = {}
+        for dev in devices:
+            todo[dev].put(r)
+    lock = threading.Lock()
+
+    def serve_queue(dev, cpus):
+        server = Server(cpus, args.method, dev)
+        try:
+            while True:
+                try:
+                    r = todo[dev].get_nowait()
+                except queue.Empty:
+                    return
+                res = server.solve(BENCH / r["file"], wall_limit)
+                if res.get("optimal") and (res.get("width") != r["tw"] or not res.get("valid")):
+                    res["error"] = f"wrong answer: width {res.get('width')} valid {res.get('valid')} (known {r['tw']})"
+                    res["optimal"] = False
+                with lock:
+                    r["by_device"][dev] = res
+                    mark = f"{res.get('width')} ({res.get('lower')})" if "width" in res else res["status"]
+                    print(f"{r['name']} [{dev}]: n={r['n']} tw={r['tw']} -> {mark} {res.get('status')} "
+                          f"{res['seconds']:.2f} s (cpu {res.get('cpu_seconds', float('nan')):.2f} s) "
+                          f"[peer {r['peer_seconds']}]" + (f" ERROR {res['error']}" if "error" in res else ""),
+                          file=sys.stderr, flush=True)
+        finally:
+            server.close()
+
+    threads = [threading.Thread(target=serve_queue, args=(dev, cpus)) for dev, cpus in plan]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for r in rows:
+        r["by_device"] = {d: r["by_device"][d] for d in devices if d in r["by_device"]}
+        r.update(r["by_device"].get(devices[0], {"status": "not run", "optimal": False, "seconds": 0.0}))
     meta = {"machine": platform.processor() or platform.machine(), "cpu_count": os.cpu_count(), "cpu": args.cpu,
-            "limits": limits, "clock": args.clock, "method": args.method, "device": args.device,
-            "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None}
+            "limits": limits, "clock": args.clock, "method": args.method, "device": devices[0], "devices": devices,
+            "shards": args.shards, "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None}
+    if any(d != "cpu" for d in devices):
+        from kernels.backend import gpu_available
+
+        if gpu_available():
+            import cupy
+
+            meta["gpu"] = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
     _print_pace(rows, limits, args, meta)
     print(f"\n(written to {out})", file=sys.stderr)
-    return 0 if not any("error" in r for r in rows) else 1
+    return 0 if not any("error" in res for r in rows for res in r["by_device"].values()) else 1
 
 
 def _print_pace(rows, limits, args, meta):
     what = "CPU seconds" if args.clock == "cpu" else "wall-clock seconds"
-    print(f"## Exact treewidth, PACE 2017 exact track ({len(rows)} instances, one CPU each, {what})\n")
+    devices = _devices(rows)
+    where = f", GPU: {meta['gpu']}" if meta.get("gpu") else ""
+    print(f"## Exact treewidth, PACE 2017 exact track ({len(rows)} instances, {what}, devices "
+          f"{', '.join(devices or ['cpu'])}{where}; {meta.get('shards', 1)} shard(s) per device)\n")
     print(pace_summary(rows, limits, clock=args.clock))
     print()
-    print(pace_compact_table(rows, max(limits), clock=args.clock) if args.compact else
-          pace_table(rows, limits, clock=args.clock))
+    if len(devices) > 1:
+        print(pace_device_table(rows, max(limits), clock=args.clock, only_gpu=args.compact))
+    else:
+        print(pace_compact_table(rows, max(limits), clock=args.clock) if args.compact else
+              pace_table(rows, limits, clock=args.clock))
 
 
 # --------------------------------------------------------------------------- the GPU paper's Table 1
@@ -370,7 +568,13 @@ def main(argv=None):
     ap.add_argument("--compact", action="store_true", help="pace2017: three instances per table line")
     ap.add_argument("--from-json", default=None, help="pace2017: print the tables of an earlier run's JSON")
     ap.add_argument("--all", action="store_true", help="paper: also the instances the paper could not finish")
-    ap.add_argument("--cpu", type=int, default=0, help="CPU to pin the workers to (-1: no pinning)")
+    ap.add_argument("--cpu", type=int, default=0,
+                    help="CPU to pin the workers to, the first of them with --shards (-1: no pinning)")
+    ap.add_argument("--devices", default="",
+                    help="pace2017: comma-separated devices run side by side in one run (e.g. cpu,auto)")
+    ap.add_argument("--shards", type=int, default=1,
+                    help="pace2017: solver processes per device running at once, each on its own cores "
+                         "(one for 'cpu', two where the GPU may be used)")
     ap.add_argument("--clock", default="wall", choices=["wall", "cpu"],
                     help="judge the limits by wall-clock or, on a shared machine, by CPU seconds")
     ap.add_argument("--method", default="auto", choices=["auto", "pid", "bfs"])
@@ -379,14 +583,19 @@ def main(argv=None):
     ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--time-limit", type=float, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--warm-up", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--cpus", default="-1", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.cpu is not None and args.cpu < 0:
         args.cpu = None
     if args.warm_up:
-        warm_up()
+        warm_up(args.device)
+        return 0
+    if args.serve:
+        serve([int(c) for c in args.cpus.split(",")] if args.cpus != "-1" else None, args.method, args.device)
         return 0
     if args.worker:
-        worker(args.worker, args.time_limit, args.cpu, args.method, args.device)
+        worker(args.worker, args.time_limit, None if args.cpu is None else [args.cpu], args.method, args.device)
         return 0
     return {"pace2017": run_pace, "paper": run_paper, "device": run_device}[args.set](args)
 

@@ -383,14 +383,18 @@ def treewidth(G, device="auto", time_limit=None, *, method="auto", dedup="exact"
     G : Graph, networkx graph, scipy sparse matrix or path
     device : {"auto", "cpu", "gpu"}
         Where the exact search runs. ``"cpu"``: PID. ``"gpu"``: the breadth-first search
-        (``method="bfs"``) on the GPU. ``"auto"``: PID on the CPU, with the GPU's help when
-        ``gpu_assist=True`` and a GPU is usable. ``device`` of the result says whether the
-        GPU was used.
+        (``method="bfs"``) on the GPU. ``"auto"``: PID on the CPU; with a usable GPU and a
+        second CPU core, on the pieces where the GPU can pay (at most 256 vertices, lower
+        bound a large enough fraction of the size, still unsolved after a head start), PID
+        races the breadth-first search on the GPU, run by a second thread: the first proof
+        wins, the other is cancelled, and widths either refutes are skipped by the other.
+        Widths never depend on the device. ``device`` of the result says whether the GPU
+        was used.
     time_limit : float, optional
         Seconds for the whole computation; at the limit the best decomposition found comes
         back with ``optimal=False``, ``status="time_limit"`` and the proven lower bound.
-        The CPU kernels are compiled (or loaded from Numba's cache) before the clock starts,
-        once per process; the GPU kernels of ``method="bfs"`` are not.
+        The kernels (CPU, and GPU where it may be used) are compiled or loaded from their
+        caches before the clock starts, once per process.
     method : {"auto", "pid", "bfs"}
         Exact search on the pieces left by the preprocessing: positive-instance driven
         dynamic programming (``"pid"``, CPU) or the paper's breadth-first search over
@@ -416,12 +420,9 @@ def treewidth(G, device="auto", time_limit=None, *, method="auto", dedup="exact"
         Bytes the PID tables of one piece may take (default 2 GiB); a search that fills
         them stops with ``status="memory"``.
     gpu_assist : bool
-        With ``device="auto"``, ``method="auto"`` and a usable GPU: pieces of at most 256
-        vertices whose lower bound is at least half their size (dense pieces of large
-        width, where the search is shallow) first get the breadth-first search on the GPU
-        for half of the time left (a minute without a time limit), and PID continues from
-        what it proved. Off by default: it is faster on the dense graphs measured, but has
-        not yet passed the GPU suite on the PACE instances.
+        With ``device="auto"``, ``method="auto"`` and a usable GPU: race the GPU search on
+        every piece of at most 256 vertices from its start, whatever its density (the
+        default race takes only the pieces where the GPU measurably pays).
 
     Returns
     -------
@@ -475,12 +476,15 @@ def treewidth(G, device="auto", time_limit=None, *, method="auto", dedup="exact"
         method = "bfs" if device == "gpu" else "pid"
     if method == "pid":
         dev = "cpu"
-    from kernels.treewidth.solve import solve, warm_up
+    from kernels.treewidth.solve import solve, warm_up, warm_up_gpu
 
     if time_limit is not None:
         # the limit is for the solve: compile (or load) the CPU kernels before the clock
-        # starts, once per process (a cold Numba cache takes far longer than most limits)
+        # starts, once per process (a cold Numba cache takes far longer than most limits),
+        # and the GPU kernels where the GPU may be used
         warm_up(method)
+        if dev == "gpu" or race:
+            warm_up_gpu()
     t0 = time.perf_counter()
     G = as_graph(G)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import itertools
+import time
 from contextlib import redirect_stdout
 
 import networkx as nx
@@ -593,14 +594,20 @@ def test_gpu_treewidth_random_graphs():
 
 
 @pytest.mark.gpu
-def test_gpu_assists_pid_in_auto_mode():
-    """device='auto' with a GPU: dense pieces get the GPU search first, widths unchanged."""
+def test_gpu_races_pid_in_auto_mode():
+    """device='auto' with a GPU: PID races the GPU search; widths unchanged, the limit honoured,
+    and where PID cannot finish (tables full) the GPU search does."""
     for seed in range(3):
         G = nx.gnp_random_graph(40, 0.75, seed=seed)
         cpu = treewidth(G, device="cpu")
-        res = treewidth(G, gpu_assist=True)
-        assert res.width == cpu.width and res.optimal and res.device == "gpu"
-        assert any(it["device"] == "gpu" for it in res.iterations)
-        assert is_tree_decomposition(G, res.decomposition, width=res.width)
+        for res in (treewidth(G), treewidth(G, gpu_assist=True)):
+            assert res.width == cpu.width and res.optimal
+            assert is_tree_decomposition(G, res.decomposition, width=res.width)
+        t = time.perf_counter()
         limited = treewidth(G, time_limit=0.5, gpu_assist=True)
-        assert limited.lower_bound <= cpu.width <= limited.width
+        assert limited.lower_bound <= cpu.width <= limited.width and time.perf_counter() - t < 2.0
+    G = nx.gnp_random_graph(60, 0.9, seed=1)
+    res = treewidth(G, gpu_assist=True, max_memory=1 << 20)
+    assert res.optimal and res.width == treewidth(G, device="cpu").width and res.device == "gpu"
+    assert [p["race"] for p in res.stats["pieces"]] == ["gpu"]
+    assert any(it["device"] == "gpu" and it["found"] for it in res.iterations)

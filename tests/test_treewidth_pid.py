@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import itertools
 import time
 
@@ -641,3 +642,40 @@ def test_auto_without_a_working_gpu_falls_back(monkeypatch):
 
 def _broken_search(*args, **kwargs):
     raise RuntimeError("no CUDA device")
+
+
+def _bench_module(monkeypatch):
+    from pathlib import Path
+
+    examples = Path(__file__).resolve().parents[1] / "examples"
+    monkeypatch.syspath_prepend(str(examples))  # the script imports its neighbour _shared_data
+    spec = importlib.util.spec_from_file_location("bench_treewidth", examples / "bench_treewidth.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_bench_core_plan_and_device_table(monkeypatch):
+    """The PACE benchmark's shards (one core for "cpu", two where a GPU may race) and its
+    side-by-side table of devices."""
+    bench = _bench_module(monkeypatch)
+    monkeypatch.setattr(bench.os, "cpu_count", lambda: 16)
+    plan = bench._core_plan(["cpu", "auto"], 2, 3)
+    assert plan == [("cpu", [3]), ("cpu", [4]), ("auto", [5, 6]), ("auto", [7, 8])]
+    assert bench._core_plan(["auto"], 3, None) == [("auto", None)] * 3
+    with pytest.raises(SystemExit):
+        bench._core_plan(["cpu", "auto"], 5, 2)  # 15 cores from CPU 2
+    rows = [{"name": "a", "n": 10, "tw": 3, "peer_seconds": 1.0, "by_device": {
+                "cpu": {"optimal": True, "seconds": 2.0}, "auto": {"optimal": True, "seconds": 0.5, "device": "gpu",
+                                                                    "races": ["gpu", "cpu", "gpu"]}}},
+            {"name": "b", "n": 20, "tw": 5, "peer_seconds": None, "by_device": {
+                "cpu": {"optimal": False, "seconds": 20.0}, "auto": {"optimal": True, "seconds": 30.0,
+                                                                     "device": "cpu", "races": []}}}]
+    table = bench.pace_device_table(rows, 20.0).splitlines()
+    assert table[0] == "| instance | n | tw | cpu s | auto s | races | Tamaki s |"
+    assert table[2] == "| a | 10 | 3 | 2.00 | 0.50 | 1 cpu, 2 gpu | 1.00 |"
+    assert table[3] == "| b | 20 | 5 | >20 | >20 | - | >20 |"
+    assert len(bench.pace_device_table(rows, 20.0, only_gpu=True).splitlines()) == 3
+    summary = bench.pace_summary(rows, [20.0]).splitlines()
+    assert summary[2].startswith("| cpu | 20 s | 2 | 1 | 1 | 1 | 2.00 | 1.00 |")
+    assert summary[3].startswith("| auto | 20 s | 2 | 1 | 1 | 1 | 0.50 | 1.00 |")

@@ -39,7 +39,7 @@ import numpy as np
 from . import bounds, pid, preprocess
 from ._bits import bits_components, bits_csr, bits_induced, monotonic
 
-__all__ = ["solve", "warm_up", "bitsets_from_csr", "PHASES"]
+__all__ = ["solve", "warm_up", "warm_up_gpu", "bitsets_from_csr", "PHASES"]
 
 PHASES = ("trivial", "bounds", "pid", "bfs")
 
@@ -1101,3 +1101,31 @@ def warm_up(method="pid"):
                 k += 1
     monotonic()
     _WARM.add(method)
+
+
+def warm_up_gpu():
+    """Compile (or load from CuPy's cache) the GPU search's kernels and start the CUDA
+    context, once per process: what a limited solve on the GPU (``method="bfs"`` or the
+    race of ``device="auto"``) would otherwise spend inside its limit.
+
+    Examples
+    --------
+    >>> from kernels.backend import gpu_available
+    >>> from kernels.treewidth.solve import warm_up_gpu
+    >>> if gpu_available():
+    ...     warm_up_gpu()
+    """
+    if "gpu" in _WARM:
+        return
+    from . import bfs as kb
+
+    # a 4-cycle: one level of the search with each filter reaches every kernel variant used
+    A = np.zeros((4, 4), dtype=np.bool_)
+    for u in range(4):
+        A[u, (u + 1) % 4] = A[(u + 1) % 4, u] = True
+    adj = kb.to_bitsets(A)
+    cand = kb.to_bitsets(np.ones((1, 4), dtype=np.bool_))[0]
+    for mode in (kb.EXACT, kb.BLOOM):
+        for rule in (True, False):
+            kb.search_gpu(adj, cand, 2, 1, mode=mode, rule=rule)
+    _WARM.add("gpu")
