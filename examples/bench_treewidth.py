@@ -258,7 +258,8 @@ def _solved_within(row, limit, clock="wall"):
 
 
 def _devices(rows):
-    return list(rows[0].get("by_device", {})) if rows else []
+    seen = {d for r in rows for d in r.get("by_device", {})}
+    return [d for d in ("cpu", "auto", "gpu") if d in seen]
 
 
 def _on(rows, dev):
@@ -380,6 +381,18 @@ def run_pace(args):
         for dev in devices:
             todo[dev].put(r)
     lock = threading.Lock()
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    meta = {"machine": platform.processor() or platform.machine(), "cpu_count": os.cpu_count(), "cpu": args.cpu,
+            "limits": limits, "clock": args.clock, "method": args.method, "device": devices[0], "devices": devices,
+            "shards": args.shards}
+    if any(d != "cpu" for d in devices):
+        from kernels.backend import gpu_available
+
+        if gpu_available():
+            import cupy
+
+            meta["gpu"] = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
 
     def serve_queue(dev, cpus):
         server = Server(cpus, args.method, dev)
@@ -400,6 +413,9 @@ def run_pace(args):
                           f"{res['seconds']:.2f} s (cpu {res.get('cpu_seconds', float('nan')):.2f} s) "
                           f"[peer {r['peer_seconds']}]" + (f" ERROR {res['error']}" if "error" in res else ""),
                           file=sys.stderr, flush=True)
+                    # rewritten after every result: a run cut short keeps what it measured
+                    # (--from-json prints its tables)
+                    out.write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
         finally:
             server.close()
 
@@ -411,18 +427,7 @@ def run_pace(args):
     for r in rows:
         r["by_device"] = {d: r["by_device"][d] for d in devices if d in r["by_device"]}
         r.update(r["by_device"].get(devices[0], {"status": "not run", "optimal": False, "seconds": 0.0}))
-    meta = {"machine": platform.processor() or platform.machine(), "cpu_count": os.cpu_count(), "cpu": args.cpu,
-            "limits": limits, "clock": args.clock, "method": args.method, "device": devices[0], "devices": devices,
-            "shards": args.shards, "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None}
-    if any(d != "cpu" for d in devices):
-        from kernels.backend import gpu_available
-
-        if gpu_available():
-            import cupy
-
-            meta["gpu"] = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
+    meta["load_average"] = os.getloadavg() if hasattr(os, "getloadavg") else None
     out.write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
     _print_pace(rows, limits, args, meta)
     print(f"\n(written to {out})", file=sys.stderr)
