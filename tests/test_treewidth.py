@@ -294,6 +294,18 @@ def test_vertex_connectivity_matrix():
                 assert K[u, v] == -1
             else:
                 assert K[u, v] == nx.node_connectivity(H, u, v)
+    # stopped (by another thread, in a race): rows not yet computed stay -1
+    stop = np.ones(1, dtype=np.int64)
+    K = ktw.vertex_connectivity_matrix(S.indptr.astype(np.int64), S.indices.astype(np.int64), 10, 0.0, stop)
+    assert np.all(K == -1)
+
+
+def test_max_clique_stops_when_told():
+    G = nx.gnp_random_graph(100, 0.8, seed=1)
+    A = nx.to_numpy_array(G) != 0
+    assert ktw.max_clique(A).size == 19
+    C = ktw.max_clique(A, stop=lambda: True)  # stopped at its first check, after 256 nodes
+    assert C.size < 19 and all(G.has_edge(u, v) for u, v in itertools.combinations(C.tolist(), 2))
 
 
 def test_max_clique():

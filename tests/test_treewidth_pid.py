@@ -590,14 +590,12 @@ def test_race_search_finishes_a_piece_pid_cannot_hold():
 
 
 def test_cancelled_search_stops_at_once():
-    import threading
-
     S = importlib.import_module("kernels.treewidth.solve")
 
     _, indptr, indices = _csr(nx.gnp_random_graph(40, 0.3, seed=3))
     adj = S.bitsets_from_csr(indptr, indices, 40)
     state = S._State(None, "pid", "cpu", dict(S._DEFAULTS))
-    cancel = threading.Event()
+    cancel = S._Cancel()
     cancel.set()
     t = time.perf_counter()
     assert S._exact_bfs(adj, state, 40, None, device="cpu", mode_exact=True, cancel=cancel) is None

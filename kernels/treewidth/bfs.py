@@ -724,13 +724,14 @@ def _disjoint_paths(indptr, indices, s, t, limit, F, through, par, queue):
 
 
 @njit(cache=True, nogil=True)
-def vertex_connectivity_matrix(indptr, indices, limit, deadline=0.0):
+def vertex_connectivity_matrix(indptr, indices, limit, deadline=0.0, stop=None):
     """Internally vertex-disjoint paths between every non-adjacent pair, capped at ``limit``.
 
     ``indptr``/``indices`` is a CSR adjacency with sorted rows. Entry ``[u, v]`` is ``-1``
     for adjacent pairs and the diagonal. Past ``deadline`` (:func:`monotonic` clock,
-    ``<= 0``: none) the pairs not yet computed stay ``-1``, which only withholds edges from
-    the LBP+ graphs built from the matrix.
+    ``<= 0``: none), or once another thread sets ``stop[0]`` (an int64 array; the kernel
+    releases the GIL), the pairs not yet computed stay ``-1``, which only withholds edges
+    from the LBP+ graphs built from the matrix.
     """
     n = indptr.shape[0] - 1
     K = np.full((n, n), -1, dtype=np.int64)
@@ -743,7 +744,9 @@ def vertex_connectivity_matrix(indptr, indices, limit, deadline=0.0):
         for p in range(indptr[x], indptr[x + 1]):
             adjm[x, indices[p]] = True
     for u in range(n):
-        if deadline > 0 and monotonic() > deadline:
+        # the clock is an opaque call: the flag is read again after it on every row
+        now = monotonic()
+        if (deadline > 0 and now > deadline) or (stop is not None and stop[0] != 0):
             break
         for v in range(u + 1, n):
             if adjm[u, v]:
@@ -755,12 +758,12 @@ def vertex_connectivity_matrix(indptr, indices, limit, deadline=0.0):
     return K
 
 
-def max_clique(A: np.ndarray, node_limit: int = 2_000_000, deadline=None) -> np.ndarray:
+def max_clique(A: np.ndarray, node_limit: int = 2_000_000, deadline=None, stop=None) -> np.ndarray:
     """A maximum clique (branch and bound with greedy colouring bounds) of dense ``A``.
 
-    Returns the best clique found within ``node_limit`` search nodes and before
-    ``deadline`` (``time.perf_counter`` seconds; always a clique, maximum unless a limit
-    was hit).
+    Returns the best clique found within ``node_limit`` search nodes, before ``deadline``
+    (``time.perf_counter`` seconds) and before ``stop()`` (a callable) returns True; always
+    a clique, maximum unless a limit was hit.
     """
     import time
     n = A.shape[0]
@@ -794,7 +797,8 @@ def max_clique(A: np.ndarray, node_limit: int = 2_000_000, deadline=None) -> np.
     def expand(R, P):
         nonlocal best
         nodes[0] += 1
-        if nodes[0] > node_limit or (deadline is not None and (nodes[0] & 255) == 0 and time.perf_counter() > deadline):
+        if nodes[0] > node_limit or ((nodes[0] & 255) == 0 and (
+                (deadline is not None and time.perf_counter() > deadline) or (stop is not None and stop()))):
             nodes[0] = node_limit + 1
             return
         order, bounds = colour_order(P)

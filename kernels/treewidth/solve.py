@@ -577,6 +577,28 @@ def _race_plan(n, state):
     return _RACE_HEAD if state.lb >= _RACE_MIN_RATIO * n else None
 
 
+class _Cancel:
+    """A cancellation seen by Python code (``is_set``) and by compiled kernels (``flag``)."""
+
+    def __init__(self):
+        import threading
+
+        self.event = threading.Event()
+        self.flag = np.zeros(1, dtype=np.int64)
+
+    def set(self):
+        self.flag[0] = 1
+        self.event.set()
+
+    def is_set(self):
+        return self.event.is_set()
+
+
+_LAUNCH = 0.25  # seconds of a GPU launch: the search looks at its deadline between launches
+_RACE_LAUNCH = 0.1  # the same in a race: how long a cancelled search may still run
+_NO_STOP = np.zeros(1, dtype=np.int64)  # the flag of a search that is never cancelled
+
+
 class _GpuRace:
     """The breadth-first search on one piece in a second thread, cancellable.
 
@@ -588,7 +610,7 @@ class _GpuRace:
     def __init__(self, adj, state, ub):
         import threading
 
-        self.cancel = threading.Event()
+        self.cancel = _Cancel()
         self.result = None
         self.error = None
         self.thread = threading.Thread(target=self._run, args=(adj, state, ub), daemon=True,
@@ -685,7 +707,7 @@ def _exact_bfs(adj, state, ub, fallback, device=None, mode_exact=False, cancel=N
     """The paper's breadth-first search over elimination prefixes on one piece.
 
     With ``mode_exact`` (the GPU side of a race with PID: exact deduplication whatever
-    ``dedup``), a search that is cancelled (``cancel``, a :class:`threading.Event`, is set)
+    ``dedup``), a search that is cancelled (``cancel``, a :class:`_Cancel`, is set)
     or whose wavefront overflows returns None instead of ``fallback`` and leaves the status
     alone. Widths refuted elsewhere meanwhile (a larger ``state.lb``) are skipped.
     """
@@ -694,13 +716,15 @@ def _exact_bfs(adj, state, ub, fallback, device=None, mode_exact=False, cancel=N
     n = adj.shape[0]
     A = _unpack(adj, n)
     opt = state.opt
-    C = kb.max_clique(A, deadline=state.end) if opt["clique"] else np.zeros(0, dtype=np.int64)
+    stop = None if cancel is None else cancel.is_set
+    C = kb.max_clique(A, deadline=state.end, stop=stop) if opt["clique"] else np.zeros(0, dtype=np.int64)
     state.raise_lb(C.size - 1, "clique")
     lb = state.lb
     K = None
     if opt["disjoint_paths"]:
         indptr, indices = _csr(adj)
-        K = kb.vertex_connectivity_matrix(indptr, indices, ub, state.compiled_deadline())
+        K = kb.vertex_connectivity_matrix(indptr, indices, ub, state.compiled_deadline(),
+                                          _NO_STOP if cancel is None else cancel.flag)
         # LBP+ (Clautiaux et al.): with tw <= lb the edges between pairs with more than lb
         # vertex-disjoint paths keep tw <= lb, so a larger bound on that graph proves tw > lb
         while lb < ub and not state.expired() and not (cancel is not None and cancel.is_set()):
@@ -742,7 +766,8 @@ def _exact_bfs(adj, state, ub, fallback, device=None, mode_exact=False, cancel=N
         rec = {"component": n, "k": k, "device": dev}
         if dev == "gpu":
             r = kb.search_gpu(adjk, cand, k, target, mode=mode, max_states=opt["max_states"], deadline=deadline,
-                              clock=clock, rule=opt["simplicial_rule"])
+                              clock=clock, rule=opt["simplicial_rule"], launch_seconds=_LAUNCH if cancel is None else
+                              _RACE_LAUNCH)
             found, prefix, timed_out = r["found"], r["prefix"], r["timed_out"]
             overflow, dropped = r["overflow"], r["dropped"]
             rec.update(expanded=r["expanded"], level_sizes=r["level_sizes"])
