@@ -724,14 +724,16 @@ def _disjoint_paths(indptr, indices, s, t, limit, F, through, par, queue):
 
 
 @njit(cache=True, nogil=True)
-def vertex_connectivity_matrix(indptr, indices, limit, deadline=0.0, stop=None):
+def vertex_connectivity_matrix(indptr, indices, limit, deadline=0.0, stop=None, at_least=0):
     """Internally vertex-disjoint paths between every non-adjacent pair, capped at ``limit``.
 
     ``indptr``/``indices`` is a CSR adjacency with sorted rows. Entry ``[u, v]`` is ``-1``
     for adjacent pairs and the diagonal. Past ``deadline`` (:func:`monotonic` clock,
     ``<= 0``: none), or once another thread sets ``stop[0]`` (an int64 array; the kernel
     releases the GIL), the pairs not yet computed stay ``-1``, which only withholds edges
-    from the LBP+ graphs built from the matrix.
+    from the LBP+ graphs built from the matrix. Pairs with fewer than ``at_least`` paths
+    may get 0 instead of their count: those whose smaller degree is below it are not
+    computed (the caller only asks whether a pair has at least that many).
     """
     n = indptr.shape[0] - 1
     K = np.full((n, n), -1, dtype=np.int64)
@@ -752,7 +754,7 @@ def vertex_connectivity_matrix(indptr, indices, limit, deadline=0.0, stop=None):
             if adjm[u, v]:
                 continue
             lim = min(limit, indptr[u + 1] - indptr[u], indptr[v + 1] - indptr[v])
-            p = _disjoint_paths(indptr, indices, u, v, lim, F, through, par, queue) if lim > 0 else 0
+            p = _disjoint_paths(indptr, indices, u, v, lim, F, through, par, queue) if lim >= max(at_least, 1) else 0
             K[u, v] = p
             K[v, u] = p
     return K

@@ -723,8 +723,9 @@ def _exact_bfs(adj, state, ub, fallback, device=None, mode_exact=False, cancel=N
     K = None
     if opt["disjoint_paths"]:
         indptr, indices = _csr(adj)
+        # only pairs with more than lb paths add edges (K >= k + 1 for k >= lb)
         K = kb.vertex_connectivity_matrix(indptr, indices, ub, state.compiled_deadline(),
-                                          _NO_STOP if cancel is None else cancel.flag)
+                                          _NO_STOP if cancel is None else cancel.flag, state.lb + 1)
         # LBP+ (Clautiaux et al.): with tw <= lb the edges between pairs with more than lb
         # vertex-disjoint paths keep tw <= lb, so a larger bound on that graph proves tw > lb
         while lb < ub and not state.expired() and not (cancel is not None and cancel.is_set()):
