@@ -376,7 +376,8 @@ def run_pace(args):
     import threading
 
     todo = {dev: queue.Queue() for dev in devices}
-    for r in rows:
+    # the instances Tamaki's solver found hardest first, so that the shards end together
+    for r in sorted(rows, key=lambda r: -(r["peer_seconds"] if r["peer_seconds"] is not None else 1e9)):
         r["by_device"] = {}
         for dev in devices:
             todo[dev].put(r)
