@@ -749,12 +749,12 @@ def _exact_bfs(adj, state, ub, fallback, device=None, mode_exact=False, cancel=N
     dev = device if (device == "cpu" or W <= 4) else "cpu"
     clock = time.perf_counter
     deadline = state.end
+    k = state.lb
     if cancel is not None:
-        def clock():  # a cancelled search sees its deadline passed
-            return float("inf") if cancel.is_set() else time.perf_counter()
+        def clock():  # a cancelled search, or one whose k PID has refuted, sees its deadline passed
+            return float("inf") if cancel.is_set() or state.lb > k else time.perf_counter()
 
         deadline = time.perf_counter() + 1e9 if state.end is None else state.end
-    k = state.lb
     while k < ub:
         if cancel is not None and cancel.is_set():
             return None
@@ -798,8 +798,11 @@ def _exact_bfs(adj, state, ub, fallback, device=None, mode_exact=False, cancel=N
                 state.stop("monte_carlo")
             bag_bits, edges = _elimination_td(adj, order)
             return _bag_lists(bag_bits, n), edges
+        if cancel is not None and timed_out and not cancel.is_set() and state.lb > k:
+            k = state.lb  # PID refuted this k meanwhile: on to the next
+            continue
         if mode_exact and (overflow or (timed_out and not state.expired())):
-            return None  # the assist's own budget or wavefront: PID takes over
+            return None  # cancelled, or a wavefront too large: PID goes on alone
         if timed_out:
             state.stop("time_limit")
             return fallback
