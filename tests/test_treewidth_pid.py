@@ -603,19 +603,21 @@ def test_cancelled_search_stops_at_once():
 
 
 def test_race_plan():
-    """Which pieces race: at most 256 vertices; with "auto" only dense ones, after a head start."""
+    """Which pieces race: at most 256 vertices; with "auto" only those whose greedy width
+    leaves the search few levels (dense pieces of large width), after a head start."""
     S = importlib.import_module("kernels.treewidth.solve")
 
     state = S._State(None, "pid", "gpu", {"gpu_race": "auto"})
-    state.lb = 30
-    assert S._race_plan(100, state) == S._RACE_HEAD
-    assert S._race_plan(int(30 / S._RACE_MIN_RATIO) + 1, state) is None  # too sparse for the search
-    state.lb = 200
-    assert S._race_plan(257, state) is None
+    assert S._race_plan(58, 35, state) == S._RACE_HEAD  # PACE pieces where the GPU won
+    assert S._race_plan(91, 44, state) == S._RACE_HEAD
+    assert S._race_plan(161, 79, state) is None  # 82 levels: no progress on the GPU
+    assert S._race_plan(114, 32, state) is None  # sparse
+    assert S._race_plan(58, 13, state) is None
+    assert S._race_plan(257, 250, state) is None  # beyond the GPU search
     state.opt["gpu_race"] = "always"
-    assert S._race_plan(256, state) == 0.0 and S._race_plan(257, state) is None
+    assert S._race_plan(256, 10, state) == 0.0 and S._race_plan(257, 250, state) is None
     state.opt["gpu_race"] = None
-    assert S._race_plan(100, state) is None
+    assert S._race_plan(58, 35, state) is None
 
 
 def test_auto_without_a_working_gpu_falls_back(monkeypatch):
