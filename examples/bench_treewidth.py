@@ -26,9 +26,9 @@ GTX 1060 times.
     python examples/bench_treewidth.py --set device --paper-limit 10 --device-limit 6
 
 ``--set device``: on a machine with a GPU, in one process, the breadth-first search on the
-GPU (``method="bfs"``) against PID on the CPU on the paper's graphs and a few bench
-instances whose pieces after preprocessing are small and dense, each run checked against
-its time limit (overrun).
+GPU (``method="bfs"``), PID on the CPU and ``device="auto"`` (PID racing the GPU search on
+dense pieces) on the paper's graphs and a few bench instances whose pieces after
+preprocessing are small and dense, each run checked against its time limit (overrun).
 """
 from __future__ import annotations
 
@@ -491,7 +491,7 @@ def run_paper(args):
 
 
 # --------------------------------------------------------------------------- GPU vs CPU
-DEVICE_BENCH = ("ex056", "ex086", "ex118")  # small dense pieces after preprocessing
+DEVICE_BENCH = ("ex003", "ex056", "ex063", "ex086", "ex118", "ex123", "ex136", "ex143")  # small dense pieces
 
 
 def run_device(args):
@@ -505,7 +505,7 @@ def run_device(args):
     if not gpu_available():
         print("no usable GPU; nothing to compare", file=sys.stderr)
         return 1
-    warm_up()
+    warm_up("auto")
     import networkx as nx
     import numpy as np
 
@@ -529,7 +529,8 @@ def run_device(args):
             continue
         G = graphkit.read_graph(path)
         row = {"graph": name, "n": G.n, "m": G.m, "tw": tw, "limit": limit}
-        for key, kw in (("pid_cpu", {"device": "cpu"}), ("bfs_gpu", {"device": "gpu", "method": "bfs"})):
+        for key, kw in (("pid_cpu", {"device": "cpu"}), ("bfs_gpu", {"device": "gpu", "method": "bfs"}),
+                        ("auto", {"device": "auto"})):
             t0 = time.perf_counter()
             res = graphkit.treewidth(G, time_limit=limit, **kw)
             wall = time.perf_counter() - t0
@@ -538,28 +539,31 @@ def run_device(args):
                         "optimal": res.optimal, "status": res.status, "valid": ok, "core": res.reduced_size,
                         "exact_seconds": res.stats["times"].get("exact", 0.0),
                         "pieces": [(p["piece"], p.get("method")) for p in res.stats["pieces"]],
-                        "gpu_pieces": sorted({it["component"] for it in res.iterations if it.get("device") == "gpu"})}
+                        "gpu_pieces": sorted({it["component"] for it in res.iterations if it.get("device") == "gpu"}),
+                        "races": [p["race"] for p in res.stats["pieces"] if "race" in p]}
             if res.optimal and res.width != tw:
                 row[key]["error"] = f"width {res.width} != {tw}"
         rows.append(row)
         print(json.dumps(row), file=sys.stderr, flush=True)
         out.write_text(json.dumps({"rows": rows}, indent=1))
         _device_markdown(rows, Path(str(out.with_suffix("")) + ".md"))
-    return 0 if not any("error" in r[k] for r in rows for k in ("pid_cpu", "bfs_gpu")) else 1
+    return 0 if not any("error" in r[k] for r in rows for k in ("pid_cpu", "bfs_gpu", "auto")) else 1
 
 
 def _device_markdown(rows, path):
-    lines = ["| graph | n | tw | limit s | PID (CPU) s | width | bfs (GPU) s | width | GPU pieces | worst overrun |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| graph | n | tw | limit s | PID (CPU) s | width | bfs (GPU) s | width | auto s | width | races | "
+             "worst overrun |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
 
     def cell(r):
         return f"{r['seconds']:.3f}" + ("" if r["optimal"] else f" ({r['status']})"), \
             f"{r['width']}" + ("" if r["optimal"] else f" (>= {r['lower']})")
 
     for row in rows:
-        a, b = row["pid_cpu"], row["bfs_gpu"]
+        a, b, c = row["pid_cpu"], row["bfs_gpu"], row["auto"]
+        races = ", ".join(c["races"]) or "-"
         lines.append(f"| {row['graph']} | {row['n']} | {row['tw']} | {row['limit']:g} | {' | '.join(cell(a))} | "
-                     f"{' | '.join(cell(b))} | {b['gpu_pieces']} | {max(a['overrun'], b['overrun']):.2f} |")
+                     f"{' | '.join(cell(b))} | {' | '.join(cell(c))} | {races} | "
+                     f"{max(a['overrun'], b['overrun'], c['overrun']):.2f} |")
     path.write_text("\n".join(lines) + "\n")
 
 
