@@ -18,7 +18,7 @@ from numba.typed import List
 from . import search as _s
 from .reductions import NEED_SPACE, R_ALL, reduce as _reduce
 from .state import (C_NODES, F_FOUND, F_MODH, F_NEED, F_OPT, F_ROOTLB, F_RN, N_CTL, N_FIELDS, N_SCRATCH, NQ, X,
-                    Y, reverse_mods_from, touch_all)
+                    Y, live_csr, reverse_mods_from, touch_all)
 
 __all__ = ["BranchAndReduce"]
 
@@ -200,32 +200,12 @@ class BranchAndReduce:
     def kernel(self):
         """``(indptr, indices, ids)``: the live graph of the root instance, ids of its
         vertices in the input."""
-        from .state import AST, ALN, POOL
-
         G = self.insts[0]
         x = G[X]
-        ids = np.flatnonzero(x < 0)
         # the state that lift() maps back from (the search changes x and the records)
         self._kernel_x = x.copy()
         self._kernel_head = int(self.IS[0, F_MODH])
-        pos = np.full(len(x), -1, np.int64)
-        pos[ids] = np.arange(len(ids))
-        ast, aln, pool = G[AST], G[ALN], G[POOL]
-        rows, cols = [], []
-        for k, v in enumerate(ids):
-            nb = pool[ast[v]: ast[v] + aln[v]]
-            nb = nb[x[nb] < 0]
-            rows.append(np.full(len(nb), k, np.int64))
-            cols.append(pos[nb])
-        if rows:
-            r = np.concatenate(rows)
-            c = np.concatenate(cols)
-        else:
-            r = c = np.zeros(0, np.int64)
-        indptr = np.zeros(len(ids) + 1, np.int64)
-        np.cumsum(np.bincount(r, minlength=len(ids)), out=indptr[1:])
-        order = np.lexsort((c, r))
-        return indptr, c[order], ids
+        return live_csr(G)
 
     def lift(self, kernel_cover):
         """Cover of the input graph from a cover (kernel vertex numbers) of :meth:`kernel`'s

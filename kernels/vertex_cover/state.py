@@ -173,6 +173,48 @@ def live_degree(G, v):
 
 
 @njit(cache=True)
+def live_csr(G):
+    """CSR of the live graph (vertices with ``x < 0``), renumbered ``0..k-1`` in id
+    order, rows sorted: ``(indptr, indices, ids)`` with ``ids`` the input ids."""
+    x = G[X]
+    ast = G[AST]
+    aln = G[ALN]
+    pool = G[POOL]
+    n = len(x)
+    pos = np.full(n, -1, np.int64)
+    k = 0
+    for v in range(n):
+        if x[v] < 0:
+            pos[v] = k
+            k += 1
+    ids = np.empty(k, np.int64)
+    indptr = np.zeros(k + 1, np.int64)
+    for v in range(n):
+        if x[v] < 0:
+            d = 0
+            for p in range(ast[v], ast[v] + aln[v]):
+                if x[pool[p]] < 0:
+                    d += 1
+            ids[pos[v]] = v
+            indptr[pos[v] + 1] = d
+    for i in range(k):
+        indptr[i + 1] += indptr[i]
+    indices = np.empty(indptr[k], np.int64)
+    for v in range(n):
+        if x[v] < 0:
+            i = pos[v]
+            q = indptr[i]
+            for p in range(ast[v], ast[v] + aln[v]):
+                u = pool[p]
+                if x[u] < 0:
+                    indices[q] = pos[u]
+                    q += 1
+            # folds append to lists, so a row may be out of order
+            indices[indptr[i]:indptr[i + 1]].sort()
+    return indptr, indices, ids
+
+
+@njit(cache=True)
 def adjacent(G, a, b):
     """True when the live vertices ``a`` and ``b`` are adjacent (scans the shorter list)."""
     ast = G[AST]
