@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from kernels.vertex_cover import BranchAndReduce, solve
+from kernels.vertex_cover.dense import DENSE, ComplementCliqueSearch, complement_csr, edge_density
 from kernels.vertex_cover.local_search import NuMVC, greedy_cover, local_search_cover
 from kernels.vertex_cover.maxsat import MaxsatWork, cover_and_absorb_t
 from kernels.vertex_cover.mis_bnb import MisBranchAndBound, root_clique_cover
@@ -227,6 +228,55 @@ def test_mis_branch_and_bound_equals_brute_force(maxsat):
         assert not any(u in iset and v in iset for u, v in edges)
 
 
+# ------------------------------------------------------------------ dense kernels: cliques of the complement
+def test_complement_csr_is_the_complement():
+    for n, edges in GRAPHS[:40]:
+        indptr, indices = csr(n, edges)
+        cp, ci = complement_csr(indptr, indices)
+        present = set(edges)
+        want = [(u, v) for u in range(n) for v in range(u + 1, n) if (u, v) not in present]
+        assert csr(n, want)[0].tolist() == cp.tolist() and csr(n, want)[1].tolist() == ci.tolist()
+
+
+def test_complement_clique_search_equals_brute_force():
+    for (n, edges), opt in zip(GRAPHS + MEDIUM, OPT + MEDIUM_OPT):
+        indptr, indices = csr(n, edges)
+        s = ComplementCliqueSearch(indptr, indices)
+        assert s.solve() and s.size == n - opt
+        iset = set(s.independent_set().tolist())
+        assert len(iset) == n - opt and not any(u in iset and v in iset for u, v in edges)
+        # decision version: a set larger than the maximum does not exist, one below it does
+        assert ComplementCliqueSearch(indptr, indices, larger_than=n - opt).solve()
+        assert not ComplementCliqueSearch(indptr, indices, larger_than=n - opt).improved
+        if n - opt > 1:
+            below = ComplementCliqueSearch(indptr, indices, larger_than=n - opt - 1)
+            assert below.solve() and below.improved and below.size == n - opt
+        # a known set as the start: only larger ones are news
+        start = ComplementCliqueSearch(indptr, indices, initial=s.independent_set())
+        assert start.solve() and not start.improved and start.size == n - opt
+
+
+def test_pipeline_hands_dense_kernels_to_the_clique_search():
+    """Dense random graphs (the reductions leave them whole): the clique search on the
+    complement proves them, also in the decision version, and agrees with the list-based
+    search."""
+    rng = np.random.default_rng(3)
+    for n, p in ((60, 0.5), (90, 0.3), (120, 0.15)):
+        edges = [(u, v) for u in range(n) for v in range(u + 1, n) if rng.random() < p]
+        indptr, indices = csr(n, edges)
+        assert edge_density(indptr) >= DENSE
+        ref = MisBranchAndBound(indptr, indices)
+        assert ref.solve()
+        opt = n - ref.size
+        r = solve(indptr, indices)
+        assert r.optimal and r.size == opt and is_cover(edges, r.cover)
+        assert r.solved_by == "clique_branch_and_bound" and r.kernel_vertices > 0
+        no = solve(indptr, indices, bound=opt)
+        assert no.optimal and no.size >= opt and no.lower_bound == opt
+        yes = solve(indptr, indices, bound=opt + 1)
+        assert yes.optimal and yes.size == opt and is_cover(edges, yes.cover)
+
+
 def test_maxsat_bound_is_valid():
     """cover_and_absorb never claims a bound below the true independence number, and its
     absorption proves more than the clique cover alone."""
@@ -384,15 +434,18 @@ def test_pipeline_gives_clique_structured_kernels_to_the_local_search():
     (a hidden partition, as in model RB graphs) is left mostly to the local search, and
     the time limit still holds; dense graphs of large cliques with a loose bound (as the
     complements of DIMACS graphs) and kernels of small cliques are not clique-structured
-    (the clique-style search proves those)."""
+    (the clique-style search proves those). The graphs are dense, so the pipeline first
+    tries a short clique search on the complement; ``use_mis=False`` leaves that out."""
     from kernels.vertex_cover.exact import compile_once
 
     compile_once()
     # an easy planted partition: the first local search meets the bound
     n, edges, hidden = planted(30, 12, 0.5, 3)
     indptr, indices = csr(n, edges)
-    r = solve(indptr, indices, time_limit=5.0)
+    r = solve(indptr, indices, time_limit=5.0, use_mis=False)
     assert r.stats["clique_structured"] and r.optimal and r.size == n - 30 == r.lower_bound
+    r = solve(indptr, indices, time_limit=5.0)
+    assert r.optimal and r.size == n - 30 == r.lower_bound
     # one edge inside the hidden set: almost surely no transversal is left, the local
     # search finds 23 of the 24 at once and the exact searches cannot close the gap
     n, edges, hidden = planted(24, 10, 0.5, 5)
@@ -400,7 +453,7 @@ def test_pipeline_gives_clique_structured_kernels_to_the_local_search():
     edges.append((h[0], h[1]))
     indptr, indices = csr(n, edges)
     t = time.process_time()
-    r = solve(indptr, indices, time_limit=1.0, clock=time.process_time)
+    r = solve(indptr, indices, time_limit=1.0, clock=time.process_time, use_mis=False)
     elapsed = time.process_time() - t
     assert r.stats["clique_structured"] and is_cover(edges, r.cover) and elapsed < 1.6
     # a cover that meets the root's bound is optimal, whenever it was found
@@ -413,7 +466,7 @@ def test_pipeline_gives_clique_structured_kernels_to_the_local_search():
     edges = [(u, v) for u in range(n) for v in range(u + 1, n) if u // size == v // size or rng.random() < 0.4]
     indptr, indices = csr(n, edges)
     assert root_clique_cover(indptr, indices, n)[1] <= n // 8
-    assert not solve(indptr, indices, time_limit=0.3).stats["clique_structured"]
+    assert not solve(indptr, indices, time_limit=0.3, use_mis=False).stats["clique_structured"]
     n, edges = MEDIUM[0]
     indptr, indices = csr(n, edges)
     assert not solve(indptr, indices, time_limit=5.0).stats.get("clique_structured", False)

@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .dense import DENSE, DENSE_MAX_VERTICES, ComplementCliqueSearch, complement_csr, edge_density
 from .local_search import NuMVC, local_search_cover
 from .mis_bnb import MisBranchAndBound, root_clique_cover
 from .solver import BranchAndReduce
@@ -83,6 +84,12 @@ LS_SHARE_CLIQUES = 0.95
 LS_WEIGHT_CLIQUES = 4.0
 TV_SHARE_CLIQUES = 0.03125
 EXACT_WEIGHT_CLIQUES = 0.125
+#: tree nodes of the first, CPU-only clique search on a dense kernel
+QUICK_NODES = 20_000
+#: sparse kernels of at most this many vertices first get a short run of the GPU paper's
+#: Hybrid search (``device="gpu"``), of at most ``QUICK_GPU_SECONDS``
+GPU_HYBRID_MAX_VERTICES = 1024
+QUICK_GPU_SECONDS = 0.05
 
 
 @dataclass
@@ -97,6 +104,49 @@ class ExactResult:
     nodes: int
     solved_by: str
     stats: dict = field(repr=False, default_factory=dict)
+
+
+def _from_kernel_cover(bnr, nk, kcover, nodes, bound, solved_by):
+    """The result when a search on the kernel decided the question before the pipeline
+    ran: ``kcover`` is a minimum cover of the kernel (``bound`` None) or, in the
+    decision version, a cover below the bound if there is one, else any cover."""
+    cover = bnr.lift(kcover)
+    size = len(cover)
+    if bound is None:
+        lb = size
+    else:
+        lb = 0 if size < bound else bound
+    return ExactResult(cover, size, True, lb, nk, int(nodes), solved_by, bnr.stats())
+
+
+def _quick_hybrid(kp, ki, bound, decided, deadline, clock):
+    """A short run of the GPU paper's Hybrid search on a small sparse kernel. Returns
+    ``(kernel cover or None, nodes, launched)``: the cover when the search finished (see
+    :func:`_from_kernel_cover`); nothing is launched when the kernel does not fit the GPU
+    kernels or no time is left."""
+    from .paper import GpuCapacityError, greedy_cover_cpu, search_gpu
+
+    deg = np.diff(kp).astype(np.int32)
+    ub, gdeg = greedy_cover_cpu(kp, ki, deg, 0)
+    greedy = np.flatnonzero(np.asarray(gdeg) < 0)
+    pvc = bound is not None
+    limit = ub - 1 if not pvc else bound - 1 - decided
+    if pvc and ub <= limit:
+        return greedy, 0, False
+    budget = QUICK_GPU_SECONDS if deadline is None else min(QUICK_GPU_SECONDS, deadline - clock())
+    if limit < 0 or budget <= 0:
+        return None, 0, False
+    try:
+        r = search_gpu(kp, ki, deg, 0, limit, pvc=pvc, method="hybrid", time_limit=budget)
+    except GpuCapacityError:
+        return None, 0, False
+    nodes = int(np.sum(r["nodes_per_block"]))
+    if not r["complete"]:
+        return None, nodes, True
+    if r["best"] >= 0:
+        return np.flatnonzero(np.asarray(r["best_deg"]) < 0), nodes, True
+    # nothing within the limit: the greedy cover is optimal (or, deciding, above the bound)
+    return greedy, nodes, True
 
 
 def timed_local_search(kp, ki, budget_s, clock, target=0, best=None, steps=LS_CHUNK, seed=0):
@@ -171,7 +221,7 @@ def timed_transversal(kp, ki, cls, budget_s, clock, steps=TV_CHUNK, seed=0, rate
 
 
 def solve(indptr, indices, time_limit=None, *, bound=None, progress=None, clock=time.perf_counter,
-          mis_max=MIS_MAX_VERTICES, use_mis=True) -> ExactResult:
+          mis_max=MIS_MAX_VERTICES, use_mis=True, device="cpu") -> ExactResult:
     """Minimum vertex cover of a CSR graph (see the module docstring).
 
     Parameters
@@ -196,6 +246,9 @@ def solve(indptr, indices, time_limit=None, *, bound=None, progress=None, clock=
         Largest kernel given to the clique-style branch and bound.
     use_mis : bool
         False runs branch-and-reduce alone.
+    device : {"cpu", "gpu"}
+        Where the clique search of a dense kernel runs (see
+        :mod:`kernels.vertex_cover.dense`); everything else runs on the CPU.
 
     Returns
     -------
@@ -223,12 +276,35 @@ def solve(indptr, indices, time_limit=None, *, bound=None, progress=None, clock=
     if nk == 0:
         cover = bnr.lift(np.zeros(0, np.int64))
         return ExactResult(cover, len(cover), True, len(cover), 0, 0, "reductions", bnr.stats())
+    decided = bnr.decided  # cover vertices fixed by the root reductions
+    # decision version: a kernel cover of at most `target` vertices answers it
+    target = 0 if bound is None else max(bound - 1 - decided, 0)
+    larger_than = None if bound is None else nk - (bound - decided)
+    dense = use_mis and nk <= DENSE_MAX_VERTICES and edge_density(kp) >= DENSE
+    quick = None
+    gpu_launches = 0
+    if dense:
+        # a small dense kernel: its independent sets are cliques of its sparse complement,
+        # which the bitset colouring search handles far better than the list-based one;
+        # a short run on the CPU settles the easy ones before anything else is set up
+        quick = ComplementCliqueSearch(kp, ki, larger_than=larger_than, device=device)
+        if quick.solve(deadline=deadline, clock=clock, node_cap=QUICK_NODES):
+            kc = np.setdiff1d(np.arange(nk), quick.independent_set())
+            return _from_kernel_cover(bnr, nk, kc, quick.nodes, bound, "clique_branch_and_bound")
+    elif device == "gpu" and nk <= GPU_HYBRID_MAX_VERTICES:
+        # a sparse kernel small enough for the GPU paper's Hybrid search: a short run
+        # there (it proves small hard cores such as MANN_a27's in milliseconds)
+        kc, nodes, launched = _quick_hybrid(kp, ki, bound, decided, deadline, clock)
+        gpu_launches = int(launched)
+        if kc is not None:
+            res = _from_kernel_cover(bnr, nk, kc, nodes, bound, "gpu" if launched else "local_search")
+            res.stats["gpu_launches"] = gpu_launches
+            return res
     # a first cover in milliseconds; the same local search goes on between the exact turns
     # (weights kept) while the best cover is above the root lower bound
     ls = NuMVC(kp, ki)
-    ls.run(LS_CHUNK)
+    ls.run(LS_CHUNK, target)
     kcover, ls_steps, ls_rate = ls.cover(), 2 * LS_CHUNK, None
-    decided = bnr.decided  # cover vertices fixed by the root reductions
     # the best clique cover of the kernel found at its root bounds its independent sets,
     # hence its covers from below; on dense kernels it is often tight (the kernel of a
     # dense graph is small; large sparse kernels get the engine's own root bounds only)
@@ -245,12 +321,18 @@ def solve(indptr, indices, time_limit=None, *, bound=None, progress=None, clock=
 
     mis = None
     mis_upper = nk + decided - cover_lb if cover_lb >= 0 else None
-    if use_mis and nk <= mis_max:
+    if dense:
+        mis = quick  # goes on from its bound, on `device`
+        if mis_upper is not None:
+            mis.upper = mis_upper
+        if bound is None:
+            mis.raise_bound(np.setdiff1d(np.arange(nk), kcover))
+    elif use_mis and nk <= mis_max:
         if bound is None:
             mis = MisBranchAndBound(kp, ki, initial=np.setdiff1d(np.arange(nk), kcover), upper=mis_upper)
         else:
             # a cover below the bound is an independent set of more than nk - (bound - decided) - 1
-            mis = MisBranchAndBound(kp, ki, larger_than=nk - (bound - decided), upper=mis_upper)
+            mis = MisBranchAndBound(kp, ki, larger_than=larger_than, upper=mis_upper)
 
     def root_lb():
         # best lower bound on the whole graph's covers proven at the root (-1: none yet)
@@ -333,8 +415,34 @@ def solve(indptr, indices, time_limit=None, *, bound=None, progress=None, clock=
     bnr_weight, ls_weight = 1.0, 1.0
     if cliques:
         bnr_weight, mis_weight, ls_weight = EXACT_WEIGHT_CLIQUES, EXACT_WEIGHT_CLIQUES, LS_WEIGHT_CLIQUES
+    # on a dense kernel the clique search opens each round and gets most of the time
+    mis_first = dense and not cliques
+    if mis_first:
+        bnr_weight, mis_weight = EXACT_WEIGHT_CLIQUES, MIS_WEIGHT
+
+    def mis_turn():
+        # one slice of the clique-style search: "solved", "deadline" or None
+        share_to_mis()
+        end = clock() + mis_weight * slice_s
+        if deadline is not None:
+            end = min(end, deadline)
+        done = mis.solve(deadline=end, clock=clock)
+        share_from_mis()
+        if done or (bound is not None and mis.improved) or proved_by_bound():
+            return "solved"
+        report()
+        if deadline is not None and clock() >= deadline:
+            return "deadline"
+        return None
+
     solved_by = None
     while True:
+        if mis_first:
+            turn = mis_turn()
+            if turn == "solved":
+                solved_by = "clique_branch_and_bound"
+            if turn is not None:
+                break
         # branch-and-reduce turn
         end = clock() + bnr_slice
         if deadline is not None:
@@ -351,18 +459,11 @@ def solve(indptr, indices, time_limit=None, *, bound=None, progress=None, clock=
         if proved_by_bound():
             solved_by = "local_search"
             break
-        share_to_mis()
-        if mis is not None:
-            end = clock() + mis_weight * slice_s
-            if deadline is not None:
-                end = min(end, deadline)
-            done = mis.solve(deadline=end, clock=clock)
-            share_from_mis()
-            if done or (bound is not None and mis.improved) or proved_by_bound():
+        if mis is not None and not mis_first:
+            turn = mis_turn()
+            if turn == "solved":
                 solved_by = "clique_branch_and_bound"
-                break
-            report()
-            if deadline is not None and clock() >= deadline:
+            if turn is not None:
                 break
         slice_s *= 2
         bnr_slice = bnr_weight * slice_s
@@ -380,21 +481,23 @@ def solve(indptr, indices, time_limit=None, *, bound=None, progress=None, clock=
         lb = bound if (decided_run and size >= bound) else max(root_lb(), decided, 0)
     nodes = bnr.nodes + (mis.nodes if mis is not None else 0)
     stats = bnr.stats()
-    stats.update(local_search_steps=ls.steps, local_search_seconds=ls_time, clique_structured=bool(cliques))
+    stats.update(local_search_steps=ls.steps, local_search_seconds=ls_time, clique_structured=bool(cliques),
+                 dense_kernel=bool(dense), gpu_launches=gpu_launches + (mis.gpu_launches if dense else 0))
     return ExactResult(cover, size, decided_run, min(lb, size) if bound is None else lb, nk, nodes,
                        solved_by or "time_limit", stats)
 
 
 @functools.cache
-def compile_once():
-    """Run :func:`warm_up` the first time it is called in a process, and do nothing after:
-    time-limited callers call it before their clock starts."""
-    warm_up()
+def compile_once(device="cpu"):
+    """Run :func:`warm_up` the first time it is called in a process (per device), and do
+    nothing after: time-limited callers call it before their clock starts."""
+    warm_up(device)
 
 
-def warm_up():
+def warm_up(device="cpu"):
     """Compile (or load from the cache) every search of the pipeline on a small random
-    graph whose kernel is not empty, so that no later timing includes compilation."""
+    graph whose kernel is not empty, so that no later timing includes compilation;
+    ``device="gpu"`` also compiles and launches the GPU searches once."""
     rng = np.random.default_rng(1)
     n = 48
     iu, ju = np.triu_indices(n, 1)
@@ -414,3 +517,14 @@ def warm_up():
     init[cover] = True
     local_search_cover(indptr, indices, steps=1000, seed=1, init=init)
     transversal_search(indptr, indices, root_clique_cover(indptr, indices, n)[0], steps=1000)
+    ComplementCliqueSearch(indptr, indices).solve()
+    ComplementCliqueSearch(indptr, indices).solve(node_cap=100)
+    if device == "gpu":
+        from kernels.cliques.maxclique_gpu import max_clique_gpu
+
+        from .paper import search_gpu
+
+        search_gpu(indptr, indices, np.diff(indptr).astype(np.int32), 0, n, method="hybrid")
+        ComplementCliqueSearch(indptr, indices, device="gpu").solve()
+        cp, ci = complement_csr(indptr, indices)
+        max_clique_gpu(cp, ci)
