@@ -14,8 +14,11 @@ components solved separately; NuMVC local search for the first upper bound; and,
 kernels where the reductions do little, a clique-style branch and bound with MaxSAT
 bounds in turns with it. ``method="hybrid"`` / ``"stackonly"`` run the algorithm of
 "Parallel Vertex Cover Algorithms on GPUs" as published (the GPU kernels, or its
-sequential CPU search with ``device="cpu"``); ``device="gpu"`` with ``method="auto"``
-reduces on the CPU and runs the GPU's Hybrid search on the reduced graph.
+sequential CPU search with ``device="cpu"``). With a GPU (``device="gpu"``, or
+``"auto"`` when one is usable) ``method="auto"`` runs the same pipeline and hands the GPU
+what it is good at: the maximum clique of a dense kernel's complement (the colouring
+branch and bound split over the warps; a short CPU run first settles the easy ones) and a
+short Hybrid search on small sparse kernels.
 
 Time limits are honoured to within a fraction of a second (the searches stop between
 chunks) and return the best cover with a proven lower bound; ``KeyboardInterrupt`` stops
@@ -65,14 +68,17 @@ METHODS = ("auto", "branch_and_reduce", "hybrid", "stackonly")
 PAPER_METHODS = ("hybrid", "stackonly")
 
 
-def _compile_pipeline(time_limit):
-    """With a time limit, compile (or load from the cache) the pipeline's searches once per
-    process before the caller starts its clock: a cold Numba cache takes far longer than
-    a typical limit, and the limit is meant for the search."""
+def _compile_pipeline(time_limit, dev="cpu"):
+    """With a time limit, compile (or load from the cache) the pipeline's searches (and on
+    the GPU its kernels) once per process before the caller starts its clock: a cold
+    Numba cache takes far longer than a typical limit, and the limit is meant for the
+    search."""
     if time_limit is not None:
         from kernels.vertex_cover.exact import compile_once
 
         compile_once()
+        if dev == "gpu":
+            compile_once("gpu")
 
 
 @dataclass(frozen=True)
@@ -246,12 +252,7 @@ def _check_args(device, method, time_limit):
             raise TypeError(f"time_limit must be a number of seconds or None, got {time_limit!r}")
         if not time_limit > 0:
             raise ValueError(f"time_limit must be positive, got {time_limit!r}")
-    dev = resolve_device(device)
-    if device == "auto" and method not in PAPER_METHODS:
-        # the CPU pipeline: on the PACE instances and the DIMACS complements it is ahead of
-        # the GPU paper's search (BENCHMARKS.md); the GPU is used when asked for
-        dev = "cpu"
-    return dev
+    return resolve_device(device)
 
 
 def _paper_search(H: Graph, deg, count, limit, *, pvc, dev, method, deadline, start_depth, config):
@@ -306,10 +307,10 @@ def minimum_vertex_cover(G, device="auto", method="auto", time_limit=None, *, pr
     G : Graph, networkx or igraph graph, sparse matrix or path
         Simple undirected graph.
     device : {"auto", "cpu", "gpu"}
-        ``"auto"``: the CPU pipeline (ahead of the GPU search on every benchmark family
-        measured) unless ``method`` names a GPU algorithm. ``"gpu"`` with
-        ``method="auto"``: reductions and local search on the CPU, then the GPU's Hybrid
-        search on the reduced graph.
+        ``"auto"``: the GPU when one is usable. With ``method="auto"`` the GPU runs the
+        pipeline's searches where they pay (dense kernels: the clique search on the
+        kernel's complement; small sparse kernels: a short Hybrid search) and the CPU
+        the rest; the result's ``device`` says whether the GPU took part.
     method : {"auto", "branch_and_reduce", "hybrid", "stackonly"}
         ``"auto"`` / ``"branch_and_reduce"``: the pipeline of
         :mod:`kernels.vertex_cover.exact` (see the module docstring). ``"hybrid"`` /
@@ -350,7 +351,7 @@ def minimum_vertex_cover(G, device="auto", method="auto", time_limit=None, *, pr
     G = as_graph(G)
     dev = _check_args(device, method, time_limit)
     if method not in PAPER_METHODS:
-        _compile_pipeline(time_limit)
+        _compile_pipeline(time_limit, dev)
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + float(time_limit)
     if method in PAPER_METHODS:
@@ -362,58 +363,22 @@ def minimum_vertex_cover(G, device="auto", method="auto", time_limit=None, *, pr
                                  time=time.perf_counter() - t0, nodes=int(np.sum(w)), device=used, method=method,
                                  kernel_size=-1, solved_by=solved_by, worker_nodes=np.asarray(w, np.int64),
                                  indices=ids)
-    if dev == "gpu":
-        return _gpu_pipeline(G, t0, deadline, start_depth, gpu_config)
     from kernels.vertex_cover.exact import solve
 
     cb, bar = search_progress(progress, "vertex cover", {"best": "best", "lb": "lower_bound"},
                               throttle_callable=False)
     try:
         left = None if deadline is None else max(deadline - time.perf_counter(), 1e-3)
-        r = solve(G.indptr, G.indices, left, progress=cb)
+        r = solve(G.indptr, G.indices, left, progress=cb, device=dev)
     finally:
         if bar is not None:
             bar.close()
     ids = np.sort(np.asarray(r.cover, dtype=np.int64))
+    used = "gpu" if r.stats.get("gpu_launches") else "cpu"
     return VertexCoverResult(cover=G.to_labels(ids), size=r.size, optimal=r.optimal, lower_bound=r.lower_bound,
-                             time=time.perf_counter() - t0, nodes=r.nodes, device="cpu", method="branch_and_reduce",
+                             time=time.perf_counter() - t0, nodes=r.nodes, device=used, method="branch_and_reduce",
                              kernel_size=r.kernel_vertices, solved_by=r.solved_by,
                              worker_nodes=np.array([r.nodes], np.int64), indices=ids)
-
-
-def _gpu_pipeline(G: Graph, t0, deadline, start_depth, config) -> VertexCoverResult:
-    """Reductions and local search on the CPU, the GPU's Hybrid search on the kernel."""
-    from kernels.vertex_cover import BranchAndReduce
-    from kernels.vertex_cover.exact import timed_local_search
-
-    bnr = BranchAndReduce(G.indptr, G.indices)
-    bnr.reduce_root()
-    kp, ki, kids = bnr.kernel()
-    nk = len(kids)
-    if nk == 0:
-        ids = np.sort(bnr.lift(np.zeros(0, np.int64)))
-        return VertexCoverResult(G.to_labels(ids), len(ids), True, len(ids), time.perf_counter() - t0, 0, "gpu",
-                                 "hybrid", 0, "reductions", np.zeros(1, np.int64), ids)
-    from kernels.vertex_cover import clique_cover_bound_cpu, lp_bound
-
-    kcover, _, _ = timed_local_search(kp, ki, 0.2, time.perf_counter)
-    K = Graph(kp, ki, check=False)
-    deg = K.degrees.astype(np.int32)
-    lb = bnr.decided + max(clique_cover_bound_cpu(kp, ki, deg), lp_bound(kp, ki))
-    complete, w, used = False, np.zeros(1, np.int64), "gpu"
-    if bnr.decided + len(kcover) > lb:  # else the local search's cover meets the bound: no search
-        found, fdeg, complete, w, used = _paper_search(K, deg, 0, len(kcover) - 1, pvc=False, dev="gpu",
-                                                       method="hybrid", deadline=deadline,
-                                                       start_depth=start_depth, config=config)
-        if 0 <= found < len(kcover):
-            kcover = np.flatnonzero(np.asarray(fdeg) < 0)
-    ids = np.sort(bnr.lift(kcover))
-    # proved by the search, or by the root's bound meeting the cover (at a time limit too)
-    optimal = bool(complete) or len(ids) <= lb
-    solved_by = ("gpu" if used == "gpu" else "paper_cpu") if complete else ("lower_bound" if optimal else "time_limit")
-    return VertexCoverResult(G.to_labels(ids), len(ids), optimal, len(ids) if optimal else int(min(lb, len(ids))),
-                             time.perf_counter() - t0, int(np.sum(w)), used, "hybrid", nk, solved_by,
-                             np.asarray(w, np.int64), ids)
 
 
 def parameterized_vertex_cover(G, k, device="auto", method="auto", time_limit=None, *, progress=None, start_depth=8,
@@ -451,7 +416,7 @@ def parameterized_vertex_cover(G, k, device="auto", method="auto", time_limit=No
         raise ValueError(f"k must be non-negative, got {k}")
     dev = _check_args(device, method, time_limit)
     if method not in PAPER_METHODS and k < G.n and G.m > 0:
-        _compile_pipeline(time_limit)
+        _compile_pipeline(time_limit, dev)
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + float(time_limit)
 
@@ -484,15 +449,16 @@ def parameterized_vertex_cover(G, k, device="auto", method="auto", time_limit=No
                               throttle_callable=False)
     try:
         left = None if deadline is None else max(deadline - time.perf_counter(), 1e-3)
-        r = solve(G.indptr, G.indices, left, bound=k + 1, progress=cb)
+        r = solve(G.indptr, G.indices, left, bound=k + 1, progress=cb, device=dev)
     finally:
         if bar is not None:
             bar.close()
+    used = "gpu" if r.stats.get("gpu_launches") else "cpu"
     if r.size <= k:
-        return result(True, r.cover, r.nodes, 0, used="cpu")
+        return result(True, r.cover, r.nodes, 0, used=used)
     if r.optimal:
-        return result(False, None, r.nodes, k + 1, used="cpu")
-    return result(None, None, r.nodes, min(r.lower_bound, k), used="cpu")
+        return result(False, None, r.nodes, k + 1, used=used)
+    return result(None, None, r.nodes, min(r.lower_bound, k), used=used)
 
 
 def maximum_independent_set(G, device="auto", method="auto", time_limit=None, **kwargs) -> IndependentSetResult:

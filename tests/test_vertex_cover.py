@@ -140,7 +140,7 @@ def test_time_limit_starts_after_compilation(monkeypatch):
 
     calls = []
     exact.compile_once.cache_clear()
-    monkeypatch.setattr(exact, "warm_up", lambda: (calls.append(1), time.sleep(1.0)))
+    monkeypatch.setattr(exact, "warm_up", lambda *device: (calls.append(1), time.sleep(1.0)))
     try:
         G = random_graph(30, 0.2, 3)
         r = minimum_vertex_cover(G, device="cpu")
