@@ -382,3 +382,43 @@ def test_cli_vc_time_limit_and_quiet(tmp_path):
     cover = np.array([int(x) - 1 for x in lines[1:] if x.strip()])
     assert is_vertex_cover(G, cover)
     assert "lower bound" in res.stderr and "it/s" not in res.stderr  # --quiet: no progress bar
+
+
+# ------------------------------------------------------------------ the GPU route (device="gpu")
+@pytest.mark.gpu
+def test_gpu_clique_search_equals_cpu():
+    """The clique search of dense kernels on the GPU: same sizes as on the CPU, from no
+    start, from a known set, and deciding."""
+    from kernels.vertex_cover.dense import ComplementCliqueSearch
+
+    for seed, (n, p) in enumerate([(40, 0.6), (70, 0.4), (100, 0.3), (130, 0.2)]):
+        G = random_graph(n, p, 50 + seed)
+        cpu = ComplementCliqueSearch(G.indptr, G.indices)
+        gpu = ComplementCliqueSearch(G.indptr, G.indices, device="gpu")
+        assert cpu.solve() and gpu.solve() and gpu.gpu_launches == 1
+        assert gpu.size == cpu.size and len(gpu.independent_set()) == gpu.size
+        assert graphkit.is_vertex_cover(G, np.setdiff1d(np.arange(n), gpu.independent_set()))
+        start = ComplementCliqueSearch(G.indptr, G.indices, initial=cpu.independent_set()[:-1], device="gpu")
+        assert start.solve() and start.improved and start.size == cpu.size
+        below = ComplementCliqueSearch(G.indptr, G.indices, larger_than=cpu.size - 1, device="gpu")
+        assert below.solve() and below.improved and below.size == cpu.size
+        above = ComplementCliqueSearch(G.indptr, G.indices, larger_than=cpu.size, device="gpu")
+        assert above.solve() and not above.improved
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", ["keller4", "p_hat300-3", "MANN_a27"])
+def test_gpu_route_equals_cpu_on_dimacs_complements(shared_data, name):
+    """device="gpu": the same optimum as the CPU pipeline and answers.csv, MVC and PVC
+    (p_hat300-3: dense, the GPU clique search; MANN_a27: sparse kernel, the Hybrid run)."""
+    omega = answers(shared_data, "dimacs")[name]
+    H = read_graph(shared_data / "graphs" / "dimacs" / f"{name}.clq").complement()
+    cpu = minimum_vertex_cover(H, device="cpu", time_limit=60)
+    gpu = minimum_vertex_cover(H, device="gpu", time_limit=60)
+    assert gpu.optimal and gpu.size == cpu.size == H.n - omega and graphkit.is_vertex_cover(H, gpu.cover)
+    if name == "MANN_a27":
+        assert gpu.device == "gpu" and gpu.solved_by == "gpu"
+    opt = H.n - omega
+    assert parameterized_vertex_cover(H, opt - 1, device="gpu", time_limit=60).found is False
+    r = parameterized_vertex_cover(H, opt, device="gpu", time_limit=60)
+    assert r.found and r.size <= opt and graphkit.is_vertex_cover(H, r.cover)

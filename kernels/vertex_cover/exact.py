@@ -88,8 +88,8 @@ EXACT_WEIGHT_CLIQUES = 0.125
 QUICK_NODES = 20_000
 #: sparse kernels of at most this many vertices first get a short run of the GPU paper's
 #: Hybrid search (``device="gpu"``), of at most ``QUICK_GPU_SECONDS``
-GPU_HYBRID_MAX_VERTICES = 1024
-QUICK_GPU_SECONDS = 0.05
+GPU_HYBRID_MAX_VERTICES = 400
+QUICK_GPU_SECONDS = 0.01
 
 
 @dataclass
@@ -283,11 +283,19 @@ def solve(indptr, indices, time_limit=None, *, bound=None, progress=None, clock=
     dense = use_mis and nk <= DENSE_MAX_VERTICES and edge_density(kp) >= DENSE
     quick = None
     gpu_launches = 0
+    # a short local search: deciding, it often finds a cover within the budget at once;
+    # else its cover is the first bound of the searches
+    ls = NuMVC(kp, ki)
+    if ls.run(LS_CHUNK // 10, target) <= target and bound is not None:
+        return _from_kernel_cover(bnr, nk, ls.cover(), 0, bound, "local_search")
     if dense:
         # a small dense kernel: its independent sets are cliques of its sparse complement,
         # which the bitset colouring search handles far better than the list-based one;
         # a short run on the CPU settles the easy ones before anything else is set up
-        quick = ComplementCliqueSearch(kp, ki, larger_than=larger_than, device=device)
+        if bound is None:
+            quick = ComplementCliqueSearch(kp, ki, initial=np.setdiff1d(np.arange(nk), ls.cover()), device=device)
+        else:
+            quick = ComplementCliqueSearch(kp, ki, larger_than=larger_than, device=device)
         if quick.solve(deadline=deadline, clock=clock, node_cap=QUICK_NODES):
             kc = np.setdiff1d(np.arange(nk), quick.independent_set())
             return _from_kernel_cover(bnr, nk, kc, quick.nodes, bound, "clique_branch_and_bound")
@@ -302,7 +310,6 @@ def solve(indptr, indices, time_limit=None, *, bound=None, progress=None, clock=
             return res
     # a first cover in milliseconds; the same local search goes on between the exact turns
     # (weights kept) while the best cover is above the root lower bound
-    ls = NuMVC(kp, ki)
     ls.run(LS_CHUNK, target)
     kcover, ls_steps, ls_rate = ls.cover(), 2 * LS_CHUNK, None
     # the best clique cover of the kernel found at its root bounds its independent sets,
