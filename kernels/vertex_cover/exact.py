@@ -20,7 +20,13 @@
    :mod:`kernels.vertex_cover.mis_bnb` (random-like kernels where reductions do not bite)
    run in turns with doubling time slices, sharing the best cover; the first to finish
    proves it optimal. When the reductions leave most of the graph (``WEAK_REDUCTION``),
-   the clique-style search gets ``MIS_WEIGHT`` times the time of the other.
+   the clique-style search gets ``MIS_WEIGHT`` times the time of the other;
+4. a small dense kernel (:data:`~kernels.vertex_cover.dense.DENSE`, such as the
+   complements of DIMACS graphs) instead gets the bitset colouring search for a maximum
+   clique of its complement (:mod:`kernels.vertex_cover.dense`): a short CPU run right
+   after a short local search settles the easy ones, and later it opens every round
+   (``device="gpu"``: on the GPU). With ``device="gpu"``, a small sparse kernel first gets
+   a short run of the GPU paper's Hybrid search.
 
 Both searches are resumable, so the time limit is honoured to within one chunk (about
 50 ms), and a ``KeyboardInterrupt`` between chunks stops the run.
