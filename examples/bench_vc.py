@@ -24,6 +24,8 @@ a plot as ``<out>.png`` (``--no-plot``: none).
     python examples/bench_vc.py --set pace2019 --instances vc-exact_055 vc-exact_176
     python examples/bench_vc.py --set pace2019 --time-limit 60 --open-in A.json --out B.json  # the 60 s column
     python examples/bench_vc.py --set pace2019 --docs-table A.json B.json    # docs/pace-instances.md table
+    python examples/bench_vc.py --set pace2019 --device gpu --out G.json     # the GPU route, wall clock
+    python examples/bench_vc.py --compare C1.json,C2.json G1.json,G2.json    # GPU route beside the CPU
     python examples/bench_vc.py                      # Table I, writes bench_results/bench_vc.json
     python examples/bench_vc.py --quick              # small smoke run
 """
@@ -518,6 +520,45 @@ def docs_table(base_json, long_json=None):
     return "\n".join(out)
 
 
+def load_rows(paths):
+    """Rows of saved pace2019 results (several files: shards of one run), by instance."""
+    rows = {}
+    for path in paths:
+        for r in json.loads(Path(path).read_text())["rows"]:
+            rows[r["instance"]] = r
+    return rows
+
+
+def compare_table(cpu_paths, gpu_paths):
+    """The GPU route next to the CPU pipeline on the instances both runs measured (shards of
+    each side may come in several files): seconds, who proved what, and whether the sizes
+    agree wherever both finished."""
+    cpu, gpu = load_rows(cpu_paths), load_rows(gpu_paths)
+    names = sorted(set(cpu) & set(gpu))
+    lines = ["| instance | n | kernel | CPU s | GPU route s | GPU route / CPU | GPU took part | same size |",
+             "|---|---:|---:|---:|---:|---:|---|---|"]
+    same_all = True
+    for name in names:
+        c, g = cpu[name], gpu[name]
+
+        def cell(r):
+            if "size" not in r:
+                return "-"
+            return f"{r['seconds']:.2f}" if r["solved"] else f">{r['seconds']:.0f} ({r['size']}/{r['lower_bound']})"
+
+        both = c.get("solved") and g.get("solved")
+        same = "size" in c and "size" in g and (c["size"] == g["size"] if both else True)
+        same_all &= bool(same)
+        quotient = f"{g['seconds'] / max(c['seconds'], 1e-9):.2f}" if both else "-"
+        lines.append(f"| {name.removeprefix('vc-exact_')} | {c['n']} | {g.get('kernel', '-')} | {cell(c)} | {cell(g)} | "
+                     f"{quotient} | {'yes' if g.get('device') == 'gpu' else 'no'} | {'yes' if same else 'NO'} |")
+    sc = sum(bool(cpu[n].get("solved")) for n in names)
+    sg = sum(bool(gpu[n].get("solved")) for n in names)
+    lines.append(f"\n{len(names)} instances: CPU proves {sc}, GPU route {sg}; sizes agree wherever both proved: "
+                 f"{'yes' if same_all else 'NO'}")
+    return "\n".join(lines)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--set", choices=["table1", "pace2019"], default="table1")
@@ -534,6 +575,9 @@ def main(argv=None):
     ap.add_argument("--docs-table", nargs="+", default=None, metavar="JSON",
                     help="pace2019: print the summary and the compact per-instance table of saved results (a "
                          "base run, then optionally a longer run of its open instances) and exit")
+    ap.add_argument("--compare", nargs=2, default=None, metavar=("CPU_JSONS", "GPU_JSONS"),
+                    help="pace2019: print the GPU route next to the CPU pipeline from saved results (each a "
+                         "comma-separated list of files, e.g. shards) and exit")
     ap.add_argument("--cpu-time-limit", type=float, default=5.0, help="table1: CPU seconds per run (default 5)")
     ap.add_argument("--stackonly-time-limit", type=float, default=5.0, help="table1: StackOnly GPU seconds per run")
     ap.add_argument("--start-depth", type=int, default=8, help="StackOnly sub-tree depth (paper: 8, 12, 16)")
@@ -548,6 +592,9 @@ def main(argv=None):
         return 0
     if args.docs_table:
         print(docs_table(*args.docs_table))
+        return 0
+    if args.compare:
+        print(compare_table(*(paths.split(",") for paths in args.compare)))
         return 0
     if not SHARED.is_dir():
         print(f"no shared data at {SHARED}; nothing to benchmark", file=sys.stderr)
