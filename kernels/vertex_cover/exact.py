@@ -128,6 +128,32 @@ def _from_kernel_cover(bnr, nk, kcover, nodes, bound, solved_by):
     return ExactResult(cover, size, True, lb, nk, int(nodes), solved_by, bnr.stats())
 
 
+def _quick_dense_input(indptr, indices, bound, deadline, clock):
+    """A dense input graph, before any reduction (they rarely remove anything from one,
+    and their LP pass costs more than the whole search of an easy instance): a short
+    local search, then a short CPU clique search on the complement. Returns the result
+    when they decided the question, else None."""
+    n = len(indptr) - 1
+    target = 0 if bound is None else max(bound - 1, 0)
+    ls = NuMVC(indptr, indices)
+    cover = None
+    if ls.run(LS_CHUNK // 10, target) <= target and bound is not None:
+        cover, how, nodes = ls.cover(), "local_search", 0
+    else:
+        if bound is None:
+            s = ComplementCliqueSearch(indptr, indices, initial=np.setdiff1d(np.arange(n), ls.cover()))
+        else:
+            s = ComplementCliqueSearch(indptr, indices, larger_than=n - bound)
+        if not s.solve(deadline=deadline, clock=clock, node_cap=QUICK_NODES):
+            return None
+        how, nodes = "clique_branch_and_bound", s.nodes
+        # the maximum independent set, or deciding, one above the bound if there is one
+        cover = np.setdiff1d(np.arange(n), s.independent_set()) if bound is None or s.improved else ls.cover()
+    size = len(cover)
+    lb = size if bound is None else (0 if size < bound else bound)
+    return ExactResult(cover, size, True, lb, n, int(nodes), how, {"dense_kernel": True})
+
+
 def _quick_hybrid(kp, ki, bound, decided, deadline, clock):
     """A short run of the GPU paper's Hybrid search on a small sparse kernel. Returns
     ``(kernel cover or None, nodes, launched)``: the cover when the search finished (see
@@ -278,6 +304,12 @@ def solve(indptr, indices, time_limit=None, *, bound=None, progress=None, clock=
     indptr = np.ascontiguousarray(indptr, dtype=np.int64)
     indices = np.ascontiguousarray(indices, dtype=np.int32)
     n = len(indptr) - 1
+    front = use_mis and n <= DENSE_MAX_VERTICES and edge_density(indptr) >= DENSE
+    if front:
+        # (int64 ids: the types the kernel-side searches are compiled for)
+        r = _quick_dense_input(indptr, indices.astype(np.int64), bound, deadline, clock)
+        if r is not None:
+            return r
     bnr = BranchAndReduce(indptr, indices)
     bnr.reduce_root()
     kp, ki, ids = bnr.kernel()
@@ -305,7 +337,8 @@ def solve(indptr, indices, time_limit=None, *, bound=None, progress=None, clock=
             quick = ComplementCliqueSearch(kp, ki, initial=np.setdiff1d(np.arange(nk), ls.cover()), device=device)
         else:
             quick = ComplementCliqueSearch(kp, ki, larger_than=larger_than, device=device)
-        if quick.solve(deadline=deadline, clock=clock, node_cap=QUICK_NODES):
+        # (skipped when the same search already ran on the input, which was the kernel)
+        if not (front and nk == n) and quick.solve(deadline=deadline, clock=clock, node_cap=QUICK_NODES):
             kc = np.setdiff1d(np.arange(nk), quick.independent_set())
             return _from_kernel_cover(bnr, nk, kc, quick.nodes, bound, "clique_branch_and_bound")
     elif device == "gpu" and nk <= GPU_HYBRID_MAX_VERTICES:
@@ -512,31 +545,44 @@ def compile_once(device="cpu"):
     warm_up(device)
 
 
-def warm_up(device="cpu"):
-    """Compile (or load from the cache) every search of the pipeline on a small random
-    graph whose kernel is not empty, so that no later timing includes compilation;
-    ``device="gpu"`` also compiles and launches the GPU searches once."""
-    rng = np.random.default_rng(1)
-    n = 48
+def _random_csr(n, p, seed):
+    """CSR of a G(n, p) random graph (sorted rows, int64)."""
+    rng = np.random.default_rng(seed)
     iu, ju = np.triu_indices(n, 1)
-    keep = rng.random(len(iu)) < 0.12
+    keep = rng.random(len(iu)) < p
     adj = np.zeros((n, n), bool)
     adj[iu[keep], ju[keep]] = True
     adj |= adj.T
     indptr = np.concatenate([[0], np.cumsum(adj.sum(1))]).astype(np.int64)
-    indices = np.nonzero(adj)[1].astype(np.int64)
+    return indptr, np.nonzero(adj)[1].astype(np.int64)
+
+
+def warm_up(device="cpu"):
+    """Compile (or load from the cache) every search of the pipeline on small random
+    graphs (a sparse one whose kernel is not empty, dense ones), so that no later timing
+    includes compilation; ``device="gpu"`` also compiles and launches the GPU searches
+    once."""
+    n = 48
+    indptr, indices = _random_csr(n, 0.12, 1)
     BranchAndReduce(indptr, indices).solve()
     MisBranchAndBound(indptr, indices).solve()
+    # sparse, with a kernel: the pipeline's path after the reductions
+    sp, si = _random_csr(120, 0.08, 1)
+    solve(sp, si, 5.0)
+    solve(sp, si, 5.0, bound=60)
+    # dense: settled before the reductions
     solve(indptr, indices, 5.0)
     solve(indptr, indices, 5.0, bound=n // 2)
-    # the small graph is solved before some phases run: call them directly
+    # the small graphs are solved before some phases run: call them directly
     cover = local_search_cover(indptr, indices, steps=1000)
     init = np.zeros(n, dtype=bool)
     init[cover] = True
     local_search_cover(indptr, indices, steps=1000, seed=1, init=init)
     transversal_search(indptr, indices, root_clique_cover(indptr, indices, n)[0], steps=1000)
-    ComplementCliqueSearch(indptr, indices).solve()
     ComplementCliqueSearch(indptr, indices).solve(node_cap=100)
+    # a clique search long enough for its trip to Python every 1,024 nodes
+    dp, di = _random_csr(100, 0.1, 1)
+    ComplementCliqueSearch(dp, di).solve()
     if device == "gpu":
         from kernels.cliques.maxclique_gpu import max_clique_gpu
 
