@@ -395,7 +395,13 @@ def run_table1(args):
             if gpu:
                 for method, key, limit_name in GPU_RUNS:
                     limit = getattr(args, limit_name)
-                    sec, r, fin, corr = timed_gpu(G, problem, opt, method, limit, args.start_depth, args.repeat)
+                    try:
+                        sec, r, fin, corr = timed_gpu(G, problem, opt, method, limit, args.start_depth, args.repeat)
+                    except Exception as e:  # recorded (and the row marked wrong), the table goes on
+                        row.update({f"{key}_time": None, f"{key}_finished": False, f"{key}_error": repr(e)})
+                        print(f"{label} {problem} {key}: {e!r}", file=sys.stderr, flush=True)
+                        ok = False
+                        continue
                     w = np.asarray(r.worker_nodes, dtype=np.float64)
                     row.update({f"{key}_time": sec, f"{key}_finished": bool(fin), f"{key}_nodes": int(r.nodes),
                                 f"{key}_device": r.device,
