@@ -375,7 +375,7 @@ def run_table1(args):
     print("-" * len(header))
     for name in names:
         G, opt, label = load_instance(name, answers)
-        for problem in PROBLEMS:
+        for problem in args.problems:
             row = {"instance": name, "n": G.n, "m": G.m, "min": opt, "problem": problem}
             ok = True
             if not args.no_cpu:
@@ -584,6 +584,8 @@ def main(argv=None):
     ap.add_argument("--compare", nargs=2, default=None, metavar=("CPU_JSONS", "GPU_JSONS"),
                     help="pace2019: print the GPU route next to the CPU pipeline from saved results (each a "
                          "comma-separated list of files, e.g. shards) and exit")
+    ap.add_argument("--problems", nargs="+", choices=PROBLEMS, default=PROBLEMS,
+                    help="table1: which rows per instance (default: MVC and the three PVC budgets)")
     ap.add_argument("--cpu-time-limit", type=float, default=5.0, help="table1: CPU seconds per run (default 5)")
     ap.add_argument("--stackonly-time-limit", type=float, default=5.0, help="table1: StackOnly GPU seconds per run")
     ap.add_argument("--start-depth", type=int, default=8, help="StackOnly sub-tree depth (paper: 8, 12, 16)")

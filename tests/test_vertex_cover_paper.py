@@ -285,7 +285,7 @@ def test_gpu_time_limit(shared_data):
 @pytest.mark.parametrize("method", ["auto", "hybrid"])
 @pytest.mark.parametrize("name", ["vc-exact_001", "vc-exact_026"])
 def test_gpu_pace(shared_data, name, method):
-    # auto: reductions on the CPU, Hybrid search on the kernel; hybrid: the paper's algorithm on the whole graph
+    # auto: the pipeline with its GPU searches; hybrid: the paper's algorithm on the whole graph
     opt = answers(shared_data, "vc")[name]
     G = read_graph(shared_data / "graphs" / "pace2019-vc" / f"{name}.gr")
     r = minimum_vertex_cover(G, device="gpu", method=method, time_limit=GPU_GUARD)
@@ -308,7 +308,7 @@ def test_paper_method_stops_when_its_cover_meets_the_root_bound(shared_data):
 @pytest.mark.gpu
 @pytest.mark.filterwarnings("ignore:dropped")
 def test_gpu_pipeline_equals_cpu(shared_data):
-    """device="gpu", method="auto": reductions on the CPU, the Hybrid search on the kernel."""
+    """device="gpu", method="auto": the pipeline with its GPU searches, the CPU's answer."""
     for name in ["vc-exact_001", "vc-exact_005"]:
         opt = answers(shared_data, "vc")[name]
         G = read_graph(shared_data / "graphs" / "pace2019-vc" / f"{name}.gr")
