@@ -526,6 +526,34 @@ def docs_table(base_json, long_json=None):
     return "\n".join(out)
 
 
+def table1_markdown(paths):
+    """The BENCHMARKS.md Table I from saved ``--set table1`` results (several files are
+    joined): per row the paper's kernels, the GPU route, the CPU pipeline of the same host,
+    the paper's V100 Hybrid, and whether every finished run gave the same answer."""
+    rows, meta = [], {}
+    for path in paths:
+        data = json.loads(Path(path).read_text())
+        rows += data["rows"]
+        meta = data["meta"]
+
+    def t(r, key, limit):
+        if r.get(f"{key}_time") is None:
+            return "-"
+        return f"{r[f'{key}_time']:.3f}" if r.get(f"{key}_finished") else f">{limit:g}"
+
+    lines = ["| complement of | problem | StackOnly | Hybrid | GPU route | route x kernels | CPU pipeline | "
+             "route x CPU | paper Hybrid (V100) | same answer |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for r in rows:
+        xp, xc = r.get("route_vs_paper_kernels"), r.get("route_vs_cpu_pipeline")
+        lines.append(f"| {r['instance']} | {PROBLEM_LABELS[r['problem']]} | "
+                     f"{t(r, 'stackonly', meta['stackonly_time_limit'])} | {t(r, 'hybrid', meta['time_limit'])} | "
+                     f"**{t(r, 'route', meta['time_limit'])}** | {'-' if xp is None else f'{xp:.1f}'} | "
+                     f"{t(r, 'bnr', meta['cpu_time_limit'])} | {'-' if xc is None else f'{xc:.1f}'} | "
+                     f"{r.get('paper_hybrid', '-')} | {'yes' if r.get('same') else 'NO'} |")
+    lines += ["", table1_summary(rows)]
+    return "\n".join(lines)
+
+
 def load_rows(paths):
     """Rows of saved pace2019 results (several files: shards of one run), by instance."""
     rows = {}
@@ -584,6 +612,8 @@ def main(argv=None):
     ap.add_argument("--compare", nargs=2, default=None, metavar=("CPU_JSONS", "GPU_JSONS"),
                     help="pace2019: print the GPU route next to the CPU pipeline from saved results (each a "
                          "comma-separated list of files, e.g. shards) and exit")
+    ap.add_argument("--table1-markdown", nargs="+", default=None, metavar="JSON",
+                    help="table1: print the BENCHMARKS.md table of saved results and exit")
     ap.add_argument("--problems", nargs="+", choices=PROBLEMS, default=PROBLEMS,
                     help="table1: which rows per instance (default: MVC and the three PVC budgets)")
     ap.add_argument("--cpu-time-limit", type=float, default=5.0, help="table1: CPU seconds per run (default 5)")
@@ -600,6 +630,9 @@ def main(argv=None):
         return 0
     if args.docs_table:
         print(docs_table(*args.docs_table))
+        return 0
+    if args.table1_markdown:
+        print(table1_markdown(args.table1_markdown))
         return 0
     if args.compare:
         print(compare_table(*(paths.split(",") for paths in args.compare)))
