@@ -93,8 +93,10 @@ LS_SHARE_CLIQUES = 0.95
 LS_WEIGHT_CLIQUES = 4.0
 TV_SHARE_CLIQUES = 0.03125
 EXACT_WEIGHT_CLIQUES = 0.125
-#: tree nodes of the first, CPU-only clique search on a dense kernel
+#: tree nodes of the first, CPU-only clique search on a dense kernel, and the local search
+#: steps that precede it when deciding
 QUICK_NODES = 20_000
+FRONT_LS_STEPS = 2000
 #: sparse kernels of at most this many vertices first get a short run of the GPU paper's
 #: Hybrid search (``device="gpu"``), of at most ``QUICK_GPU_SECONDS``
 GPU_HYBRID_MAX_VERTICES = 400
@@ -130,28 +132,32 @@ def _from_kernel_cover(bnr, nk, kcover, nodes, bound, solved_by):
 
 def _quick_dense_input(indptr, indices, bound, deadline, clock):
     """A dense input graph, before any reduction (they rarely remove anything from one,
-    and their LP pass costs more than the whole search of an easy instance): a short
-    local search, then a short CPU clique search on the complement. Returns the result
-    when they decided the question, else None."""
+    and their LP pass costs more than the whole search of an easy instance): a short CPU
+    clique search on the complement (deciding, after a greedy cover, which may already be
+    within the budget). Returns the result when that decided the question, else None."""
+    from .paper import greedy_cover_cpu
+
     n = len(indptr) - 1
-    target = 0 if bound is None else max(bound - 1, 0)
-    ls = NuMVC(indptr, indices)
-    cover = None
-    if ls.run(LS_CHUNK // 10, target) <= target and bound is not None:
-        cover, how, nodes = ls.cover(), "local_search", 0
+    greedy = None
+    if bound is not None:
+        _, gdeg = greedy_cover_cpu(indptr, indices, np.diff(indptr).astype(np.int32), 0)
+        greedy = np.flatnonzero(np.asarray(gdeg) < 0)
+        if len(greedy) >= bound:  # a few local search steps often close the last gap
+            ls = NuMVC(indptr, indices)
+            if ls.run(FRONT_LS_STEPS, bound - 1) < bound:
+                greedy = ls.cover()
+        if len(greedy) < bound:
+            return ExactResult(greedy, len(greedy), True, 0, n, 0, "local_search", {"dense_kernel": True})
+        s = ComplementCliqueSearch(indptr, indices, larger_than=n - bound)
     else:
-        if bound is None:
-            s = ComplementCliqueSearch(indptr, indices, initial=np.setdiff1d(np.arange(n), ls.cover()))
-        else:
-            s = ComplementCliqueSearch(indptr, indices, larger_than=n - bound)
-        if not s.solve(deadline=deadline, clock=clock, node_cap=QUICK_NODES):
-            return None
-        how, nodes = "clique_branch_and_bound", s.nodes
-        # the maximum independent set, or deciding, one above the bound if there is one
-        cover = np.setdiff1d(np.arange(n), s.independent_set()) if bound is None or s.improved else ls.cover()
+        s = ComplementCliqueSearch(indptr, indices)
+    if not s.solve(deadline=deadline, clock=clock, node_cap=QUICK_NODES):
+        return None
+    # the maximum independent set, or deciding, one above the bound if there is one
+    cover = np.setdiff1d(np.arange(n), s.independent_set()) if bound is None or s.improved else greedy
     size = len(cover)
     lb = size if bound is None else (0 if size < bound else bound)
-    return ExactResult(cover, size, True, lb, n, int(nodes), how, {"dense_kernel": True})
+    return ExactResult(cover, size, True, lb, n, s.nodes, "clique_branch_and_bound", {"dense_kernel": True})
 
 
 def _quick_hybrid(kp, ki, bound, decided, deadline, clock):
