@@ -129,15 +129,19 @@ class ComplementCliqueSearch:
             return True
         # the clique searches take a time.perf_counter() deadline (0: none)
         until = 0.0 if deadline is None else time.perf_counter() + max(deadline - clock(), 1e-3)
+        verts = None
         if self.device == "gpu" and node_cap <= 0:
-            from kernels.cliques.maxclique_gpu import max_clique_gpu
+            from kernels.cliques.maxclique_gpu import GpuCapacityError, max_clique_gpu
 
             # the GPU search takes its bound as a clique; with only a size (decision
             # version) it starts from nothing and may return a set below the bound
             lower = self.best if len(self.best) == self._size else None
-            verts, done, nodes = max_clique_gpu(self.cp, self.ci, lower_clique=lower, deadline=until)
-            self.gpu_launches += 1
-        else:
+            try:
+                verts, done, nodes = max_clique_gpu(self.cp, self.ci, lower_clique=lower, deadline=until)
+                self.gpu_launches += 1
+            except GpuCapacityError:  # too large for the GPU kernel: the CPU from now on
+                self.device = "cpu"
+        if verts is None:
             from kernels.cliques.maxclique_cpu import max_clique_cpu
 
             verts, done, nodes = max_clique_cpu(self.cp, self.ci, lower=self._size, deadline=until,
