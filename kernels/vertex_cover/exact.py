@@ -97,6 +97,9 @@ EXACT_WEIGHT_CLIQUES = 0.125
 #: steps that precede it when deciding
 QUICK_NODES = 20_000
 FRONT_LS_STEPS = 2000
+#: a dense input goes to the clique search before the reductions when every vertex has at
+#: least this degree
+FRONT_MIN_DEGREE = 3
 #: sparse kernels of at most this many vertices first get a short run of the GPU paper's
 #: Hybrid search (``device="gpu"``), of at most ``QUICK_GPU_SECONDS``
 GPU_HYBRID_MAX_VERTICES = 400
@@ -310,7 +313,9 @@ def solve(indptr, indices, time_limit=None, *, bound=None, progress=None, clock=
     indptr = np.ascontiguousarray(indptr, dtype=np.int64)
     indices = np.ascontiguousarray(indices, dtype=np.int32)
     n = len(indptr) - 1
-    front = use_mis and n <= DENSE_MAX_VERTICES and edge_density(indptr) >= DENSE
+    # (vertices of degree two or less: the reductions shrink the graph, they go first)
+    front = (use_mis and 0 < n <= DENSE_MAX_VERTICES and edge_density(indptr) >= DENSE
+             and np.diff(indptr).min() >= FRONT_MIN_DEGREE)
     if front:
         # (int64 ids: the types the kernel-side searches are compiled for)
         r = _quick_dense_input(indptr, indices.astype(np.int64), bound, deadline, clock)
@@ -576,9 +581,13 @@ def warm_up(device="cpu"):
     sp, si = _random_csr(120, 0.08, 1)
     solve(sp, si, 5.0)
     solve(sp, si, 5.0, bound=60)
-    # dense: settled before the reductions
     solve(indptr, indices, 5.0)
     solve(indptr, indices, 5.0, bound=n // 2)
+    # dense, no vertex of degree below three: settled before the reductions
+    fp, fi = _random_csr(40, 0.5, 1)
+    solve(fp, fi, 5.0)
+    solve(fp, fi, 5.0, bound=35)
+    solve(fp, fi, 5.0, bound=20)
     # the small graphs are solved before some phases run: call them directly
     cover = local_search_cover(indptr, indices, steps=1000)
     init = np.zeros(n, dtype=bool)
