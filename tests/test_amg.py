@@ -605,6 +605,52 @@ def test_gpu_ordered_product_with_a_dense_row_is_the_cpus():
     np.testing.assert_array_equal(G.data.get(), C.data)
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gpu_table_product_is_the_cpus(dtype):
+    """The shared-memory table product gives the CPU's bits for every lane group and table
+    size, rows that overflow a small table included (they go to the thread-per-row
+    kernel), with cancelling entries and empty rows."""
+    from kernels.amg.product import _table_product, ordered_product
+    from kernels.backend import to_device
+
+    rng = np.random.default_rng(7)
+    A = sp.random(700, 500, density=0.02, random_state=8, format="lil", dtype=dtype)
+    B = sp.random(500, 400, density=0.03, random_state=9, format="lil", dtype=dtype)
+    A[3, :] = rng.uniform(-1, 1, 500).astype(dtype)  # a long row: hundreds of columns
+    A[5, :] = 0
+    A[9, :] = 0
+    B[7, :], B[8, :] = 0, 0
+    A[9, 7], A[9, 8] = 2.0, 2.0
+    B[7, 3], B[8, 3], B[8, 4] = 1.0, -1.0, 1.0  # row 9 of A B: 2 - 2 at column 3 (left out), 2 at 4
+    A, B = A.tocsr(), B.tocsr()
+    A.sort_indices()
+    B.sort_indices()
+    C = ordered_product(A, B)
+    assert C[9].indices.tolist() == [4]
+    dA, dB = to_device(A), to_device(B)
+    for group, slots in [(None, None), (1, 2), (4, 8), (8, 64), (32, 512), (2, 16)]:
+        G = _table_product(dA, dB, group=group, slots=slots)
+        assert G.has_canonical_format and G.dtype == dtype
+        np.testing.assert_array_equal(G.indptr.get(), C.indptr)
+        np.testing.assert_array_equal(G.indices.get(), C.indices)
+        assert G.data.get().tobytes() == C.data.tobytes(), (group, slots)
+    G = ordered_product(dA, dB)
+    assert G.data.get().tobytes() == C.data.tobytes()
+
+
+def test_table_plan_fits_the_shared_memory():
+    from kernels.amg.product import TABLE_BYTES, TABLE_THREADS, table_plan
+
+    for nnz_a, flops, widest, vb, ib in [(9, 9, 9, 8, 4), (100, 5000, 700, 8, 4), (10, 10**6, 10**5, 8, 8),
+                                         (50, 50, 1, 4, 4)]:
+        group, slots = table_plan(nnz_a, flops, widest, vb, ib)
+        assert 1 <= group <= 32 and group & (group - 1) == 0 and slots & (slots - 1) == 0 and slots >= 2
+        assert (TABLE_THREADS // group) * slots * (vb + ib) <= TABLE_BYTES
+    assert table_plan(9, 9, 9, 8, 4) == (1, 16)  # a piecewise constant B: a thread per row, 9 columns
+    assert table_plan(100, 1600, 300, 8, 4) == (16, 512)
+
+
 def test_levels_symmetric_up_to_rounding_count_as_symmetric():
     """Galerkin products of a symmetric matrix differ from their transposes in the last
     bits; they are symmetric levels (the l1 diagonal where their tridiagonal part is

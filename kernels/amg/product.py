@@ -8,17 +8,21 @@ heavy edges first of the smoothers' linear forests, the strong couplings and mat
 of the next aggregation, the symmetry test), which the last bits can flip: the CPU's and
 the GPU's cycles of one matrix were then different operators. :func:`ordered_product`
 sums every entry in one order, with separately rounded operations, on both backends
-(``ordered_product`` in ``kernels/cuda/amg.cu``, its Numba twin in
-:mod:`kernels.amg._cpu`); :func:`piecewise_constant_minus` forms the smoothed
+(``hash_product`` in ``kernels/cuda/amg.cu``: a lane group per row, the row's entries in a
+table in shared memory; ``ordered_product`` there, a thread per row, for rows the table
+cannot hold; the Numba twin in :mod:`kernels.amg._cpu`); :func:`piecewise_constant_minus` forms the smoothed
 prolongator from it with elementwise operations only.
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
 from ..backend import get_array_module, is_device_array, sparse_module
 
-__all__ = ["ordered_product", "piecewise_constant_minus", "row_work", "GPU_ROW_WORK", "HOST_RATIO"]
+__all__ = ["ordered_product", "piecewise_constant_minus", "row_work", "table_plan", "GPU_ROW_WORK", "HOST_RATIO",
+           "TABLE_THREADS", "TABLE_BYTES"]
 
 _THREADS = 128
 #: The GPU kernel's thread of row ``i`` makes up to :func:`row_work` binary searches one
@@ -77,10 +81,12 @@ def ordered_product(A, B):
     Entry ``(i, j)`` is the sum over the entries ``a_ik`` of row ``i`` of ``A``, in column
     order, of ``a_ik b_kj``, accumulated from zero with separately rounded products and
     additions (the order of SciPy's own product); entries that sum to exactly zero are
-    left out (as SciPy leaves them out). The CPU (Numba) and the GPU (a thread per row,
-    two passes: count, then fill) run the same loops, so both give the same bits. On the
-    GPU a product whose longest row would keep one thread busy too long (see
-    :data:`GPU_ROW_WORK`) is formed on the host.
+    left out (as SciPy leaves them out). The CPU runs a Numba loop per row; the GPU a group
+    of lanes per row that accumulates the row in a table in shared memory (the
+    ``hash_product`` kernel), one entry ``a_ik`` after the other, so that both give the
+    same bits. Rows with more columns than that table holds are formed by a thread per
+    row (``ordered_product`` kernel), or on the host where such a row would keep one
+    thread busy too long (see :data:`GPU_ROW_WORK`), with the same bits.
 
     Parameters
     ----------
@@ -89,6 +95,12 @@ def ordered_product(A, B):
     Returns
     -------
     CSR matrix of shape ``(A.shape[0], B.shape[1])``, canonical, on the backend of ``A``.
+
+    References
+    ----------
+    Y. Nagasaka, A. Nukada and S. Matsuoka, "High-performance and memory-saving sparse
+    general matrix-matrix multiplication for NVIDIA Pascal GPU", ICPP 2017 (rows grouped
+    by their products, hash tables in shared memory).
 
     Examples
     --------
@@ -106,6 +118,98 @@ def ordered_product(A, B):
     dtype = np.dtype(A.dtype)
     if dtype not in (np.float32, np.float64) or np.dtype(B.dtype) != dtype:
         raise TypeError(f"ordered_product takes two float32 or two float64 matrices, got {A.dtype} and {B.dtype}")
+    if get_array_module(A) is np or A.nnz == 0 or B.nnz == 0:
+        return _row_product(A, B)
+    return _table_product(A, B)
+
+
+#: Threads per block of the ``hash_product`` kernel, and the shared memory its tables may
+#: take per block.
+TABLE_THREADS = 128
+TABLE_BYTES = 48 * 1024
+
+
+def _power_of_two_above(x) -> int:
+    """The least power of two >= ``x`` (1 for ``x <= 1``)."""
+    return 1 << max(0, math.ceil(math.log2(max(float(x), 1.0))))
+
+
+def table_plan(nnz_a, flops, widest, value_bytes, index_bytes, group=None, slots=None):
+    """``(group, slots)`` of the GPU product: lanes per row about the mean row length of
+    ``B`` over the entries of ``A`` (``flops / nnz_a``), and a table of columns per row as
+    large as the row with the most products (``widest``) needs, within
+    :data:`TABLE_BYTES` per block (rows with more columns than it holds overflow)."""
+    if group is None:
+        group = min(32, _power_of_two_above(flops / max(nnz_a, 1)))
+    per_block = TABLE_BYTES // (value_bytes + index_bytes)
+    largest = 1 << int(math.log2(per_block // (TABLE_THREADS // group)))
+    if slots is None:
+        slots = min(largest, max(2, _power_of_two_above(widest)))
+    return group, max(2, min(int(slots), largest))
+
+
+def _table_product(A, B, group=None, slots=None):
+    """``ordered_product`` on the GPU by the ``hash_product`` kernel (``group``, ``slots``:
+    override :func:`table_plan`'s choice, for tests)."""
+    import cupy
+
+    from ..nvrtc import get_kernel
+
+    xp = cupy
+    n, n_cols = A.shape[0], B.shape[1]
+    dtype = np.dtype(A.dtype)
+    if max(n, n_cols, A.shape[1], A.nnz, B.nnz) >= np.iinfo(np.int32).max:
+        return _row_product(A, B)
+    itype = np.dtype(np.int32)
+    a, b = _canonical(A, itype, dtype), _canonical(B, itype, dtype)
+    lengths = xp.diff(b[0]).astype(np.int64)[a[1]]
+    cumulative = xp.concatenate([xp.zeros(1, dtype=np.int64), xp.cumsum(lengths)])
+    products = cumulative[a[0][1:]] - cumulative[a[0][:-1]]  # a_ik b_kj of each row
+    flops, widest = (int(v) for v in xp.stack([cumulative[-1], products.max()]).get())
+    group, slots = table_plan(A.nnz, flops, min(widest, n_cols), dtype.itemsize, itype.itemsize, group, slots)
+    room = xp.minimum(products, slots)  # a row's entries: at most its products, or it overflows
+    Tp = xp.concatenate([xp.zeros(1, dtype=np.int64), xp.cumsum(room)])
+    total = int(Tp[-1])
+    Tj, Tx = xp.empty(total, dtype=itype), xp.empty(total, dtype=dtype)
+    counts = xp.empty(n, dtype=itype)
+    groups = TABLE_THREADS // group
+    get_kernel("amg", "hash_product", dtype, itype)(
+        ((n + groups - 1) // groups,), (TABLE_THREADS,),
+        (itype.type(n), np.int32(group), np.int32(slots), *a, *b, Tp, counts, Tj, Tx),
+        shared_mem=groups * slots * (dtype.itemsize + itype.itemsize))
+    overflow = counts < 0
+    lengths = xp.where(overflow, 0, counts).astype(np.int64)
+    n_over = int(overflow.sum())  # the host waits (a set-up step)
+    rest = None
+    if n_over:  # rows with more columns than a table holds: a thread each (or the host)
+        rows = xp.flatnonzero(overflow).astype(itype)
+        rest = _row_product(A[rows], B)
+        lengths[rows] = xp.diff(rest.indptr).astype(np.int64)
+    indptr = xp.concatenate([xp.zeros(1, dtype=np.int64), xp.cumsum(lengths)])
+    nnz = int(indptr[-1])
+    if nnz >= np.iinfo(itype).max:
+        return _row_product(A, B)
+    indptr = indptr.astype(itype)
+    indices, data = xp.empty(nnz, dtype=itype), xp.empty(nnz, dtype=dtype)
+    copy = get_kernel("amg", "copy_rows", dtype, itype)
+    lanes = min(32, _power_of_two_above(nnz / max(n, 1)))
+    copy((max(1, (n * lanes + 255) // 256),), (256,),
+         (itype.type(n), np.int32(lanes), None, counts, Tp, Tj, Tx, indptr, indices, data))
+    if rest is not None:
+        rest_ptr = rest.indptr.astype(np.int64)
+        copy((max(1, (n_over * lanes + 255) // 256),), (256,),
+             (itype.type(n_over), np.int32(lanes), rows, None, rest_ptr, rest.indices.astype(itype, copy=False),
+              rest.data, indptr, indices, data))
+    C = sparse_module(xp).csr_matrix((data, indices, indptr), shape=(n, n_cols))
+    C.has_canonical_format = True
+    return C
+
+
+def _row_product(A, B):
+    """``ordered_product`` by a thread per row of ``A B`` on the GPU (two passes: count,
+    then fill; a product whose longest row would keep one thread busy too long, see
+    :data:`GPU_ROW_WORK`, on the host), by the Numba twin on the CPU."""
+    dtype = np.dtype(A.dtype)
     xp = get_array_module(A)
     work, flops = row_work(A, B) if xp is not np else (0, 0)
     if work > GPU_ROW_WORK and work * HOST_RATIO > flops:  # a row too long for one thread: the host's twin

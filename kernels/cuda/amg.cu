@@ -9,7 +9,7 @@
 // and add their partial sums by shuffles, as kernels/cuda/spmv.cu does. No thread leaves
 // before the shuffles, so that every lane of a warp takes part.
 // templates: residual<V,I>, jacobi_sweep<V,I>, residual_restrict<V,I>, csr_spmv_add<V,I>, strength_weights<V,I>
-// templates: dense_gemv<V>, ordered_product<V,I>, gathered_residual<V,I>
+// templates: dense_gemv<V>, ordered_product<V,I>, gathered_residual<V,I>, hash_product<V,I>, copy_rows<V,I>
 
 template <typename V>
 __device__ __forceinline__ V lane_sum(V sum, const int lanes) {
@@ -242,4 +242,115 @@ __global__ void ordered_product(const I n_rows, const I n_cols, const I* __restr
         }
     }
     if (counts != nullptr) counts[row] = written;
+}
+
+// The same product, in the same order of each entry's additions, with a group of `group`
+// lanes (a power of two up to 32) per row of C and the row's entries accumulated in a
+// table of `slots` (a power of two) in shared memory, keyed by column (open addressing,
+// linear probing): the group takes the entries a_ik of the row of A one after the other,
+// its lanes insert the products a_ik b_kj of the row k of B together (their columns are
+// distinct, so no two lanes add into one entry) and wait for each other before the next
+// a_ik, so that every entry receives its terms in the order of the row of A, each added
+// with a separately rounded operation to a sum that starts from 0: the bits of
+// `ordered_product`, with one read of each product's operands instead of a binary search
+// per column. The nonzero entries are then moved to the front of the table and each is
+// written at its rank by column, from Tp[row] of Tj, Tx; counts[row] is their number, or
+// -1 where the row has more columns than the table holds (the caller forms those rows
+// otherwise). Dynamic shared memory: (blockDim.x / group) * slots * (sizeof(V) + sizeof(I))
+// bytes.
+__device__ __forceinline__ int cas_key(int* address, const int expected, const int value) {
+    return atomicCAS(address, expected, value);
+}
+__device__ __forceinline__ long long cas_key(long long* address, const long long expected, const long long value) {
+    return (long long)atomicCAS((unsigned long long*)address, (unsigned long long)expected, (unsigned long long)value);
+}
+
+template <typename V, typename I>
+__global__ void hash_product(const I n_rows, const int group, const int slots, const I* __restrict__ Ap,
+                             const I* __restrict__ Aj, const V* __restrict__ Ax, const I* __restrict__ Bp,
+                             const I* __restrict__ Bj, const V* __restrict__ Bx, const long long* __restrict__ Tp,
+                             I* __restrict__ counts, I* __restrict__ Tj, V* __restrict__ Tx) {
+    extern __shared__ unsigned char shared[];
+    const int groups = blockDim.x / group;
+    const int gid = threadIdx.x / group, lane = threadIdx.x % group;
+    V* vals = reinterpret_cast<V*>(shared) + (size_t)gid * slots;
+    I* keys = reinterpret_cast<I*>(reinterpret_cast<V*>(shared) + (size_t)groups * slots) + (size_t)gid * slots;
+    const int first_lane = (threadIdx.x & 31) & ~(group - 1);
+    const unsigned mask = group == 32 ? 0xffffffffu : (((1u << group) - 1u) << first_lane);
+    const size_t row = blockIdx.x * (size_t)groups + gid;
+    if (row >= (size_t)n_rows) return;  // the whole group leaves together
+    for (int s = lane; s < slots; s += group) {
+        keys[s] = I(-1);
+        vals[s] = V(0);
+    }
+    __syncwarp(mask);
+    const unsigned wrap = (unsigned)slots - 1u;
+    bool overflow = false;
+    const I end = Ap[row + 1];
+    for (I e = Ap[row]; e < end; ++e) {
+        const I k = Aj[e];
+        const V a = Ax[e];
+        const I stop = Bp[k + 1];
+        for (I f = Bp[k] + lane; f < stop; f += group) {
+            const I j = Bj[f];
+            const V p = mul_rn(a, Bx[f]);
+            unsigned h = ((unsigned)j * 2654435761u) & wrap;
+            int probes = 0;
+            I seen;
+            while ((seen = cas_key(&keys[h], I(-1), j)) != I(-1) && seen != j && ++probes < slots) h = (h + 1u) & wrap;
+            if (probes < slots) vals[h] = add_rn(vals[h], p);
+            else overflow = true;
+        }
+        __syncwarp(mask);
+    }
+    if (__any_sync(mask, overflow)) {
+        if (lane == 0) counts[row] = I(-1);
+        return;
+    }
+    // the nonzero entries to the front, in slot order (every lane reads its slot before the
+    // ballot, and writes only to slots already read)
+    int m = 0;
+    for (int base = 0; base < slots; base += group) {
+        const int s = base + lane;
+        const I key = keys[s];
+        const V val = vals[s];
+        const bool keep = key != I(-1) && val != V(0);
+        const unsigned ballot = (__ballot_sync(mask, keep) & mask) >> first_lane;
+        if (keep) {
+            const int at = m + __popc(ballot & ((1u << lane) - 1u));
+            keys[at] = key;
+            vals[at] = val;
+        }
+        m += __popc(ballot);
+        __syncwarp(mask);
+    }
+    const long long out = Tp[row];
+    for (int t = lane; t < m; t += group) {
+        const I key = keys[t];
+        int rank = 0;
+        for (int q = 0; q < m; ++q) rank += keys[q] < key;
+        Tj[out + rank] = key;
+        Tx[out + rank] = vals[t];
+    }
+    if (lane == 0) counts[row] = I(m);
+}
+
+// The rows of a product formed in room of its own into their CSR arrays: row `rows[r]`
+// (rows == nullptr: r) has Cp[row + 1] - Cp[row] entries from Sp[r] of Sj, Sx, copied from
+// Cp[row] of Cj, Cx; rows whose skip[row] is negative (skip == nullptr: none) are left.
+template <typename V, typename I>
+__global__ void copy_rows(const I n, const int lanes, const I* __restrict__ rows, const I* __restrict__ skip,
+                          const long long* __restrict__ Sp, const I* __restrict__ Sj, const V* __restrict__ Sx,
+                          const I* __restrict__ Cp, I* __restrict__ Cj, V* __restrict__ Cx) {
+    const size_t tid = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    const size_t r = tid / (size_t)lanes;
+    if (r >= (size_t)n) return;
+    const I row = rows == nullptr ? I(r) : rows[r];
+    if (skip != nullptr && skip[row] < 0) return;
+    const I begin = Cp[row], length = Cp[row + 1] - begin;
+    const long long from = Sp[r];
+    for (I t = (I)(tid % (size_t)lanes); t < length; t += lanes) {
+        Cj[begin + t] = Sj[from + t];
+        Cx[begin + t] = Sx[from + t];
+    }
 }
