@@ -145,7 +145,24 @@ def table_plan(nnz_a, flops, widest, value_bytes, index_bytes, group=None, slots
     largest = 1 << int(math.log2(per_block // (TABLE_THREADS // group)))
     if slots is None:
         slots = min(largest, max(2, _power_of_two_above(widest)))
-    return group, max(2, min(int(slots), largest))
+    return group, max(2, group, min(int(slots), largest))
+
+
+def _rows_of(a, rows, n_cols, dtype):
+    """The CSR matrix of the rows ``rows`` (sorted) of the canonical CSR arrays ``a``
+    (indptr, indices, data) on the GPU."""
+    import cupy
+
+    indptr, indices, data = a
+    lengths = (indptr[rows + 1] - indptr[rows]).astype(np.int64)
+    sub = cupy.concatenate([cupy.zeros(1, dtype=np.int64), cupy.cumsum(lengths)])
+    entries = cupy.arange(int(sub[-1]), dtype=np.int64)
+    owner = cupy.searchsorted(sub[1:], entries, side="right")  # the subset row of each entry
+    source = indptr[rows].astype(np.int64)[owner] + entries - sub[owner]
+    S = sparse_module(cupy).csr_matrix((data[source], indices[source], sub.astype(indptr.dtype)),
+                                       shape=(rows.shape[0], n_cols))
+    S.has_canonical_format = True
+    return S
 
 
 def _table_product(A, B, group=None, slots=None):
@@ -183,7 +200,7 @@ def _table_product(A, B, group=None, slots=None):
     rest = None
     if n_over:  # rows with more columns than a table holds: a thread each (or the host)
         rows = xp.flatnonzero(overflow).astype(itype)
-        rest = _row_product(A[rows], B)
+        rest = _row_product(_rows_of(a, rows, A.shape[1], dtype), B)
         lengths[rows] = xp.diff(rest.indptr).astype(np.int64)
     indptr = xp.concatenate([xp.zeros(1, dtype=np.int64), xp.cumsum(lengths)])
     nnz = int(indptr[-1])

@@ -312,8 +312,8 @@ __global__ void hash_product(const I n_rows, const int group, const int slots, c
     int m = 0;
     for (int base = 0; base < slots; base += group) {
         const int s = base + lane;
-        const I key = keys[s];
-        const V val = vals[s];
+        const I key = s < slots ? keys[s] : I(-1);
+        const V val = s < slots ? vals[s] : V(0);
         const bool keep = key != I(-1) && val != V(0);
         const unsigned ballot = (__ballot_sync(mask, keep) & mask) >> first_lane;
         if (keep) {
