@@ -17,8 +17,8 @@ import numpy as np
 
 from kernels.amg.cycle import (CYCLES, Cycle, CycleGraph, DenseCoarseSolver, JacobiSmoother, LevelOperator,
                                RelaxationCoarseSolver, RichardsonSmoother, cycle_work, damping,
-                               fewest_work_steps, krylov_factor, richardson_damping, ritz_values,
-                               spectral_radius, stationary_factor, stream_is_capturing)
+                               fewest_work_steps, krylov_factor, measured_cycle_work, richardson_damping,
+                               ritz_values, spectral_radius, stationary_factor, stream_is_capturing)
 from kernels.amg.hierarchy import from_pyamg, pairwise_hierarchy, pyamg_hierarchy
 from kernels.amg.line_gs import GaussSeidelSmoother, LineGaussSeidel
 from kernels.backend import get_array_module, sparse_module, zero_pool
@@ -353,7 +353,9 @@ class AMGPrecond(Preconditioner):
         iterations preconditioned by either cycle (with the given step counts, or one step
         where the set-up chooses them too) from a fixed right-hand side, the digits of
         residual reduction per iteration against two cycles' work
-        (:func:`kernels.amg.cycle.krylov_factor`). The Krylov method's own reduction, not
+        (:func:`kernels.amg.cycle.krylov_factor`), the work by the memory-traffic model on
+        the CPU and as measured time on the GPU (:func:`kernels.amg.cycle.measured_cycle_work`:
+        launches count there). The Krylov method's own reduction, not
         the cycle's as a stationary iteration: a symmetric Gauss-Seidel cycle's spectrum
         lies in (0, 1] and clusters, which Krylov methods exploit and a stationary factor
         does not show (bcsstk25: stationary factors 0.44 against Richardson's 0.24, but 39
@@ -363,8 +365,9 @@ class AMGPrecond(Preconditioner):
         for relaxation, smoothers in trials.items():
             trial = Cycle(self.hierarchy.levels, smoothers, self.coarse_solver, presmooth=steps, postsmooth=post,
                           kind=kind)
-            self.relaxation_measurements.append((relaxation, krylov_factor(A, trial, bicgstab, AUTO_KRYLOV),
-                                                 2 * cycle_work(trial)))
+            factor = krylov_factor(A, trial, bicgstab, AUTO_KRYLOV)
+            work = measured_cycle_work(A, trial) if self.on_gpu else cycle_work(trial)
+            self.relaxation_measurements.append((relaxation, factor, 2 * work))
         return fewest_work_steps(self.relaxation_measurements)
 
     def _fewest_work_steps(self, A, kind):
@@ -490,9 +493,10 @@ def amg(A, *, smoother="algebraic_tridiagonal", coarsening="smoothed_aggregation
           set-up builds both and keeps the one with which BiCGStab gains more digits per
           unit of work (four iterations with each from a fixed right-hand side; Richardson
           unless Gauss-Seidel saves more than 10% of the work per digit), in
-          ``relaxation_measurements``. The work is the cycle's memory traffic, which does
-          not count kernel launches: on the GPU a Gauss-Seidel cycle costs three launches
-          per colour and level and is slower in time than its work says;
+          ``relaxation_measurements``. The work of a cycle is its memory traffic (a model)
+          on the CPU, and its measured time on the GPU (CUDA events, the cycle captured
+          into a CUDA graph, in SpMVs of the finest matrix), where a Gauss-Seidel cycle's
+          three kernel launches per colour and level cost more than its traffic says;
         - ``iterations``, ``m``, ``k_m``, ``p``, ``seed``: of the [0,2]-factor
           (:func:`precond.algebraic_tridiagonal`).
     coarsening : str or pyamg.multilevel.MultilevelSolver
