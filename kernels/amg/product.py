@@ -186,7 +186,7 @@ def _table_product(A, B, group=None, slots=None):
     group, slots = table_plan(A.nnz, flops, min(widest, n_cols), dtype.itemsize, itype.itemsize, group, slots)
     room = xp.minimum(products, slots)  # a row's entries: at most its products, or it overflows
     Tp = xp.concatenate([xp.zeros(1, dtype=np.int64), xp.cumsum(room)])
-    total = int(Tp[-1])
+    total = min(flops, n * slots)  # >= Tp[-1], known without a read
     Tj, Tx = xp.empty(total, dtype=itype), xp.empty(total, dtype=dtype)
     counts = xp.empty(n, dtype=itype)
     groups = TABLE_THREADS // group
@@ -196,14 +196,15 @@ def _table_product(A, B, group=None, slots=None):
         shared_mem=groups * slots * (dtype.itemsize + itype.itemsize))
     overflow = counts < 0
     lengths = xp.where(overflow, 0, counts).astype(np.int64)
-    n_over = int(overflow.sum())  # the host waits (a set-up step)
+    indptr = xp.concatenate([xp.zeros(1, dtype=np.int64), xp.cumsum(lengths)])
+    n_over, nnz = (int(v) for v in xp.stack([overflow.sum(dtype=np.int64), indptr[-1]]).get())  # the host waits
     rest = None
     if n_over:  # rows with more columns than a table holds: a thread each (or the host)
         rows = xp.flatnonzero(overflow).astype(itype)
         rest = _row_product(_rows_of(a, rows, A.shape[1], dtype), B)
         lengths[rows] = xp.diff(rest.indptr).astype(np.int64)
-    indptr = xp.concatenate([xp.zeros(1, dtype=np.int64), xp.cumsum(lengths)])
-    nnz = int(indptr[-1])
+        indptr = xp.concatenate([xp.zeros(1, dtype=np.int64), xp.cumsum(lengths)])
+        nnz = int(indptr[-1])
     if nnz >= np.iinfo(itype).max:
         return _row_product(A, B)
     indptr = indptr.astype(itype)
