@@ -814,6 +814,82 @@ def test_line_gauss_seidel_sweep_is_block_gauss_seidel_by_colours(name, l1, rng,
         monkeypatch.undo()
 
 
+def _coupled_lines(A, line_of):
+    """{line: the set of other lines coupled to it by an entry in either direction}."""
+    C = sp.coo_matrix(A)
+    out = {}
+    for i, j in zip(C.row, C.col):
+        a, b = int(line_of[i]), int(line_of[j])
+        if a != b:
+            out.setdefault(a, set()).add(b)
+            out.setdefault(b, set()).add(a)
+    return out
+
+
+def _check_first_fit_by_priority(A, c):
+    """Every line's colour is the least that no coupled line of higher priority has."""
+    from kernels.amg.line_gs import line_priority
+
+    n_lines = len(c.line_start) - 1
+    colour = np.empty(n_lines, dtype=int)
+    for col in range(c.n_colours):
+        colour[c.colour_lines[col]:c.colour_lines[col + 1]] = col
+    line_colour = {}
+    for pos, line in enumerate(np.asarray(c.line_of)[np.asarray(c.order)[np.asarray(c.line_start)[:-1]]]):
+        line_colour[int(line)] = colour[pos]
+    prio = line_priority(n_lines).astype(np.int64)
+    for line, others in _coupled_lines(A, c.line_of).items():
+        before = {line_colour[o] for o in others if (prio[o], -o) > (prio[line], -line)}
+        assert line_colour[line] == min(set(range(len(before) + 1)) - before)
+
+
+@pytest.mark.parametrize("name", ["rotated_anisotropic2d", "convection_diffusion3d", "unsymmetric"])
+def test_line_colouring_is_first_fit_by_priority(name):
+    """The colouring the GPU computes in Jones-Plassmann rounds is defined sequentially:
+    first-fit over the lines by decreasing hash priority (coupled lines apart)."""
+    from kernels.amg.line_gs import line_colouring
+
+    if name == "unsymmetric":  # a pattern that is not symmetric: the transpose's couplings count
+        A = (sp.random(300, 300, density=0.01, random_state=3, format="csr") + sp.eye(300)).tocsr()
+        c = line_colouring(A, None, None)
+        assert c.n_colours >= 2
+        _check_first_fit_by_priority(A, c)
+        return
+    A = matrices.get(name, n=30 if name.startswith("rot") else 8).tocsr()
+    f = precond.algebraic_tridiagonal(A).forest
+    c = line_colouring(A, f.permutation, f.path_start, symmetric_pattern=True)
+    _check_first_fit_by_priority(A, c)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", ["rotated_anisotropic2d", "unsymmetric", "points"])
+def test_gpu_line_colouring_and_chords_are_the_cpus(name):
+    import cupy
+
+    from kernels.amg.line_gs import chord_weights, line_colouring
+    from kernels.backend import to_device, to_host
+
+    if name == "unsymmetric":
+        A = (sp.random(3000, 3000, density=0.002, random_state=4, format="csr") + sp.eye(3000)).tocsr()
+        perm = starts = partners = None
+    else:
+        A = matrices.get("rotated_anisotropic2d", n=60).tocsr()
+        f = precond.algebraic_tridiagonal(A).forest
+        perm, starts, partners = f.permutation, f.path_start, np.asarray(f.neighbors, dtype=np.int64)
+        if name == "points":
+            perm = starts = partners = None
+    symmetric = name != "unsymmetric"
+    cpu = line_colouring(A, perm, starts, symmetric_pattern=symmetric)
+    gpu = line_colouring(to_device(A), perm, starts, symmetric_pattern=symmetric)
+    assert gpu.n_colours == cpu.n_colours
+    for key in ("order", "line_start", "line_of", "colour_start", "colour_lines"):
+        np.testing.assert_array_equal(to_host(getattr(gpu, key)), getattr(cpu, key))
+    if partners is None:
+        partners = np.full((A.shape[0], 2), -1)
+    chords = chord_weights(A, cpu, partners)
+    assert chord_weights(to_device(A), gpu, cupy.asarray(partners)).get().tobytes() == chords.tobytes()
+
+
 def test_line_gauss_seidel_l1_adds_the_chords():
     from kernels.amg.line_gs import LineGaussSeidel, chord_weights
 
@@ -906,7 +982,7 @@ def test_gpu_line_gauss_seidel_sweep_is_the_cpus(name, dtype):
     f = precond.algebraic_tridiagonal(A).forest
     cpu = LineGaussSeidel(A, f.permutation, f.path_start, f.neighbors, l1=True)
     gpu = LineGaussSeidel(to_device(A), f.permutation, f.path_start, f.neighbors, l1=True)
-    assert np.array_equal(cpu.colouring.order, gpu.colouring.order) and gpu.n_colours == cpu.n_colours
+    assert np.array_equal(cpu.colouring.order, gpu.colouring.order.get()) and gpu.n_colours == cpu.n_colours
     b = np.sin(np.arange(A.shape[0])).astype(dtype)
     for backward in (False, True):
         x = cpu.sweep(None, b, backward=backward)

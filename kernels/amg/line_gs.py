@@ -13,10 +13,12 @@ which keeps the sweep convergent for every symmetric positive definite ``A`` (Ba
 Falgout, Kolev and Yang). A backward sweep visits the colours in the opposite order: the
 forward sweep followed by the backward one is a symmetric operator for symmetric ``A``.
 
-The set-up (colouring, the tridiagonal coefficients in the colour order) runs on the host
-with Numba; on the GPU its arrays then move to the device once, and every sweep is
-device kernels only (no host synchronization: a cycle with it can be captured into a
-CUDA graph).
+The colouring is first-fit over the lines in the order of a hash of their index, which
+the GPU computes in parallel rounds (Jones and Plassmann: a line takes its colour once
+every coupled line of higher priority has one), the CPU sequentially, with the same
+result. The set-up (colouring, the tridiagonal coefficients in the colour order, the
+chords) runs on the backend of the matrix, and every sweep on the GPU is device kernels
+only (no host synchronization: a cycle with it can be captured into a CUDA graph).
 
 References
 ----------
@@ -24,7 +26,9 @@ References
    Section 12.4 (multicolouring, block and multicolour SOR).
 .. [2] A. H. Baker, R. D. Falgout, T. V. Kolev and U. M. Yang, "Multigrid smoothers for
    ultraparallel computing", SIAM Journal on Scientific Computing 33(5), 2011.
-.. [3] C. Klein and R. Strzodka, "Highly Parallel Linear Forest Extraction from a
+.. [3] M. T. Jones and P. E. Plassmann, "A parallel graph coloring heuristic", SIAM
+   Journal on Scientific Computing 14(3), 1993.
+.. [4] C. Klein and R. Strzodka, "Highly Parallel Linear Forest Extraction from a
    Weighted Graph on GPUs", Proceedings of the 51st International Conference on Parallel
    Processing (ICPP '22), ACM, 2022.
 """
@@ -37,20 +41,21 @@ from ..backend import get_array_module, is_device_array, to_host
 from ..tridiag import TridiagonalSolver, extract_tridiagonal
 from .cycle import Smoother
 
-__all__ = ["line_colouring", "LineColouring", "chord_weights", "LineGaussSeidel", "GaussSeidelSmoother"]
+__all__ = ["line_colouring", "line_priority", "LineColouring", "chord_weights", "LineGaussSeidel",
+           "GaussSeidelSmoother"]
 
 
 @njit(cache=True)
-def _greedy_line_colours(line_start, order, line_of, indptr, indices, t_indptr, t_indices):
-    """First-fit colouring of the lines in their order: line ``l`` (rows ``order[line_start[l]
-    : line_start[l + 1]]``) takes the smallest colour that no line coupled to it by a row
-    entry (``indptr/indices``) or a column entry (the transpose's ``t_indptr/t_indices``;
-    empty: the pattern is symmetric) has taken yet."""
+def _greedy_line_colours(visit, line_start, order, line_of, indptr, indices, t_indptr, t_indices):
+    """First-fit colouring of the lines in the order ``visit``: line ``l`` (rows
+    ``order[line_start[l] : line_start[l + 1]]``) takes the smallest colour that no line
+    coupled to it by a row entry (``indptr/indices``) or a column entry (the transpose's
+    ``t_indptr/t_indices``; empty: the pattern is symmetric) has taken yet."""
     n_lines = len(line_start) - 1
     colour = np.full(n_lines, -1, dtype=np.int64)
     seen = np.full(n_lines + 1, -1, dtype=np.int64)  # seen[c] == l: colour c is taken next to l
     transpose = len(t_indptr) > 0
-    for line in range(n_lines):
+    for line in visit:
         for k in range(line_start[line], line_start[line + 1]):
             i = order[k]
             for e in range(indptr[i], indptr[i + 1]):
@@ -87,11 +92,12 @@ def _chords(order, line_of, partners, indptr, indices, data, out):
 class LineColouring:
     """The lines of a linear forest in the order of their colours.
 
-    Attributes (host arrays): ``order`` (new -> old: the rows, colour by colour, each line's
-    rows together in its path order), ``colour_start`` (offsets of the colours in
-    ``order``, ``n_colours + 1``), ``line_start`` (offsets of the lines in ``order``),
-    ``colour_lines`` (offsets of the colours in the lines), ``line_of`` (the line of each
-    old row, numbered in the forest's order), ``n_colours``.
+    Attributes: on the backend of the matrix ``order`` (new -> old: the rows, colour by
+    colour, each line's rows together in its path order), ``line_start`` (offsets of the
+    lines in ``order``), ``line_of`` (the line of each old row, numbered in the forest's
+    order); host arrays ``colour_start`` (offsets of the colours in ``order``,
+    ``n_colours + 1``) and ``colour_lines`` (offsets of the colours in the lines);
+    ``n_colours``.
     """
 
     def __init__(self, order, colour_start, line_start, colour_lines, line_of):
@@ -100,16 +106,31 @@ class LineColouring:
         self.n_colours = len(colour_start) - 1
 
 
+def line_priority(n_lines, xp=np):
+    """The priority of each of ``n_lines`` lines in the colouring: MurmurHash3's 32-bit
+    finalizer of its index (``uint32``; of two lines of equal priority the one of smaller
+    index comes first), the same on every backend (``line_hash`` in amg.cu)."""
+    h = xp.arange(n_lines, dtype=np.uint32)
+    h ^= h >> np.uint32(16)
+    h *= np.uint32(0x85EBCA6B)
+    h ^= h >> np.uint32(13)
+    h *= np.uint32(0xC2B2AE35)
+    h ^= h >> np.uint32(16)
+    return h
+
+
 def line_colouring(A, permutation, path_start, *, symmetric_pattern=False):
     """Colour the lines of a linear forest of ``A`` so that no two lines of one colour are
     coupled (``a_ij != 0`` or ``a_ji != 0`` for rows ``i``, ``j`` of the two lines):
-    first-fit in the forest's order of the paths (a sequential greedy colouring, on the
-    host; it needs at most one colour more than the largest number of lines a line is
-    coupled to).
+    first-fit over the lines in the order of :func:`line_priority`, on the backend of
+    ``A``. On the CPU sequentially; on the GPU in rounds (Jones and Plassmann), each of
+    which colours the lines whose coupled lines of higher priority all have colours, with
+    the least colour none of them has: the same colouring. Randomised priorities keep the
+    rounds few (a line waits only for a chain of ever higher priorities).
 
     Parameters
     ----------
-    A : sparse matrix (SciPy or cupyx; read on the host)
+    A : sparse matrix (SciPy or cupyx), canonical CSR
     permutation, path_start : arrays
         The forest's order (new -> old) and the offsets of its paths in that order
         (:class:`kernels.forest.LinearForest`); ``permutation=None``: every row a line of
@@ -121,56 +142,116 @@ def line_colouring(A, permutation, path_start, *, symmetric_pattern=False):
     -------
     LineColouring
 
+    References
+    ----------
+    M. T. Jones and P. E. Plassmann, "A parallel graph coloring heuristic", SIAM Journal on
+    Scientific Computing 14(3), 1993.
+
     Examples
     --------
     >>> import numpy as np, scipy.sparse as sp
-    >>> A = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(4, 4), format="csr")
-    >>> c = line_colouring(A, None, None, symmetric_pattern=True)   # points of a chain: red-black
+    >>> A = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(6, 6), format="csr")
+    >>> c = line_colouring(A, None, None, symmetric_pattern=True)   # points of a chain
     >>> c.n_colours, c.order.tolist()
-    (2, [0, 2, 1, 3])
+    (2, [1, 3, 5, 0, 2, 4])
     """
-    A = A.tocsr()
-    if is_device_array(A):
-        A = A.get()
+    xp = get_array_module(A)
     n = A.shape[0]
+    itype = np.dtype(np.int64) if xp is np else np.dtype(A.indices.dtype)
     if permutation is None:
-        perm = np.arange(n, dtype=np.int64)
-        starts = np.arange(n + 1, dtype=np.int64)
+        perm = xp.arange(n, dtype=itype)
+        starts = xp.arange(n + 1, dtype=itype)
     else:
-        perm = np.ascontiguousarray(to_host(permutation), dtype=np.int64)
-        starts = np.ascontiguousarray(to_host(path_start), dtype=np.int64)
-    n_lines = len(starts) - 1
-    line_of = np.empty(n, dtype=np.int64)
-    line_of[perm] = np.repeat(np.arange(n_lines, dtype=np.int64), np.diff(starts))
-    if symmetric_pattern:
-        t_indptr = t_indices = np.zeros(0, dtype=A.indices.dtype)
-    else:
-        T = A.T.tocsr()
-        t_indptr, t_indices = T.indptr, T.indices
-    colour = _greedy_line_colours(starts, perm, line_of, A.indptr, A.indices, t_indptr, t_indices)
+        perm = xp.ascontiguousarray(xp.asarray(permutation), dtype=itype)
+        starts = xp.ascontiguousarray(xp.asarray(path_start), dtype=itype)
+    n_lines = int(starts.shape[0]) - 1
+    line_of = xp.empty(n, dtype=itype)
+    line_of[perm] = xp.searchsorted(starts[1:], xp.arange(n, dtype=itype), side="right").astype(itype)
+    T = None if symmetric_pattern else A.T.tocsr()
+    colour = _device_colours(A, T, perm, starts, line_of) if xp is not np and n_lines else None
+    if colour is None:  # the CPU (or a GPU colouring that needed more colours than its bit set)
+        host = A.get() if xp is not np else A
+        t_indptr = t_indices = np.zeros(0, dtype=host.indices.dtype)
+        if T is not None:
+            t_indptr, t_indices = to_host(T.indptr), to_host(T.indices)
+        priority = line_priority(n_lines).astype(np.int64)
+        visit = np.lexsort((np.arange(n_lines), -priority))  # the highest priority first
+        colour = _greedy_line_colours(visit, to_host(starts).astype(np.int64), to_host(perm).astype(np.int64),
+                                      to_host(line_of).astype(np.int64), host.indptr, host.indices, t_indptr,
+                                      t_indices)
+        colour = xp.asarray(colour)
+    return _colouring_from(xp.asarray(colour, dtype=np.int64), perm, starts, line_of, itype)
+
+
+def _device_colours(A, T, perm, starts, line_of):
+    """The colours of the lines by rounds of the ``line_colour_round`` kernel (one read of
+    two counters per round), or None where a line would need more colours than the
+    kernel's bit set holds."""
+    import cupy
+
+    from ..nvrtc import get_kernel
+
+    itype = np.dtype(A.indices.dtype)
+    n_lines = int(starts.shape[0]) - 1
+    colour = cupy.full(n_lines, -1, dtype=np.int32)
+    counters = cupy.zeros(2, dtype=np.uint32)  # lines left waiting, overflow
+    kernel = get_kernel("amg", "line_colour_round", itype)
+    threads = 256
+    grid = ((n_lines * 32 + threads - 1) // threads,)
+    t_indptr, t_indices = (None, None) if T is None else (T.indptr.astype(itype, copy=False),
+                                                          T.indices.astype(itype, copy=False))
+    for _ in range(n_lines):  # every round colours at least the waiting line of highest priority
+        counters[0] = 0
+        kernel(grid, (threads,), (itype.type(n_lines), starts, perm, line_of, A.indptr, A.indices, t_indptr,
+                                  t_indices, colour, counters[:1], counters[1:]))
+        waiting, overflow = (int(v) for v in counters.get())  # the host waits (a set-up step)
+        if overflow:
+            return None
+        if not waiting:
+            break
+    return colour
+
+
+def _colouring_from(colour, perm, starts, line_of, itype):
+    """The :class:`LineColouring` of the lines' colours (lines by colour, stable: the
+    forest's order inside a colour), on the backend of ``colour``."""
+    xp = get_array_module(colour)
+    n_lines = int(colour.shape[0])
+    n = int(perm.shape[0])
     n_colours = int(colour.max()) + 1 if n_lines else 0
-    # lines by colour (stable: the forest's order inside a colour), then their rows
-    lines = np.argsort(colour, kind="stable")
-    lengths = np.diff(starts)[lines]
-    firsts = starts[:-1][lines]
-    offsets = np.repeat(firsts - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
-    order = perm[np.arange(n, dtype=np.int64) + offsets]
-    per_colour = np.bincount(colour, weights=np.diff(starts), minlength=n_colours).astype(np.int64)
-    colour_start = np.concatenate([[0], np.cumsum(per_colour)]).astype(np.int64)
-    line_start = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-    colour_lines = np.concatenate([[0], np.cumsum(np.bincount(colour, minlength=n_colours))]).astype(np.int64)
-    return LineColouring(order, colour_start, line_start, colour_lines, line_of)
+    lines = xp.argsort(colour * max(n_lines, 1) + xp.arange(n_lines, dtype=np.int64))  # distinct keys: stable
+    lengths = xp.diff(starts)[lines].astype(np.int64)
+    firsts = starts[:-1][lines].astype(np.int64)
+    line_start = xp.concatenate([xp.zeros(1, dtype=np.int64), xp.cumsum(lengths)])
+    positions = xp.arange(n, dtype=np.int64)
+    owner = xp.searchsorted(line_start[1:], positions, side="right")  # the (sorted) line of each position
+    order = perm[firsts[owner] + positions - line_start[owner]].astype(itype, copy=False)
+    colour_lines = xp.concatenate([xp.zeros(1, dtype=np.int64),
+                                   xp.cumsum(xp.bincount(colour, minlength=n_colours))]).astype(np.int64)
+    colour_lines = to_host(colour_lines)
+    colour_start = to_host(line_start)[colour_lines] if xp is np else to_host(line_start[xp.asarray(colour_lines)])
+    return LineColouring(order, np.asarray(colour_start, dtype=np.int64), line_start, colour_lines, line_of)
 
 
 def chord_weights(A, colouring, partners):
     """Per row of ``colouring.order``: the sum of the absolute entries to rows of its own
-    line that are not its forest ``partners`` (``n x 2``, -1: none), on the host."""
-    A = A.tocsr()
-    if is_device_array(A):
-        A = A.get()
-    out = np.zeros(A.shape[0], dtype=A.dtype)
-    _chords(colouring.order, colouring.line_of, np.ascontiguousarray(to_host(partners), dtype=np.int64), A.indptr,
-            A.indices, A.data, out)
+    line that are not its forest ``partners`` (``n x 2``, -1: none), each row's in its
+    order, on the backend of ``A`` (the same bits on both)."""
+    xp = get_array_module(A)
+    out = xp.zeros(A.shape[0], dtype=A.dtype)
+    if xp is np:
+        _chords(np.asarray(colouring.order, dtype=np.int64), np.asarray(colouring.line_of, dtype=np.int64),
+                np.ascontiguousarray(partners, dtype=np.int64), A.indptr, A.indices, A.data, out)
+        return out
+    from ..nvrtc import get_kernel
+
+    itype = np.dtype(A.indices.dtype)
+    n = A.shape[0]
+    threads = 256
+    get_kernel("amg", "line_chords", np.dtype(A.dtype), itype)(
+        ((n + threads - 1) // threads,), (threads,),
+        (itype.type(n), colouring.order.astype(itype, copy=False), colouring.line_of.astype(itype, copy=False),
+         xp.ascontiguousarray(partners, dtype=itype), A.indptr, A.indices, A.data, out))
     return out
 
 
@@ -252,49 +333,47 @@ class LineGaussSeidel:
     def __init__(self, A, permutation, path_start, partners, *, omega=1.0, l1=False, symmetric_pattern=False):
         A = A.tocsr()
         self.gpu = is_device_array(A)
-        self.xp = get_array_module(A)
+        self.xp = xp = get_array_module(A)
         self.dtype = np.dtype(A.dtype)
         self.n = A.shape[0]
-        host = A.get() if self.gpu else A
-        host = host.tocsr()
-        if not host.has_canonical_format:
-            host = host.copy()
-            host.sum_duplicates()
-        self.colouring = colouring = line_colouring(host, permutation, path_start,
-                                                    symmetric_pattern=symmetric_pattern)
+        if not A.has_canonical_format:
+            A = A.copy()
+            A.sum_duplicates()
+        self.colouring = colouring = line_colouring(A, permutation, path_start, symmetric_pattern=symmetric_pattern)
         self.n_colours = colouring.n_colours
         order = colouring.order
+        itype = np.dtype(np.int64) if not self.gpu else np.dtype(A.indices.dtype)
         if partners is None:
-            partners = np.full((self.n, 2), -1, dtype=np.int64)
-        partners = np.ascontiguousarray(to_host(partners), dtype=np.int64)
-        dl, d, du = extract_tridiagonal(host, order, partners)
-        dl, d, du = (np.ascontiguousarray(a, dtype=self.dtype) for a in (dl, d, du))
+            partners = xp.full((self.n, 2), -1, dtype=itype)
+        partners = xp.ascontiguousarray(xp.asarray(partners), dtype=itype)
+        dl, d, du = extract_tridiagonal(A, order, partners)
+        dl, d, du = (xp.ascontiguousarray(a, dtype=self.dtype) for a in (dl, d, du))
         if l1:
-            d = d + chord_weights(host, colouring, partners)
+            d = d + chord_weights(A, colouring, partners)
         self.omega = float(omega)
         self._forward = np.arange(self.n_colours, dtype=np.int64)
         self._backward = self._forward[::-1].copy()
         if not self.gpu:
-            self.A = host
+            self.A = A
             solver = TridiagonalSolver(dl, d, du)  # no couplings across lines: colour by colour
             self._factors = (solver.dl, solver.inv_den, solver.cp)
             self.solvers = None
             return
-        self._gpu_setup(A, host, order, dl, d, du)
+        self._gpu_setup(A, order, dl, d, du)
 
-    def _gpu_setup(self, A, host, order, dl, d, du):
+    def _gpu_setup(self, A, order, dl, d, du):
         import cupy
 
         from ..spmv import spmv_lanes
 
         try:  # the rows in the colour order, columns as in A: on the device
-            Ap = A[cupy.asarray(order)].tocsr()
+            Ap = A[order].tocsr()
         except Exception:  # noqa: BLE001 - a CuPy without row indexing: on the host
-            Ap = host[order].tocsr()
+            Ap = A.get()[order.get()].tocsr()
             Ap = type(A)((cupy.asarray(Ap.data), cupy.asarray(Ap.indices), cupy.asarray(Ap.indptr)), shape=Ap.shape)
         itype = np.dtype(Ap.indices.dtype)
         self._itype = itype.type
-        self.order = cupy.asarray(order.astype(itype))
+        self.order = order.astype(itype)
         indptr = Ap.indptr.astype(itype, copy=False)
         self._lanes = spmv_lanes(Ap.nnz, self.n, self.dtype.itemsize)
         cs = self.colouring.colour_start
@@ -302,7 +381,7 @@ class LineGaussSeidel:
         self.solvers = []
         for c in range(self.n_colours):
             a, b = int(cs[c]), int(cs[c + 1])
-            solver = TridiagonalSolver(cupy.asarray(dl[a:b]), cupy.asarray(d[a:b]), cupy.asarray(du[a:b]))
+            solver = TridiagonalSolver(dl[a:b], d[a:b], du[a:b])
             self.solvers.append(solver)
             self._colours.append((self._itype(b - a), indptr[a:b + 1], self.order[a:b], solver))
         self._Ap = Ap

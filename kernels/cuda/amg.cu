@@ -10,6 +10,7 @@
 // before the shuffles, so that every lane of a warp takes part.
 // templates: residual<V,I>, jacobi_sweep<V,I>, residual_restrict<V,I>, csr_spmv_add<V,I>, strength_weights<V,I>
 // templates: dense_gemv<V>, ordered_product<V,I>, gathered_residual<V,I>, hash_product<V,I>, copy_rows<V,I>
+// templates: line_colour_round<I>, line_chords<V,I>
 
 template <typename V>
 __device__ __forceinline__ V lane_sum(V sum, const int lanes) {
@@ -353,4 +354,104 @@ __global__ void copy_rows(const I n, const int lanes, const I* __restrict__ rows
         Cj[begin + t] = Sj[from + t];
         Cx[begin + t] = Sx[from + t];
     }
+}
+
+// The priority of a line in the Jones-Plassmann colouring of the line Gauss-Seidel smoother
+// (kernels/amg/line_gs.py, line_priority): MurmurHash3's 32-bit finalizer of its index; a
+// line precedes another of equal hash when its index is smaller.
+__device__ __forceinline__ unsigned line_hash(unsigned h) {
+    h ^= h >> 16;
+    h *= 0x85ebca6bu;
+    h ^= h >> 13;
+    h *= 0xc2b2ae35u;
+    h ^= h >> 16;
+    return h;
+}
+
+#define LINE_COLOUR_WORDS 8  // colours 0..255 in a bit set of 32-bit words
+
+// One round of the colouring, a warp per line not yet coloured: its lanes read the rows of
+// the line (order[line_start[line] ...]) and their entries (and the transpose's, where
+// t_indptr is given: an unsymmetric pattern); a coupled line that precedes this one and is
+// not coloured yet makes it wait for a later round, else the line takes the least colour
+// that no preceding coupled line has. As no two coupled lines are coloured in one round and
+// a line's colour depends only on those of the lines that precede it, the colouring is that
+// of first-fit over the lines in priority order (the CPU twin), whatever the timing of the
+// rounds. `waiting` counts the lines left for later rounds; `overflow` is set when a line
+// would need more than 256 colours (the caller colours on the host then).
+template <typename I>
+__global__ void line_colour_round(const I n_lines, const I* __restrict__ line_start, const I* __restrict__ order,
+                                  const I* __restrict__ line_of, const I* __restrict__ indptr,
+                                  const I* __restrict__ indices, const I* __restrict__ t_indptr,
+                                  const I* __restrict__ t_indices, int* __restrict__ colour,
+                                  unsigned* __restrict__ waiting, unsigned* __restrict__ overflow) {
+    const size_t warp = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) / 32;
+    const int lane = threadIdx.x & 31;
+    if (warp >= (size_t)n_lines) return;  // the whole warp
+    const I line = (I)warp;
+    if (colour[line] >= 0) return;
+    const unsigned mine = line_hash((unsigned)line);
+    unsigned taken[LINE_COLOUR_WORDS];
+    for (int w = 0; w < LINE_COLOUR_WORDS; ++w) taken[w] = 0u;
+    bool wait = false, over = false;
+    for (I pos = line_start[line] + lane; pos < line_start[line + 1] && !wait; pos += 32) {
+        const I i = order[pos];
+        for (int side = 0; side < 2 && !wait; ++side) {
+            const I* ptr = side == 0 ? indptr : t_indptr;
+            const I* idx = side == 0 ? indices : t_indices;
+            if (ptr == nullptr) break;
+            for (I e = ptr[i]; e < ptr[i + 1]; ++e) {
+                const I other = line_of[idx[e]];
+                if (other == line) continue;
+                const int c = colour[other];
+                if (c >= 0) {
+                    if (c < 32 * LINE_COLOUR_WORDS) taken[c >> 5] |= 1u << (c & 31);
+                    else over = true;
+                } else {
+                    const unsigned theirs = line_hash((unsigned)other);
+                    if (theirs > mine || (theirs == mine && other < line)) {
+                        wait = true;
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    if (__any_sync(0xffffffffu, wait)) {
+        if (lane == 0) atomicAdd(waiting, 1u);
+        return;
+    }
+    if (__any_sync(0xffffffffu, over)) {
+        if (lane == 0) *overflow = 1u;
+        return;
+    }
+    for (int w = 0; w < LINE_COLOUR_WORDS; ++w) {
+        for (int offset = 16; offset > 0; offset /= 2) taken[w] |= __shfl_xor_sync(0xffffffffu, taken[w], offset);
+    }
+    if (lane == 0) {
+        int c = 0;
+        while (c < 32 * LINE_COLOUR_WORDS && (taken[c >> 5] >> (c & 31)) & 1u) ++c;
+        if (c == 32 * LINE_COLOUR_WORDS) *overflow = 1u;
+        else colour[line] = c;
+    }
+}
+
+// The chords of the lines, a thread per row k of the colouring's order: the sum of |a_ij|
+// over the entries of row i = order[k] to other rows of its own line that are not its
+// forest partners (partners[2 i], partners[2 i + 1]; -1: none), in the row's order (the
+// CPU twin's, line_gs._chords: the same bits).
+template <typename V, typename I>
+__global__ void line_chords(const I n, const I* __restrict__ order, const I* __restrict__ line_of,
+                            const I* __restrict__ partners, const I* __restrict__ indptr, const I* __restrict__ indices,
+                            const V* __restrict__ data, V* __restrict__ out) {
+    const size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (k >= (size_t)n) return;
+    const I i = order[k];
+    const I own = line_of[i], p0 = partners[2 * (size_t)i], p1 = partners[2 * (size_t)i + 1];
+    V total = V(0);
+    for (I e = indptr[i]; e < indptr[i + 1]; ++e) {
+        const I j = indices[e];
+        if (j != i && line_of[j] == own && j != p0 && j != p1) total = add_rn(total, fabs(data[e]));
+    }
+    out[k] = total;
 }
