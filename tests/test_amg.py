@@ -649,6 +649,8 @@ def test_table_plan_fits_the_shared_memory():
         assert (TABLE_THREADS // group) * slots * (vb + ib) <= TABLE_BYTES
     assert table_plan(9, 9, 9, 8, 4) == (1, 16)  # a piecewise constant B: a thread per row, 9 columns
     assert table_plan(100, 1600, 300, 8, 4) == (16, 512)
+    assert table_plan(200, 200, 200, 8, 4) == (8, 256)  # a piecewise constant B after dense rows: more lanes
+    assert table_plan(200, 200, 5000, 8, 4) == (32, 1024)  # the largest table; longer rows overflow
 
 
 def test_levels_symmetric_up_to_rounding_count_as_symmetric():

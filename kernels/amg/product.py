@@ -136,13 +136,21 @@ def _power_of_two_above(x) -> int:
 
 def table_plan(nnz_a, flops, widest, value_bytes, index_bytes, group=None, slots=None):
     """``(group, slots)`` of the GPU product: lanes per row about the mean row length of
-    ``B`` over the entries of ``A`` (``flops / nnz_a``), and a table of columns per row as
-    large as the row with the most products (``widest``) needs, within
-    :data:`TABLE_BYTES` per block (rows with more columns than it holds overflow)."""
+    ``B`` over the entries of ``A`` (``flops / nnz_a``), more where the row with the most
+    products (``widest``) needs a larger table than that many lanes' share of
+    :data:`TABLE_BYTES` per block holds (a piecewise constant ``B`` after a coarse level's
+    dense rows), and a table that large (rows with more columns than a table of 32 lanes
+    holds overflow)."""
+    per_block = TABLE_BYTES // (value_bytes + index_bytes)
+
+    def largest(g):
+        return 1 << int(math.log2(per_block // (TABLE_THREADS // g)))
+
     if group is None:
         group = min(32, _power_of_two_above(flops / max(nnz_a, 1)))
-    per_block = TABLE_BYTES // (value_bytes + index_bytes)
-    largest = 1 << int(math.log2(per_block // (TABLE_THREADS // group)))
+        while group < 32 and largest(group) < widest:
+            group *= 2
+    largest = largest(group)
     if slots is None:
         slots = min(largest, max(2, _power_of_two_above(widest)))
     return group, max(2, group, min(int(slots), largest))
