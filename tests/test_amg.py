@@ -669,6 +669,8 @@ def test_levels_symmetric_up_to_rounding_count_as_symmetric():
     assert res.converged and res.iterations <= 7
     T = sp.diags([-2.5, 2.0, 0.5], [-1, 0, 1], shape=(30, 30), format="csr")
     assert not _symmetric_level(T) and _symmetric_level((T + T.T).tocsr())
+    upper = sp.triu(matrices.poisson2d(6), format="csr")  # as many entries as its transpose, not the same
+    assert not _symmetric_level(upper) and _symmetric_level(sp.csr_matrix((4, 4)))
     assert _symmetric_level(matrices.poisson2d(8).astype(np.float32).tocsr())
 
 
