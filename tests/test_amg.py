@@ -232,6 +232,24 @@ def test_strength_graph_and_galerkin():
     np.testing.assert_allclose((P.T @ A @ P).toarray(), Ac.toarray(), atol=1e-12)
 
 
+def test_pair_numbering_is_contract_pairs_numbering():
+    """The last matching round of a smoothed level numbers its pairs without contracting
+    the matrix; the numbering is contract_pairs', and the coarse operator formed on demand
+    is the one formed at once."""
+    from kernels.amg.aggregation import pair_numbering, pair_matching
+    from kernels.graph import contract_pairs
+
+    A = matrices.rotated_anisotropic2d(20).tocsr()
+    mate = pair_matching(strength_graph(A)).astype(A.indices.dtype)
+    _, coarse, members = contract_pairs(A, mate, check=False)
+    got_coarse, got_members = pair_numbering(mate)
+    assert got_coarse.tolist() == coarse.tolist() and got_members.tolist() == members.tolist()
+    eager = pairwise_level(A, rounds=3)
+    lazy = pairwise_level(A, rounds=3, coarse=False)
+    assert np.array_equal(eager.aggregates, lazy.aggregates) and np.array_equal(eager.members, lazy.members)
+    assert lazy._coarse is None and (lazy.coarse != eager.coarse).nnz == 0 and lazy.coarse.nnz == eager.coarse.nnz
+
+
 def _sequential_product(A, B):
     """{(i, j): sum} of A B, each sum from zero over row i of A in order, in A's dtype,
     exact zeros left out: the definition of ordered_product, in plain Python."""

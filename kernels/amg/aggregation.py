@@ -13,8 +13,6 @@ matrices.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from ..backend import get_array_module, sparse_module
@@ -22,7 +20,8 @@ from ..factor import factor_rounds
 from ..graph import abs_graph, contract_pairs
 from ..validation import validate_matrix
 
-__all__ = ["row_indices", "strength_graph", "pair_matching", "pair_galerkin", "PairwiseLevel", "pairwise_level", "prolongator"]
+__all__ = ["row_indices", "strength_graph", "pair_matching", "pair_galerkin", "pair_numbering", "PairwiseLevel",
+           "pairwise_level", "prolongator"]
 
 
 def _canonical(A):
@@ -165,24 +164,57 @@ def _with_diagonal(off, diag, itype):
     return Ac
 
 
-@dataclass
+def pair_numbering(mate):
+    """The coarse vertices of the matching ``mate`` as :func:`kernels.graph.contract_pairs`
+    numbers them, without contracting a matrix: ``(coarse, members)``, ``coarse[v]`` the
+    coarse vertex of ``v``, ``members`` (Nc x 2) its vertices, the smaller first (-1: an
+    unmatched vertex), numbered in the order of the smaller one; in ``mate``'s dtype.
+
+    Examples
+    --------
+    >>> coarse, members = pair_numbering(np.array([2, -1, 0, 4, 3]))
+    >>> coarse.tolist(), members.tolist()
+    ([0, 1, 0, 2, 2], [[0, 2], [1, -1], [3, 4]])
+    """
+    xp = get_array_module(mate)
+    itype = mate.dtype
+    index = xp.arange(mate.shape[0], dtype=itype)
+    leader = (mate < 0) | (mate > index)  # the smaller vertex of a pair, or an unmatched one
+    rank = xp.cumsum(leader, dtype=itype) - 1
+    coarse = rank[xp.where(leader, index, mate)]
+    leaders = xp.flatnonzero(leader).astype(itype, copy=False)
+    partner = mate[leaders]
+    members = xp.stack([leaders, xp.where(partner >= 0, partner, -1).astype(itype, copy=False)], axis=1)
+    return coarse, members
+
+
 class PairwiseLevel:
     """One level of a pairwise hierarchy: ``aggregates[i]`` is the coarse vertex of fine
     vertex ``i``, ``members`` (Nc x 2**rounds, -1 padded) the fine vertices of each coarse
-    one, ``coarse`` the Galerkin operator of the next level."""
+    one, ``coarse`` the Galerkin operator of the next level (the piecewise constant
+    prolongator's; formed when first read where the level was built without it)."""
 
-    aggregates: object
-    members: object
-    coarse: object
+    def __init__(self, aggregates, members, coarse=None, pending=None):
+        self.aggregates, self.members = aggregates, members
+        self._coarse, self._pending = coarse, pending
+
+    @property
+    def coarse(self):
+        if self._coarse is None:
+            self._coarse = pair_galerkin(*self._pending)[0]
+            self._pending = None
+        return self._coarse
 
     @property
     def n_coarse(self) -> int:
         return int(self.members.shape[0])
 
 
-def pairwise_level(A, *, rounds=2, theta=0.25, matching=None):
+def pairwise_level(A, *, rounds=2, theta=0.25, matching=None, coarse=True):
     """Aggregates of up to ``2**rounds`` vertices by ``rounds`` rounds of pairwise matching
-    of the strong couplings, and the coarse operator.
+    of the strong couplings, and the coarse operator (``coarse=False``: the last round's
+    pair contraction is left until :attr:`PairwiseLevel.coarse` is read, for a caller that
+    forms its own coarse operator).
 
     Parameters
     ----------
@@ -192,6 +224,8 @@ def pairwise_level(A, *, rounds=2, theta=0.25, matching=None):
         Strength threshold of :func:`strength_graph`.
     matching : dict, optional
         Parameters of :func:`pair_matching` (iterations, m, k_m, p, seed).
+    coarse : bool
+        Form the coarse operator now.
 
     Returns
     -------
@@ -213,19 +247,24 @@ def pairwise_level(A, *, rounds=2, theta=0.25, matching=None):
     n = A.shape[0]
     aggregates = xp.arange(n, dtype=itype)
     members = aggregates[:, None]
-    current = A
-    for _ in range(rounds):
+    current, pending = A, None
+    for k in range(rounds):
         mate = pair_matching(strength_graph(current, theta), **matching)
-        Ac, coarse, pairs = pair_galerkin(current, mate)
-        if Ac.shape[0] == current.shape[0]:  # nothing matched: this round changes nothing
+        if k + 1 < rounds or coarse:
+            Ac, numbering, pairs = pair_galerkin(current, mate)
+        else:  # the last round: the numbering only, the contraction when asked for
+            numbering, pairs = pair_numbering(mate.astype(itype, copy=False))
+            Ac, pending = None, (current, mate)
+        if pairs.shape[0] == current.shape[0]:  # nothing matched: this round changes nothing
+            pending = None
             break
-        aggregates = coarse[aggregates]
+        aggregates = numbering[aggregates]
         # the fine members of each new coarse vertex: those of its first member, then of its second
         grouped = members[xp.maximum(pairs, 0)]  # (Nc, 2, width)
         grouped = xp.where((pairs >= 0)[:, :, None], grouped, -1).astype(itype, copy=False)
         members = grouped.reshape(pairs.shape[0], -1)
         current = Ac
-    return PairwiseLevel(aggregates, xp.ascontiguousarray(members), current)
+    return PairwiseLevel(aggregates, xp.ascontiguousarray(members), current, pending)
 
 
 def prolongator(aggregates, n_coarse, dtype):

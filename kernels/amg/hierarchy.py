@@ -187,7 +187,7 @@ def pairwise_hierarchy(A, *, max_levels=20, coarse_size=500, rounds=3, theta=0.2
     levels = []
     current = A
     while len(levels) + 1 < max_levels and current.shape[0] > coarse_size:
-        lvl = pairwise_level(current, rounds=rounds, theta=theta, matching=matching)
+        lvl = pairwise_level(current, rounds=rounds, theta=theta, matching=matching, coarse=smooth is None)
         if lvl.n_coarse * min_coarsening > current.shape[0]:
             break
         if smooth is None:
