@@ -303,6 +303,15 @@ def test_piecewise_constant_minus_is_scipys_difference():
     S, expected = piecewise_constant_minus(aggregates, 3, Y), (P - Y).tocsr()
     assert S.has_canonical_format and np.array_equal(S.indptr, expected.indptr)
     assert np.array_equal(S.indices, expected.indices) and np.array_equal(S.data, expected.data)
+    rng = np.random.default_rng(6)  # many rows, own entries present, missing, left and right of the others
+    aggregates = rng.integers(0, 40, 500)
+    Y = sp.random(500, 40, density=0.1, random_state=7, format="csr")
+    Y.data[::7] = 1.0
+    P = prolongator(aggregates, 40, np.float64)
+    S, expected = piecewise_constant_minus(aggregates, 40, Y), (P - Y).tocsr()
+    expected.sort_indices()
+    assert np.array_equal(S.indptr, expected.indptr) and np.array_equal(S.indices, expected.indices)
+    assert np.array_equal(S.data, expected.data)
 
 
 def test_pairwise_coarse_operators_are_ordered_galerkin_products():

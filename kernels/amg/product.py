@@ -289,19 +289,35 @@ def piecewise_constant_minus(aggregates, n_coarse, Y):
         raise ValueError(f"Y of shape {Y.shape} does not fit {aggregates.shape[0]} aggregates of {n_coarse}")
     itype = Y.indices.dtype
     aggregates = aggregates.astype(itype, copy=False)
+    indptr = Y.indptr.astype(np.int64)
     rows = row_indices(Y)
-    own = Y.indices == aggregates[rows]
+    own_column = aggregates[rows]
+    own = Y.indices == own_column
     data = xp.where(own, 1 - Y.data, -Y.data)
-    has_own = xp.zeros(n, dtype=bool)
-    has_own[rows[own]] = True
-    missing = xp.flatnonzero(~has_own).astype(itype, copy=False)
-    rows = xp.concatenate([rows, missing])
-    cols = xp.concatenate([Y.indices, aggregates[missing]])
-    data = xp.concatenate([data, xp.ones(missing.shape[0], dtype=Y.dtype)])
-    keep = data != 0
-    rows, cols, data = rows[keep], cols[keep], data[keep]
-    order = xp.argsort(rows.astype(np.int64) * n_coarse + cols)  # the keys are distinct
-    indptr = xp.concatenate([xp.zeros(1, dtype=np.int64), xp.cumsum(xp.bincount(rows, minlength=n), dtype=np.int64)])
-    S = sparse_module(xp).csr_matrix((data[order], cols[order], indptr.astype(itype)), shape=Y.shape)
+
+    def per_row(flags):  # the number of flagged entries of each row (a prefix sum, no sort)
+        total = xp.concatenate([xp.zeros(1, dtype=np.int64), xp.cumsum(flags, dtype=np.int64)])
+        return total[indptr[1:]] - total[indptr[:-1]]
+
+    missing = per_row(own) == 0  # rows without an entry in their aggregate's column: a 1 goes in
+    left = per_row(Y.indices < own_column)  # where it goes: after the row's entries left of it
+    inserted = xp.concatenate([xp.zeros(1, dtype=np.int64), xp.cumsum(missing, dtype=np.int64)])
+    nnz = Y.nnz + int(inserted[-1])  # the host waits (a set-up step)
+    # every entry moves by the insertions in the rows above, and by one where its row's
+    # insertion lands left of it; an inserted entry goes to slot nnz (dropped) in other rows
+    dest = xp.arange(Y.nnz, dtype=np.int64) + inserted[rows] + (missing[rows] & (Y.indices > own_column))
+    place = xp.where(missing, indptr[:-1] + inserted[:-1] + left, nnz)
+    indices, values = xp.empty(nnz + 1, dtype=itype), xp.empty(nnz + 1, dtype=Y.dtype)
+    indices[dest], values[dest] = Y.indices, data
+    indices[place], values[place] = aggregates, 1
+    indices, values = indices[:nnz], values[:nnz]
+    indptr = (indptr + inserted).astype(itype)
+    zeros = values == 0  # 1 - y == 0, or an explicit zero of Y: left out
+    if bool(zeros.any()):
+        keep = ~zeros
+        kept = xp.concatenate([xp.zeros(1, dtype=np.int64), xp.cumsum(keep, dtype=np.int64)])
+        indptr = kept[indptr.astype(np.int64)].astype(itype)
+        indices, values = indices[keep], values[keep]
+    S = sparse_module(xp).csr_matrix((values, indices, indptr), shape=Y.shape)
     S.has_canonical_format = True
     return S
