@@ -232,6 +232,54 @@ def test_strength_graph_and_galerkin():
     np.testing.assert_allclose((P.T @ A @ P).toarray(), Ac.toarray(), atol=1e-12)
 
 
+def _strength_reference(A, theta=0.25):
+    """The strong-coupling graph as abs_graph builds it from the truncated weights: W' if
+    symmetric, else W' + W'^T (a transpose and a sparse sum)."""
+    from kernels.amg._cpu import strength_weights
+    from kernels.graph import abs_graph
+
+    A = A.tocsr()
+    A.sort_indices()
+    w = strength_weights(A.indptr, A.indices, A.data, A.diagonal().astype(A.dtype), theta)
+    bits = w.view(np.uint64 if A.dtype == np.float64 else np.uint32)
+    bits &= bits.dtype.type(~((1 << (32 if A.dtype == np.float64 else 3)) - 1) & (2 ** (8 * A.dtype.itemsize) - 1))
+    return abs_graph(sp.csr_matrix((w, A.indices, A.indptr), shape=A.shape))
+
+
+@pytest.mark.parametrize("name", ["poisson2d", "aniso2", "rotated_anisotropic2d", "convection_diffusion3d",
+                                  "unsymmetric_pattern"])
+def test_strength_graph_is_the_mirrored_weight_graph(name):
+    """The strength graph sums each strong weight with its mirror's on A's own pattern in
+    one pass; it is abs_graph's graph of the strong weights (W' alone where it is
+    symmetric: Poisson; W' + W'^T else), bit for bit, and abs_graph's own where the pattern
+    is not symmetric."""
+    if name == "unsymmetric_pattern":
+        A = (sp.random(200, 200, density=0.03, random_state=5, format="csr") + 4 * sp.eye(200)).tocsr()
+    else:
+        A = matrices.get(name, n=20 if name != "convection_diffusion3d" else 6).tocsr()
+    S, R = strength_graph(A), _strength_reference(A)
+    S.sort_indices()
+    R.sort_indices()
+    assert np.array_equal(S.indptr, R.indptr) and np.array_equal(S.indices, R.indices)
+    assert S.data.tobytes() == R.data.tobytes()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", ["poisson2d", "aniso2", "convection_diffusion3d", "unsymmetric_pattern"])
+def test_gpu_strength_graph_is_the_cpus(name):
+    from kernels.backend import to_device
+
+    if name == "unsymmetric_pattern":
+        A = (sp.random(2000, 2000, density=0.003, random_state=5, format="csr") + 4 * sp.eye(2000)).tocsr()
+    else:
+        A = matrices.get(name, n=40 if name != "convection_diffusion3d" else 10).tocsr()
+    S, G = strength_graph(A), strength_graph(to_device(A))
+    S.sort_indices()
+    G.sort_indices()
+    assert np.array_equal(G.indptr.get(), S.indptr) and np.array_equal(G.indices.get(), S.indices)
+    assert G.data.get().tobytes() == S.data.tobytes()
+
+
 def test_pair_numbering_is_contract_pairs_numbering():
     """The last matching round of a smoothed level numbers its pairs without contracting
     the matrix; the numbering is contract_pairs', and the coarse operator formed on demand

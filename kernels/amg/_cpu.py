@@ -6,7 +6,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["strength_weights", "residual_restrict", "ordered_product"]
+__all__ = ["strength_weights", "strength_mirror", "residual_restrict", "ordered_product"]
 
 
 @njit(cache=True, inline="always")
@@ -51,6 +51,36 @@ def strength_weights(indptr, indices, data, diag, theta):
     if len(data):
         _strength_weights(indptr, indices, data, diag, data.dtype.type(theta), w)
     return w
+
+
+@njit(cache=True)
+def _strength_mirror(indptr, indices, w, out, flags):
+    for i in range(len(indptr) - 1):
+        for e in range(indptr[i], indptr[i + 1]):
+            j = indices[e]
+            if j == i:
+                out[e] = 0
+                continue
+            f = indptr[j] + np.searchsorted(indices[indptr[j]:indptr[j + 1]], i)
+            if f < indptr[j + 1] and indices[f] == i:
+                if w[e] != w[f]:
+                    flags[1] = 1
+                out[e] = w[e] + w[f]
+            else:
+                if w[e] != 0:
+                    flags[0] = 1
+                out[e] = w[e]
+
+
+def strength_mirror(indptr, indices, w):
+    """Twin of ``strength_mirror`` in amg.cu: ``(out, flags)``, ``out[e] = w_ij + w_ji`` on
+    the pattern (0 on the diagonal), ``flags`` [a nonzero weight without a mirror entry,
+    some ``w_ij != w_ji``]."""
+    out = np.empty_like(w)
+    flags = np.zeros(2, dtype=np.uint32)
+    if len(w):
+        _strength_mirror(indptr, indices, w, out, flags)
+    return out, flags
 
 
 @njit(cache=True)

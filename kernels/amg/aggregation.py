@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..backend import get_array_module, sparse_module
+from ..backend import get_array_module, sparse_module, to_host
 from ..factor import factor_rounds
-from ..graph import abs_graph, contract_pairs
+from ..graph import abs_graph, contract_pairs, offdiag_abs
 from ..validation import validate_matrix
 
 __all__ = ["row_indices", "strength_graph", "pair_matching", "pair_galerkin", "pair_numbering", "PairwiseLevel",
@@ -69,6 +69,7 @@ def strength_graph(A, theta=0.25):
     A = _canonical(A)
     xp = get_array_module(A)
     vt = np.dtype(A.dtype)
+    n, threads = A.shape[0], 256
     diag = A.diagonal().astype(vt, copy=False)
     if xp is np:
         from ._cpu import strength_weights
@@ -77,9 +78,7 @@ def strength_graph(A, theta=0.25):
     else:
         from ..nvrtc import get_kernel
 
-        n = A.shape[0]
         w = xp.empty_like(A.data)
-        threads = 256
         get_kernel("amg", "strength_weights", vt, A.indices.dtype)(
             ((n + threads - 1) // threads,), (threads,),
             (A.indices.dtype.type(n), A.indptr, A.indices, A.data, xp.ascontiguousarray(diag), vt.type(theta), w))
@@ -89,9 +88,29 @@ def strength_graph(A, theta=0.25):
     dropped = 32 if vt == np.float64 else 3
     bits = w.view(np.uint64 if vt == np.float64 else np.uint32)
     bits &= bits.dtype.type(~((1 << dropped) - 1) & (2 ** (8 * vt.itemsize) - 1))
-    W = sparse_module(xp).csr_matrix((w, A.indices, A.indptr), shape=A.shape)
-    W.has_canonical_format = True
-    return abs_graph(W)
+    # W + W^T on A's own pattern where it is symmetric (the strong entries are not: a
+    # coupling strong for one row may be weak for the other): one pass that looks each
+    # entry's mirror up, the same graph as abs_graph's W' + W'^T without a transpose
+    if xp is np:
+        from ._cpu import strength_mirror
+
+        mirrored, flags = strength_mirror(A.indptr, A.indices, w)
+    else:
+        from ..nvrtc import get_kernel
+
+        mirrored, flags = xp.empty_like(w), xp.zeros(2, dtype=np.uint32)
+        get_kernel("amg", "strength_mirror", vt, A.indices.dtype)(
+            ((n + threads - 1) // threads,), (threads,), (A.indices.dtype.type(n), A.indptr, A.indices, w, mirrored,
+                                                          flags))
+    unmirrored, unsymmetric = (int(f) for f in to_host(flags))  # the host waits (a set-up step)
+    if unmirrored:  # the pattern is not symmetric
+        W = sparse_module(xp).csr_matrix((w, A.indices, A.indptr), shape=A.shape)
+        W.has_canonical_format = True
+        return abs_graph(W)
+    # a symmetric W is its own graph (abs_graph's); else each entry sums its two weights
+    S = sparse_module(xp).csr_matrix((mirrored if unsymmetric else w, A.indices, A.indptr), shape=A.shape)
+    S.has_canonical_format = True
+    return offdiag_abs(S)
 
 
 def pair_matching(S, *, iterations=8, m=5, k_m=0, p=0.5, seed=0):

@@ -10,7 +10,7 @@
 // before the shuffles, so that every lane of a warp takes part.
 // templates: residual<V,I>, jacobi_sweep<V,I>, residual_restrict<V,I>, csr_spmv_add<V,I>, strength_weights<V,I>
 // templates: dense_gemv<V>, ordered_product<V,I>, gathered_residual<V,I>, hash_product<V,I>, copy_rows<V,I>
-// templates: line_colour_round<I>, line_chords<V,I>
+// templates: line_colour_round<I>, line_chords<V,I>, strength_mirror<V,I>
 
 template <typename V>
 __device__ __forceinline__ V lane_sum(V sum, const int lanes) {
@@ -454,4 +454,35 @@ __global__ void line_chords(const I n, const I* __restrict__ order, const I* __r
         if (j != i && line_of[j] == own && j != p0 && j != p1) total = add_rn(total, fabs(data[e]));
     }
     out[k] = total;
+}
+
+// The strong couplings made symmetric on the matrix's own pattern, a thread per row (the
+// twin of kernels.amg._cpu.strength_mirror): out[e] = w_ij + w_ji for the off-diagonal
+// entry e = (i, j), w_ji read at the mirror entry (j, i) found by binary search in row j;
+// 0 on the diagonal. flags[0] is set where a nonzero w_ij has no mirror entry (the pattern
+// is not symmetric: the caller sums W + W^T instead), flags[1] where w_ij != w_ji.
+template <typename V, typename I>
+__global__ void strength_mirror(const I n_rows, const I* __restrict__ indptr, const I* __restrict__ indices,
+                                const V* __restrict__ w, V* __restrict__ out, unsigned* __restrict__ flags) {
+    const size_t row = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (row >= (size_t)n_rows) return;
+    bool unmirrored = false, unsymmetric = false;
+    for (I e = indptr[row]; e < indptr[row + 1]; ++e) {
+        const I j = indices[e];
+        if ((size_t)j == row) {
+            out[e] = V(0);
+            continue;
+        }
+        const I stop = indptr[j + 1];
+        const I f = first_at_least(indices, indptr[j], stop, (I)row);
+        if (f < stop && (size_t)indices[f] == row) {
+            unsymmetric |= w[e] != w[f];
+            out[e] = add_rn(w[e], w[f]);
+        } else {
+            unmirrored |= w[e] != V(0);
+            out[e] = w[e];
+        }
+    }
+    if (unmirrored) flags[0] = 1u;
+    if (unsymmetric) flags[1] = 1u;
 }
