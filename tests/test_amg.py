@@ -280,6 +280,32 @@ def test_gpu_strength_graph_is_the_cpus(name):
     assert G.data.get().tobytes() == S.data.tobytes()
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gpu_pair_galerkin_is_the_cpus(dtype):
+    """The GPU's pair Galerkin operator (one kernel for the diagonal entries and the rows)
+    is the CPU's, bit for bit, with unmatched vertices and explicit zeros."""
+    import cupy
+
+    from kernels.amg.aggregation import pair_matching
+    from kernels.backend import to_device
+
+    A = matrices.convection_diffusion3d(10, dtype=dtype).tocsr()
+    A.data[::11] = 0  # explicit zeros
+    mate = pair_matching(strength_graph(A)).astype(A.indices.dtype)
+    for v in range(40):  # some pairs split: unmatched vertices
+        if mate[v] >= 0:
+            mate[mate[v]], mate[v] = -1, -1
+    C, coarse, members = pair_galerkin(A, mate)
+    assert (members[:, 1] < 0).any()
+    G, gcoarse, gmembers = pair_galerkin(to_device(A), cupy.asarray(mate))
+    assert G.has_canonical_format and np.array_equal(gcoarse.get(), coarse)
+    assert np.array_equal(gmembers.get(), members)
+    np.testing.assert_array_equal(G.indptr.get(), C.indptr)
+    np.testing.assert_array_equal(G.indices.get(), C.indices)
+    assert G.data.get().tobytes() == C.data.tobytes()
+
+
 def test_pair_numbering_is_contract_pairs_numbering():
     """The last matching round of a smoothed level numbers its pairs without contracting
     the matrix; the numbering is contract_pairs', and the coarse operator formed on demand

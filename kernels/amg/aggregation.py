@@ -148,7 +148,21 @@ def pair_galerkin(A, mate):
     off, coarse, members = contract_pairs(A, mate, check=False)
     itype = A.indices.dtype
     coarse = coarse.astype(itype, copy=False)
-    members = members.astype(itype, copy=False)
+    members = xp.ascontiguousarray(members, dtype=itype)
+    if xp is not np:  # one kernel: the diagonal entries and the rows with them
+        from ..nvrtc import get_kernel
+
+        nc = members.shape[0]
+        indptr = off.indptr.astype(itype, copy=False) + xp.arange(nc + 1, dtype=itype)
+        indices, data = xp.empty(off.nnz + nc, dtype=itype), xp.empty(off.nnz + nc, dtype=A.dtype)
+        threads = 256
+        get_kernel("amg", "pair_coarse_rows", np.dtype(A.dtype), itype)(
+            ((nc + threads - 1) // threads,), (threads,),
+            (itype.type(nc), members, coarse, A.indptr, A.indices, A.data, off.indptr.astype(itype, copy=False),
+             off.indices.astype(itype, copy=False), off.data, indices, data))
+        Ac = sparse_module(xp).csr_matrix((data, indices, indptr), shape=off.shape)
+        Ac.has_canonical_format = True
+        return Ac, coarse, members
     rows = row_indices(A)
     inside = coarse[A.indices] == coarse[rows]
     # each row's entries inside its pair: its diagonal and the entry to its partner (two

@@ -10,7 +10,7 @@
 // before the shuffles, so that every lane of a warp takes part.
 // templates: residual<V,I>, jacobi_sweep<V,I>, residual_restrict<V,I>, csr_spmv_add<V,I>, strength_weights<V,I>
 // templates: dense_gemv<V>, ordered_product<V,I>, gathered_residual<V,I>, hash_product<V,I>, copy_rows<V,I>
-// templates: line_colour_round<I>, line_chords<V,I>, strength_mirror<V,I>
+// templates: line_colour_round<I>, line_chords<V,I>, strength_mirror<V,I>, pair_coarse_rows<V,I>
 
 template <typename V>
 __device__ __forceinline__ V lane_sum(V sum, const int lanes) {
@@ -485,4 +485,45 @@ __global__ void strength_mirror(const I n_rows, const I* __restrict__ indptr, co
     }
     if (unmirrored) flags[0] = 1u;
     if (unsymmetric) flags[1] = 1u;
+}
+
+// The rows of the pair Galerkin operator (kernels.amg.aggregation.pair_galerkin), a thread
+// per coarse vertex c: its off-diagonal row from the contraction (Op, Oj, Ox: canonical,
+// no diagonal) with the diagonal entry inserted in column order, written from Op[c] + c.
+// The diagonal is, over the members m of c (members[2 c], members[2 c + 1]; -1: none),
+// the sum of row m's entries inside the pair (its diagonal and the entry to its partner),
+// accumulated in double from 0 in the row's order, the two members' sums added (the
+// second 0 for a single vertex) and rounded to V once: the host's bincount and sum.
+template <typename V, typename I>
+__global__ void pair_coarse_rows(const I nc, const I* __restrict__ members, const I* __restrict__ coarse,
+                                 const I* __restrict__ Ap, const I* __restrict__ Aj, const V* __restrict__ Ax,
+                                 const I* __restrict__ Op, const I* __restrict__ Oj, const V* __restrict__ Ox,
+                                 I* __restrict__ Cj, V* __restrict__ Cx) {
+    const size_t c = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (c >= (size_t)nc) return;
+    double own[2] = {0.0, 0.0};
+    for (int k = 0; k < 2; ++k) {
+        const I m = members[2 * c + k];
+        if (m < 0) continue;
+        double sum = 0.0;
+        for (I e = Ap[m]; e < Ap[m + 1]; ++e)
+            if ((size_t)coarse[Aj[e]] == c) sum = __dadd_rn(sum, (double)Ax[e]);
+        own[k] = sum;
+    }
+    const V diagonal = (V)__dadd_rn(own[0], members[2 * c + 1] >= 0 ? own[1] : 0.0);
+    I out = Op[c] + (I)c;
+    bool placed = false;
+    for (I e = Op[c]; e < Op[c + 1]; ++e) {
+        if (!placed && (size_t)Oj[e] > c) {
+            Cj[out] = (I)c;
+            Cx[out++] = diagonal;
+            placed = true;
+        }
+        Cj[out] = Oj[e];
+        Cx[out++] = Ox[e];
+    }
+    if (!placed) {
+        Cj[out] = (I)c;
+        Cx[out] = diagonal;
+    }
 }
