@@ -226,7 +226,8 @@ def amg_gpu_row(A, b, options):
     cycle = gpu_time(M._graph.launch, repeat=20) if M._graph is not None else float("nan")
     apply = gpu_time(lambda: M.matvec(b), repeat=20)
     return dict(setup=setup, solve=solve, iterations=it, converged=ok, done=True, cycle=cycle, apply=apply,
-                phases=M.setup_time, levels=len(M.levels), complexity=M.operator_complexity)
+                phases=M.setup_time, levels=len(M.levels), complexity=M.operator_complexity, relaxation=M.relaxation,
+                relaxation_measurements=M.relaxation_measurements)
 
 
 # ------------------------------------------------------------------ report
