@@ -46,9 +46,14 @@ SMOOTHER_DEFAULTS = {"sweep": "symmetric", "omega": None, "omega_factor": 1.5, "
 #: "auto": the set-up measures both and keeps the one whose cycle needs less work per digit.
 RELAXATIONS = ("richardson", "gauss_seidel", "auto")
 _FOREST_OPTIONS = ("iterations", "m", "k_m", "p", "seed")
-#: Defaults of the pairwise hierarchy's options.
-PAIRWISE_DEFAULTS = {"max_levels": 20, "max_coarse": 500, "rounds": 3, "theta": 0.25, "smooth": "jacobi",
+#: Defaults of the pairwise hierarchy's options. Its coarsest level may have up to 1000
+#: rows: a level of a few hundred rows costs a GPU set-up the latency of a whole level
+#: (tens of kernel launches and host reads for a matching, a smoothing and products), while
+#: the dense inverse of 1000 rows costs a millisecond once and a few microseconds per cycle.
+PAIRWISE_DEFAULTS = {"max_levels": 20, "max_coarse": 1000, "rounds": 3, "theta": 0.25, "smooth": "jacobi",
                      "matching": None}
+#: ``max_coarse`` of the hierarchies pyamg builds (pyamg's own default is 10).
+PYAMG_MAX_COARSE = 500
 #: The largest coarsest level solved by a dense inverse; a larger one (pairwise coarsening
 #: that stalls, or ``max_levels`` reached) is smoothed ``COARSE_SWEEPS`` times instead.
 MAX_DENSE = 8192
@@ -265,7 +270,7 @@ def _hierarchy(A, coarsening, options):
         return pairwise_hierarchy(A, max_levels=opts["max_levels"], coarse_size=opts["max_coarse"],
                                   rounds=opts["rounds"], theta=opts["theta"], matching=opts["matching"],
                                   smooth=opts["smooth"]), None
-    return pyamg_hierarchy(A, coarsening, {"max_coarse": PAIRWISE_DEFAULTS["max_coarse"], **options})
+    return pyamg_hierarchy(A, coarsening, {"max_coarse": PYAMG_MAX_COARSE, **options})
 
 
 class AMGPrecond(Preconditioner):
@@ -516,7 +521,7 @@ def amg(A, *, smoother="algebraic_tridiagonal", coarsening="smoothed_aggregation
         (the project's [0,1]-factor), every step on the backend of ``A`` (options
         ``rounds`` 3: aggregates of up to eight rows; ``smooth`` "jacobi": the
         prolongator smoothed by one damped Jacobi step, None: plain aggregates;
-        ``theta`` 0.25, ``max_levels`` 20, ``max_coarse`` 500, ``matching``: a dict of
+        ``theta`` 0.25, ``max_levels`` 20, ``max_coarse`` 1000, ``matching``: a dict of
         the factor's parameters). A pyamg solver: its hierarchy, reused.
     presmooth : int or "auto"
         Smoothing steps before the coarse-grid correction (default 1). ``"auto"``: the

@@ -166,7 +166,7 @@ def smoothed_prolongator(A, aggregates, n_coarse, omega_factor=4.0 / 3.0, iterat
     return piecewise_constant_minus(aggregates, n_coarse, Y)
 
 
-def pairwise_hierarchy(A, *, max_levels=20, coarse_size=500, rounds=3, theta=0.25, matching=None, smooth="jacobi",
+def pairwise_hierarchy(A, *, max_levels=20, coarse_size=1000, rounds=3, theta=0.25, matching=None, smooth="jacobi",
                        min_coarsening=1.2, max_density=0.5):
     """The pairwise aggregation hierarchy of ``A`` on its own backend: levels of
     :func:`kernels.amg.aggregation.pairwise_level` until the coarsest has at most
@@ -184,6 +184,10 @@ def pairwise_hierarchy(A, *, max_levels=20, coarse_size=500, rounds=3, theta=0.2
         raise ValueError(f"max_levels must be >= 1, got {max_levels}")
     if smooth not in (None, "jacobi"):
         raise ValueError(f"smooth must be None or 'jacobi', got {smooth!r}")
+    if rounds not in (1, 2, 3):  # checked here too: a matrix below coarse_size builds no level
+        raise ValueError(f"rounds must be 1, 2 or 3, got {rounds!r}")
+    if not 0.0 <= theta <= 1.0:
+        raise ValueError(f"theta must be in [0, 1], got {theta}")
     levels = []
     current = A
     while len(levels) + 1 < max_levels and current.shape[0] > coarse_size:
