@@ -381,7 +381,7 @@ class LineGaussSeidel:
         self.solvers = []
         for c in range(self.n_colours):
             a, b = int(cs[c]), int(cs[c + 1])
-            solver = TridiagonalSolver(dl[a:b], d[a:b], du[a:b])
+            solver = TridiagonalSolver(dl[a:b].copy(), d[a:b].copy(), du[a:b].copy())  # aligned, its own
             self.solvers.append(solver)
             self._colours.append((self._itype(b - a), indptr[a:b + 1], self.order[a:b], solver))
         self._Ap = Ap
