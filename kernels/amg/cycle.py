@@ -195,7 +195,7 @@ def spectral_radius(A, solve, iterations=10):
     x = _start_vector(n, dtype, xp)
     rho = xp.zeros((), dtype=dtype)
     for _ in range(max(int(iterations), 1)):
-        y = solve(A @ x)
+        y = solve(spmv(A, x))  # on the GPU the project's kernel: a cheap launch on small levels
         rho = xp.linalg.norm(y)
         x = y / xp.where(rho > 0, rho, 1)
     return rho
@@ -216,7 +216,7 @@ def ritz_values(A, solve, steps=10):
     V[0] = _start_vector(n, dtype, xp)
     H = xp.zeros((m + 1, m), dtype=np.float64)
     for j in range(m):
-        w = solve(A @ V[j])
+        w = solve(spmv(A, V[j]))
         for i in range(j + 1):
             h = xp.dot(V[i], w)
             H[i, j] = h
