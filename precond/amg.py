@@ -191,17 +191,23 @@ def _line_solvers(A, M, l1, adjoint):
     return solver.solve, transposed
 
 
-def _build_smoother(A, name, options, symmetric_matrix, adjoint=False):
+def _build_smoother(A, name, options, symmetric_matrix, adjoint=False, jacobi_rho=None):
     """The :class:`kernels.amg.cycle.Smoother` ``name`` of the level operator ``A``
     (``symmetric_matrix``: whether ``A`` is symmetric; ``adjoint``: build the line
-    smoother's adjoint solve, for a symmetric cycle of an unsymmetric ``A``)."""
+    smoother's adjoint solve, for a symmetric cycle of an unsymmetric ``A``;
+    ``jacobi_rho``: the hierarchy's estimate of the spectral radius of ``D^{-1} A``, which
+    a float64 Jacobi smoother with the default estimate takes instead of making the same
+    one again)."""
     if options["relaxation"] == "gauss_seidel":
         return _gauss_seidel_smoother(A, name, options, symmetric_matrix, adjoint)
     if name == "jacobi":
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # a zero diagonal entry: 1 is used there (jacobi's rule)
             dinv = jacobi(A).inv_diag.astype(A.dtype, copy=False)
-        omega = _omega(A, lambda r: dinv * r, options, symmetric_matrix)
+        same_estimate = (jacobi_rho is not None and symmetric_matrix and options["omega"] is None
+                         and np.dtype(A.dtype) == np.float64 and (options["eig_iterations"] or 10) == 10)
+        omega = (damping(jacobi_rho, options["omega_factor"], A.dtype) if same_estimate
+                 else _omega(A, lambda r: dinv * r, options, symmetric_matrix))
         return JacobiSmoother(dinv, omega, sweep=options["sweep"])
     forest = {k: options[k] for k in _FOREST_OPTIONS if k in options}
     with warnings.catch_warnings():
@@ -324,7 +330,8 @@ class AMGPrecond(Preconditioner):
             candidates = [options["relaxation"]]
             if candidates == ["auto"]:  # Gauss-Seidel has no adjoint sweep of an unsymmetric level
                 candidates = ["richardson"] + ([] if any(adjoints) else ["gauss_seidel"])
-            trials = {relaxation: [_build_smoother(level.A, name, {**options, "relaxation": relaxation}, sym, adjoint)
+            trials = {relaxation: [_build_smoother(level.A, name, {**options, "relaxation": relaxation}, sym, adjoint,
+                                                   jacobi_rho=level.jacobi_rho)
                                    for level, sym, adjoint in zip(self.hierarchy.levels, symmetric_levels, adjoints)]
                       for relaxation in candidates}
             clock.mark("smoothers")

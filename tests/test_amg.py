@@ -306,6 +306,24 @@ def test_gpu_pair_galerkin_is_the_cpus(dtype):
     assert G.data.get().tobytes() == C.data.tobytes()
 
 
+def test_jacobi_smoother_reuses_the_prolongators_estimate():
+    """The smoothed pairwise levels estimate rho(D^-1 A) once (the prolongator's damping);
+    a float64 Jacobi smoother takes its omega from that estimate, the same number its own
+    power method gives."""
+    from precond.amg import SMOOTHER_DEFAULTS, _omega
+
+    A = matrices.rotated_anisotropic2d(40).tocsr()
+    M = amg(A, coarsening="pairwise", smoother="jacobi", max_coarse=40)
+    levels = [lvl for lvl in M.hierarchy.levels if lvl.jacobi_rho is not None]
+    assert levels
+    for lvl, smoother in zip(M.hierarchy.levels, M.smoothers):
+        if lvl.jacobi_rho is None:
+            continue
+        dinv = 1 / lvl.A.diagonal()
+        own = _omega(lvl.A, lambda r: dinv * r, dict(SMOOTHER_DEFAULTS, omega_factor=1.5), True)
+        assert smoother.omega.tobytes() == own.tobytes()
+
+
 def test_pair_numbering_is_contract_pairs_numbering():
     """The last matching round of a smoothed level numbers its pairs without contracting
     the matrix; the numbering is contract_pairs', and the coarse operator formed on demand

@@ -85,7 +85,8 @@ class LevelOperator:
     """The operators of one level: ``A`` and the transfer to the next coarser level,
     either by ``aggregates`` (``aggregates[i]``: the coarse vertex of ``i``; ``members``:
     the fine vertices of each coarse one, -1 padded) or by CSR matrices ``P`` and ``R``.
-    All on the backend of ``A``."""
+    All on the backend of ``A``. ``jacobi_rho``: the spectral radius estimate of
+    ``D^{-1} A`` (float64, 10 power steps) where the hierarchy made one, else None."""
 
     def __init__(self, A, *, P=None, R=None, aggregates=None, members=None, coarsest=False):
         self.A = _canonical_csr(A)
@@ -96,6 +97,7 @@ class LevelOperator:
         if not coarsest and (aggregates is None) == (P is None):
             raise ValueError("a level needs either aggregates and members, or P (and R)")
         self.aggregates, self.members = aggregates, members
+        self.jacobi_rho = None
         if P is not None:
             P = _of_dtype(_canonical_csr(P), self.dtype)
             R = _transpose(P) if R is None else _of_dtype(_canonical_csr(R), self.dtype)

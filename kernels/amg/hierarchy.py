@@ -137,7 +137,7 @@ def _truncated(value: float, bits: int) -> float:
     return math.ldexp(math.trunc(mantissa * 2.0**bits) / 2.0**bits, exponent)
 
 
-def smoothed_prolongator(A, aggregates, n_coarse, omega_factor=4.0 / 3.0, iterations=10):
+def smoothed_prolongator(A, aggregates, n_coarse, omega_factor=4.0 / 3.0, iterations=10, with_rho=False):
     """The smoothed aggregation prolongator ``(I - omega D^{-1} A) P`` of the piecewise
     constant ``P`` of ``aggregates``, as canonical CSR on the backend of ``A``, the same
     bits on the CPU and the GPU.
@@ -146,7 +146,9 @@ def smoothed_prolongator(A, aggregates, n_coarse, omega_factor=4.0 / 3.0, iterat
     read of the estimate), its mantissa cut to :data:`DAMPING_BITS` bits: the two
     backends' estimates differ in their last bits, the cut ones (almost always) not.
     ``D^{-1} A P`` is :func:`kernels.amg.product.ordered_product`'s, the rest
-    elementwise (:func:`kernels.amg.product.piecewise_constant_minus`)."""
+    elementwise (:func:`kernels.amg.product.piecewise_constant_minus`). ``with_rho``:
+    returns ``(P, rho)``, the estimate as a 0-d float64 array (a damped Jacobi smoother of
+    the level reuses it)."""
     from .aggregation import prolongator, row_indices
     from .cycle import damping, spectral_radius
     from .product import ordered_product, piecewise_constant_minus
@@ -163,7 +165,8 @@ def smoothed_prolongator(A, aggregates, n_coarse, omega_factor=4.0 / 3.0, iterat
     X = ordered_product(scaled, prolongator(aggregates, n_coarse, dtype))
     Y = sps.csr_matrix((X.data * dtype.type(omega), X.indices, X.indptr), shape=X.shape)  # exact: omega has 20 bits
     Y.has_canonical_format = True
-    return piecewise_constant_minus(aggregates, n_coarse, Y)
+    P = piecewise_constant_minus(aggregates, n_coarse, Y)
+    return (P, rho) if with_rho else P
 
 
 def pairwise_hierarchy(A, *, max_levels=20, coarse_size=1000, rounds=3, theta=0.25, matching=None, smooth="jacobi",
@@ -198,8 +201,9 @@ def pairwise_hierarchy(A, *, max_levels=20, coarse_size=1000, rounds=3, theta=0.
             levels.append(LevelOperator(current, aggregates=lvl.aggregates, members=lvl.members))
             current = lvl.coarse
             continue
-        P = smoothed_prolongator(current, lvl.aggregates, lvl.n_coarse)
+        P, rho = smoothed_prolongator(current, lvl.aggregates, lvl.n_coarse, with_rho=True)
         level = LevelOperator(current, P=P)
+        level.jacobi_rho = rho
         AP = ordered_product(level.A, level.P)  # the same bits on the CPU and the GPU
         # every row of A P lands in the row of its aggregate, so Ac has at least nnz(A P) / (the
         # largest aggregate) entries: too dense already, it is not formed (on memplus R (A P)
