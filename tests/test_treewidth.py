@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import io
 import itertools
-import time
 from contextlib import redirect_stdout
 
 import networkx as nx
