@@ -621,3 +621,17 @@ def test_gpu_races_pid_in_auto_mode():
     assert res.optimal and res.width == treewidth(G, device="cpu").width and res.device == "gpu"
     assert [p["race"] for p in res.stats["pieces"]] == ["gpu"]
     assert any(it["device"] == "gpu" and it["found"] for it in res.iterations)
+
+
+@pytest.mark.gpu
+def test_gpu_auto_races_on_a_dense_pace_piece(shared_data):
+    """ex003's 91-vertex piece of width 44 (greedy 44, lower bound 42): the rule of
+    device='auto' races the GPU search there, and the widths it refutes end the piece."""
+    path = shared_data / "graphs" / "bench" / "tw" / "ex003.gr.xz"
+    if not path.exists():
+        pytest.skip("PACE 2017 bench instances not available")
+    G = read_graph(path)
+    res = treewidth(G, time_limit=30)
+    assert res.optimal and res.width == 44 and res.device == "gpu"
+    assert is_tree_decomposition(G, res.decomposition, width=44)
+    assert [p["race"] for p in res.stats["pieces"] if "race" in p]  # the race ran
