@@ -1138,9 +1138,11 @@ def warm_up(method="pid"):
 
 
 def warm_up_gpu():
-    """Compile (or load from CuPy's cache) the GPU search's kernels and start the CUDA
-    context, once per process: what a limited solve on the GPU (``method="bfs"`` or the
-    race of ``device="auto"``) would otherwise spend inside its limit.
+    """Compile (or load from the caches) what the GPU search runs, once per process: its
+    CUDA kernels, the CUDA context, and the CPU kernels of its bounds. A limited solve on
+    the GPU (``method="bfs"``, or the race of ``device="auto"``) would otherwise spend that
+    inside its limit; in a race, the compilation would also hold the GIL that PID's time
+    slices need.
 
     Examples
     --------
@@ -1153,7 +1155,7 @@ def warm_up_gpu():
         return
     from . import bfs as kb
 
-    # a 4-cycle: one level of the search with each filter reaches every kernel variant used
+    # a 4-cycle: one level of the search with each filter and rule
     A = np.zeros((4, 4), dtype=np.bool_)
     for u in range(4):
         A[u, (u + 1) % 4] = A[(u + 1) % 4, u] = True
@@ -1162,4 +1164,12 @@ def warm_up_gpu():
     for mode in (kb.EXACT, kb.BLOOM):
         for rule in (True, False):
             kb.search_gpu(adj, cand, 2, 1, mode=mode, rule=rule)
+    # the Petersen graph (treewidth 4) from a lower bound of 2, alone and as a race's side:
+    # the clique, the LBP+ bound with its connectivity matrix, the search and its check
+    n, edges, _ = list(_warm_graphs("pid"))[-1]
+    bits = bitsets_from_csr(*_csr_of_edges(n, edges), n)
+    for cancel in (None, _Cancel()):
+        state = _State(600.0, "pid", "gpu", dict(_DEFAULTS))
+        state.lb = 2
+        _exact_bfs(bits, state, 5, None, device="gpu", mode_exact=cancel is not None, cancel=cancel)
     _WARM.add("gpu")
