@@ -288,8 +288,10 @@ def pace_summary(rows, limits, peer_limit=20.0, clock="wall"):
 
 def pace_device_table(rows, limit, clock="wall", only_gpu=False):
     """Per instance, each device's time side by side (``>t``: not proved within ``t``) and
-    what the races of the GPU devices ended with (``gpu``: the GPU search proved a piece,
-    ``cpu``: PID did first, ``search stopped``: the search gave up, its bounds kept)."""
+    what the races of the GPU devices ended with (``gpu``: the GPU search found the piece's
+    decomposition, ``cpu``: PID did first, ``bound``: the widths below the greedy one were
+    refuted, ``search stopped``: the search gave up, its bounds kept, ``started``: the time
+    ran out)."""
     devices = _devices(rows)
     gpu_devs = [d for d in devices if d != "cpu"]
     lines = ["| instance | n | tw | " + " | ".join(f"{d} s" for d in devices) + " | races | Tamaki s |",

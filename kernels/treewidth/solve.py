@@ -669,6 +669,8 @@ def _exact_pid(adj, state, ub, fallback, race=None):
             rec["k"].append((k, "exhausted", time.perf_counter() - t))
             k, t = state.lb, time.perf_counter()
         if k >= ub:
+            if gpu is not None:
+                rec["race"] = "bound"
             break  # every width below the greedy one refuted: the fallback is optimal
         left = state.left()
         if race is not None:
