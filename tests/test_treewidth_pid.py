@@ -679,3 +679,25 @@ def test_bench_core_plan_and_device_table(monkeypatch):
     summary = bench.pace_summary(rows, [20.0]).splitlines()
     assert summary[2].startswith("| cpu | 20 s | 2 | 1 | 1 | 1 | 2.00 | 1.00 |")
     assert summary[3].startswith("| auto | 20 s | 2 | 1 | 1 | 1 | 0.50 | 1.00 |")
+
+
+def test_index_outgrowing_memory_hands_over_to_the_sieve():
+    """A grid of width 7 on 84 vertices (the pair index's side of the lookup rule): with
+    12 MiB the index cannot grow, and PID goes on with the sieve (the forced index stops)."""
+    _, indptr, indices = _csr(nx.convert_node_labels_to_integers(nx.grid_2d_graph(7, 12)))
+
+    def run(oblocks):
+        s = pid.PIDSolver(indptr, indices, oblocks=oblocks, max_memory=12 << 20)
+        k = 5
+        while (st := s.decide(k)) == pid.EXHAUSTED:
+            k += 1
+        return s, k, st
+
+    s, k, st = run("auto")
+    assert (k, st) == (7, pid.FOUND) and s.sieve_forced and s.memory <= 12 << 20
+    bags, edges = s.bags()
+    G = nx.Graph()
+    G.add_edges_from((u, int(v)) for u in range(84) for v in indices[indptr[u]:indptr[u + 1]])
+    assert is_tree_decomposition(G, _td(bags, edges), width=7)
+    s, k, st = run("index")
+    assert st == pid.MEMORY and not s.sieve_forced

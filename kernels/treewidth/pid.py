@@ -672,6 +672,15 @@ def _tr_insert(ob_sets, j, n, tr, tr_root, tr_must, cnt):
 
 
 @njit(cache=True)
+def _tr_build(ob_sets, no, n, tr, tr_root, tr_must, cnt):
+    """File O-blocks ``0 .. no - 1`` in an empty trie (room for ``2 * no`` nodes)."""
+    tr_root[0] = -1
+    cnt[_C_NTR] = 0
+    for j in range(no):
+        _tr_insert(ob_sets, j, n, tr, tr_root, tr_must, cnt)
+
+
+@njit(cache=True)
 def _tr_query(C, S, m, n, tr, tr_root, tr_must, ob_sets, out, stk, cnt):
     """O-blocks ``(T, O)`` with ``T`` disjoint from ``C``, the first vertex of ``C`` in ``O``,
     ``|T - S| <= m`` and ``S`` not inside ``T``; written to ``out``, returns how many.
@@ -1201,6 +1210,7 @@ class PIDSolver:
         self.cnt[_C_SCANF] = 256
         self.k = None
         self.status = None
+        self.sieve_forced = False  # the index outgrew the memory once: the sieve from then on
 
     @property
     def memory(self) -> int:
@@ -1267,6 +1277,12 @@ class PIDSolver:
         if "u" in plan:
             extra += (plan["u"] - self.ix_keys.size) * 12 + (plan["u"] // 2 - self.ix_used.size) * 8
         if self.memory + extra > self.max_memory:
+            if self.oblocks == "auto" and not c[_C_SIEVE]:
+                # out of memory with the pair index: the sieve holds the same O-blocks in far
+                # less (its nodes, against the index's entries for pairs of separator
+                # vertices), so the search goes on with it, for every later k too
+                self._to_sieve()
+                return self._grow()
             return False
         if "b" in plan:
             cap = plan["b"]
@@ -1307,6 +1323,26 @@ class PIDSolver:
             self.ix_used = _grown(self.ix_used, plan["u"] // 2)
         return True
 
+    def _to_sieve(self):
+        """Move the O-blocks of this k from the pair index into the sieve and shrink the index."""
+        c = self.cnt
+        no = int(c[_C_NO])
+        rows = _pow2(2 * no + 2 * _TR_STEP)
+        self.tr = np.empty((rows, _T_COLS), dtype=np.int32)
+        self.tr_must = np.empty((rows, self.W), dtype=np.uint64)
+        _tr_build(self.ob_sets, no, self.n, self.tr, self.tr_root, self.tr_must, c)
+        need = _MAXPAIRS + self.n + 2  # what a step may add to an empty index (k < n)
+        self.ix_keys = np.zeros(_pow2(2 * need), dtype=np.int64)
+        self.ix_head = np.empty(self.ix_keys.size, dtype=np.int32)
+        self.ix_used = np.empty(self.ix_keys.size // 2, dtype=np.int64)
+        self.ix_ent = np.empty((need, _CHUNK + 2), dtype=np.int32)
+        self.ix_fp = np.empty((need, _CHUNK), dtype=np.uint64)
+        c[_C_NUSED] = 0
+        c[_C_NENT] = 0
+        self.sz_head[:] = -1
+        c[_C_SIEVE] = 1
+        self.sieve_forced = True
+
     def decide(self, k, deadline=None):
         """Decide ``tw <= k``: FOUND, EXHAUSTED (a proof of ``tw > k``), TIMEOUT or MEMORY.
 
@@ -1329,7 +1365,7 @@ class PIDSolver:
             c[_C_NTR] = 0
             _ix_clear(self.ix_keys, self.ix_used, self.sz_head, c)
             if self.oblocks == "auto":
-                c[_C_SIEVE] = int(10 * (k + 1) >= self.n)
+                c[_C_SIEVE] = int(self.sieve_forced or 10 * (k + 1) >= self.n)
             else:
                 c[_C_SIEVE] = int(self.oblocks == "sieve")
             nb = int(c[_C_NB])
