@@ -24,7 +24,9 @@ bound. The pipeline, every phase of which watches the deadline:
    bound: positive-instance driven dynamic programming (``method="pid"``,
    :mod:`kernels.treewidth.pid`) or the breadth-first search over elimination prefixes of
    van der Zanden and Bodlaender (``method="bfs"``, :mod:`kernels.treewidth.bfs`, CPU or GPU).
-   A failed ``k`` raises ``lb``; a success gives the piece's decomposition.
+   A failed ``k`` raises ``lb``; a success gives the piece's decomposition. With
+   ``options["gpu_race"]`` (``device="auto"`` with a GPU), PID races the GPU search on the
+   dense pieces where it pays (:class:`_GpuRace`).
 
 At the deadline (or when the search tables fill ``max_memory``) every unsolved piece
 keeps its greedy decomposition: the result is always a valid decomposition, with the
