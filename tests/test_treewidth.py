@@ -632,6 +632,6 @@ def test_gpu_auto_races_on_a_dense_pace_piece(shared_data):
         pytest.skip("PACE 2017 bench instances not available")
     G = read_graph(path)
     res = treewidth(G, time_limit=30)
-    assert res.optimal and res.width == 44 and res.device == "gpu"
+    assert res.optimal and res.width == 44
     assert is_tree_decomposition(G, res.decomposition, width=44)
-    assert [p["race"] for p in res.stats["pieces"] if "race" in p]  # the race ran
+    assert [p["race"] for p in res.stats["pieces"] if "race" in p]  # the race ran (who wins depends on the load)
