@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import importlib
 import itertools
 from contextlib import redirect_stdout
 
@@ -605,9 +606,11 @@ def test_gpu_treewidth_random_graphs():
 
 
 @pytest.mark.gpu
-def test_gpu_races_pid_in_auto_mode():
+def test_gpu_races_pid_in_auto_mode(monkeypatch):
     """device='auto' with a GPU: PID races the GPU search; widths unchanged, the limit honoured,
     and where PID cannot finish (tables full) the GPU search does."""
+    # the race wants a second core; a test runner pinned to one must not turn it off
+    monkeypatch.setattr(importlib.import_module("graphkit.treewidth"), "_cores", lambda: 2)
     for seed in range(3):
         G = nx.gnp_random_graph(40, 0.75, seed=seed)
         cpu = treewidth(G, device="cpu")
@@ -624,9 +627,10 @@ def test_gpu_races_pid_in_auto_mode():
 
 
 @pytest.mark.gpu
-def test_gpu_auto_races_on_a_dense_pace_piece(shared_data):
+def test_gpu_auto_races_on_a_dense_pace_piece(shared_data, monkeypatch):
     """ex003's 91-vertex piece of width 44 (greedy 44, lower bound 42): the rule of
     device='auto' races the GPU search there, and the widths it refutes end the piece."""
+    monkeypatch.setattr(importlib.import_module("graphkit.treewidth"), "_cores", lambda: 2)
     path = shared_data / "graphs" / "bench" / "tw" / "ex003.gr.xz"
     if not path.exists():
         pytest.skip("PACE 2017 bench instances not available")
