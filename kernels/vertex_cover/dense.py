@@ -120,6 +120,7 @@ class ComplementCliqueSearch:
         self.finished = n == 0 or self._size >= self.upper
         self.nodes = 0
         self.gpu_launches = 0
+        self.overshoot = 0.0  # seconds the latest search ran past its deadline
 
     def solve(self, deadline=None, clock=time.perf_counter, node_cap=0):
         """Search until finished (True) or until ``clock()`` passes ``deadline`` (False).
@@ -127,8 +128,15 @@ class ComplementCliqueSearch:
         instances end there, before a GPU launch would pay)."""
         if self.finished:
             return True
-        # the clique searches take a time.perf_counter() deadline (0: none)
-        until = 0.0 if deadline is None else time.perf_counter() + max(deadline - clock(), 1e-3)
+        # the clique searches take a time.perf_counter() deadline (0: none). They look at
+        # the clock inside sub-problems only, so a run over many small ones ends late: the
+        # latest end seen so far is taken off the next deadline
+        until = 0.0
+        if deadline is not None:
+            left = deadline - self.overshoot - clock()
+            if left <= 0:
+                return False
+            until = time.perf_counter() + left
         verts = None
         if self.device == "gpu" and node_cap <= 0:
             from kernels.cliques.maxclique_gpu import GpuCapacityError, max_clique_gpu
@@ -147,6 +155,8 @@ class ComplementCliqueSearch:
             verts, done, nodes = max_clique_cpu(self.cp, self.ci, lower=self._size, deadline=until,
                                                 node_cap=node_cap)
         self.nodes += int(nodes)
+        if deadline is not None:
+            self.overshoot = max(self.overshoot, clock() - deadline)
         if len(verts) > self._size:
             self.best = np.sort(np.asarray(verts, dtype=np.int64))
             self._size = len(self.best)
