@@ -77,6 +77,8 @@ TV_CHUNK = 50_000
 #: (20 s when there is none) the later runs may use
 LS_CHUNK = 20_000
 LS_SHARE = 0.1
+#: the longest local search run between two looks at the clock (seconds at the measured rate)
+LS_RUN_SECONDS = 0.5
 #: a kernel is clique-structured (a hidden partition, as in model RB / BHOSLIB graphs)
 #: when its root clique cover has cliques of at least ``CLIQUE_STRUCTURE`` vertices on
 #: average and the first local search's independent set already has ``TIGHT_COVER``
@@ -223,12 +225,14 @@ def timed_run(ls, budget_s, clock, target=0, steps=LS_CHUNK, rate=None):
     in runs of doubling length until ``budget_s`` seconds pass or a cover of at most
     ``target`` vertices is found. A run (one Numba call that does not look at the clock)
     never gets more steps than the step rate measured so far (``rate``, steps per
-    second, from earlier calls too) fits in the time left. Returns ``(steps of the next
-    run, rate)``."""
+    second, from earlier calls too) fits in the time left, nor more than
+    ``LS_RUN_SECONDS`` of them (the rate drifts with the machine's load: a long run
+    could end a second late). Returns ``(steps of the next run, rate)``."""
     t0 = clock()
     while True:
         if rate is not None:
-            steps = max(min(steps, int(rate * (budget_s - (clock() - t0)))), LS_CHUNK // 4)
+            fit = min(budget_s - (clock() - t0), LS_RUN_SECONDS)
+            steps = max(min(steps, int(rate * fit)), LS_CHUNK // 4)
         t = clock()
         ls.run(steps, target)
         took = clock() - t
