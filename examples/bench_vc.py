@@ -471,15 +471,15 @@ def table1_summary(rows):
     if xp:
         faster = [r for r in xp if (r.get("route_vs_paper_kernels") or 0) > 1
                   or (r["route_finished"] and not (r["hybrid_finished"] or r["stackonly_finished"]))]
-        slower = [f"{r['instance']} {r['problem']}" for r in xp if r not in faster]
-        lines.append(f"GPU route faster than the paper's kernels on {len(faster)} of {len(xp)} rows"
+        slower = [f"{r['instance']} {PROBLEM_LABELS[r['problem']]}" for r in xp if r not in faster]
+        lines.append(f"- GPU route faster than the paper's kernels on {len(faster)} of {len(xp)} rows"
                      + (f"; not on: {', '.join(slower)}" if slower else ""))
         mvc = [r for r in xp if r["problem"] == "mvc"]
         ahead = [r for r in mvc if (r.get("route_vs_cpu_pipeline") or 0) > 1]
         behind = [r["instance"] for r in mvc if r not in ahead]
-        lines.append(f"GPU route ahead of the CPU pipeline on {len(ahead)} of {len(mvc)} MVC rows"
+        lines.append(f"- GPU route ahead of the CPU pipeline on {len(ahead)} of {len(mvc)} MVC rows"
                      + (f"; not on: {', '.join(behind)}" if behind else ""))
-    lines.append(f"same answer from every finished run: {sum(r['same'] for r in rows)} of {len(rows)} rows")
+    lines.append(f"- the same answer from every finished run: {sum(r['same'] for r in rows)} of {len(rows)} rows")
     return "\n".join(lines)
 
 
