@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kernels.backend import get_array_module, sparse_linalg_module
+from kernels.capture import IterationGraph
 
 __all__ = ["bicgstab", "solve", "SolveResult"]
 
@@ -236,43 +237,6 @@ class _DeviceOps:
         return rows, (halt - 1 if halt > 0 else None)
 
 
-class _IterationGraph:
-    """``block`` Krylov iterations ``step(0) ... step(block - 1)`` captured once into a
-    CUDA graph and replayed: one launch instead of some sixty kernel launches (and their
-    Python overhead) per iteration. The temporaries of the captured iterations come from
-    a private memory pool that lives as long as the graph, so no other allocation can take
-    their memory while the graph may still write to it.
-
-    The steps may rebind the arrays ``st[key]`` for ``key`` in ``carried`` (a new ``v``
-    each iteration): the captured block copies each one's last value into the array it
-    started from, so every replay starts from, and leaves its result in, the same memory.
-    """
-
-    def __init__(self, step, block, st, carried=("v",)):
-        import cupy
-
-        self.pool = cupy.cuda.MemoryPool()
-        stream = cupy.cuda.Stream(non_blocking=True)
-        start = {key: st[key] for key in carried}
-        try:
-            with cupy.cuda.using_allocator(self.pool.malloc), stream:
-                stream.begin_capture()
-                try:
-                    for row in range(block):
-                        step(row)
-                    for key, array in start.items():
-                        array[...] = st[key]
-                finally:
-                    self.graph = stream.end_capture()
-        finally:
-            st.update(start)
-
-    def launch(self):
-        import cupy
-
-        self.graph.launch(cupy.cuda.get_current_stream())
-
-
 def bicgstab(A, b, x0=None, *, rtol: float = 1e-5, atol: float = 0.0, maxiter: int | None = None, M=None,
              callback=None, check_every: int | None = None, residuals: list | None = None,
              cuda_graph: bool | None = None):
@@ -396,7 +360,7 @@ def bicgstab(A, b, x0=None, *, rtol: float = 1e-5, atol: float = 0.0, maxiter: i
 
         def step(row):
             """One iteration: x, r, p and the scalars in ``st`` are updated in place, ``v``
-            is rebound (a captured block copies its last ``v`` back, see _IterationGraph)."""
+            is rebound (a captured block copies its last ``v`` back, see IterationGraph)."""
             rho = ops.dot(rhat, r)
             ops.update_p(p, r, st["v"], rho, st)
             phat = precondition(p)
@@ -417,7 +381,7 @@ def bicgstab(A, b, x0=None, *, rtol: float = 1e-5, atol: float = 0.0, maxiter: i
             block = min(check_every, maxiter - done)
             if cuda_graph and done > 0 and block == check_every and graph is None:
                 try:
-                    graph = _IterationGraph(step, block, st)
+                    graph = IterationGraph(step, block, st)
                 except Exception as exc:  # noqa: BLE001 - something in A or M cannot be captured
                     cuda_graph = False
                     if graph_requested:

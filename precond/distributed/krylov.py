@@ -270,7 +270,7 @@ def _graph_choice(A, resident, cuda_graph):
 class _Blocks:
     """Runs the ``check_every`` iterations between two checks: one by one, or, once a
     first block has run (kernels compiled, pools warm), captured into a CUDA graph on every
-    rank and replayed (:class:`precond.krylov._IterationGraph`; NCCL's kernels are captured
+    rank and replayed (:class:`kernels.capture.IterationGraph`; NCCL's kernels are captured
     with the rest, the ghost exchange's side stream joins the capture through its events).
     All ranks capture, or none: a rank whose capture fails says so in one all-reduce before
     any graph runs, since NCCL's kernels pair up across ranks."""
@@ -284,12 +284,12 @@ class _Blocks:
         self.replays = 0
 
     def _capture(self, block):
-        from ..krylov import _IterationGraph
+        from kernels.capture import IterationGraph
 
         count = self.ops.count
         graph, error = None, None
         try:
-            graph = _IterationGraph(self.step, block, self.st, self.carried)
+            graph = IterationGraph(self.step, block, self.st, self.carried)
         except Exception as exc:  # noqa: BLE001 - something in A or M cannot be captured
             error = exc
         self.reductions = self.ops.count - count
