@@ -52,5 +52,12 @@ def warm_up(device: str = "auto", problems=("mis", "cliques", "factor", "vertex_
         warm_up_vertex_cover()
         graphkit.minimum_vertex_cover(small, device=device)
     if "treewidth" in problems:
+        from kernels.backend import gpu_available
+        from kernels.treewidth.solve import warm_up as warm_up_treewidth
+        from kernels.treewidth.solve import warm_up_gpu as warm_up_treewidth_gpu
+
+        warm_up_treewidth("pid")  # every PID table size and both O-block lookups
+        if device != "cpu" and gpu_available():  # the GPU search that device="auto" races
+            warm_up_treewidth_gpu()
         graphkit.treewidth(small, device=device)
     return time.perf_counter() - t0
