@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["hash32", "hash32_array"]
+__all__ = ["hash32", "hash32_array", "fmix32_array"]
 
 _MASK = np.uint64(0xFFFFFFFF)
 _C1 = np.uint64(0x85EBCA6B)
@@ -33,6 +33,18 @@ def _hash32(x, y, seed):
 
 
 _fmix32_jit = njit(cache=True, inline="always")(_fmix32)
+
+
+def fmix32_array(values, xp=np):
+    """MurmurHash3's 32-bit finalizer (``fmix32`` of ``hashing.cuh``) of each entry of
+    ``values`` (non-negative integers below 2**32), as ``uint32`` on the backend ``xp``.
+
+    Examples
+    --------
+    >>> int(fmix32_array(np.arange(2))[1])
+    1364076727
+    """
+    return _fmix32(xp.asarray(values).astype(np.uint64)).astype(np.uint32)
 
 
 @njit(cache=True, inline="always")

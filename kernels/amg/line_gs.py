@@ -38,6 +38,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..backend import get_array_module, is_device_array, to_host
+from ..hashing import fmix32_array
 from ..tridiag import TridiagonalSolver, extract_tridiagonal
 from .cycle import Smoother
 
@@ -109,14 +110,8 @@ class LineColouring:
 def line_priority(n_lines, xp=np):
     """The priority of each of ``n_lines`` lines in the colouring: MurmurHash3's 32-bit
     finalizer of its index (``uint32``; of two lines of equal priority the one of smaller
-    index comes first), the same on every backend (``line_hash`` in amg.cu)."""
-    h = xp.arange(n_lines, dtype=np.uint32)
-    h ^= h >> np.uint32(16)
-    h *= np.uint32(0x85EBCA6B)
-    h ^= h >> np.uint32(13)
-    h *= np.uint32(0xC2B2AE35)
-    h ^= h >> np.uint32(16)
-    return h
+    index comes first), the same on every backend (``fmix32`` of hashing.cuh in amg.cu)."""
+    return fmix32_array(xp.arange(n_lines, dtype=np.uint32), xp)
 
 
 def line_colouring(A, permutation, path_start, *, symmetric_pattern=False):

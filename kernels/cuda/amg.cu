@@ -357,16 +357,9 @@ __global__ void copy_rows(const I n, const int lanes, const I* __restrict__ rows
 }
 
 // The priority of a line in the Jones-Plassmann colouring of the line Gauss-Seidel smoother
-// (kernels/amg/line_gs.py, line_priority): MurmurHash3's 32-bit finalizer of its index; a
-// line precedes another of equal hash when its index is smaller.
-__device__ __forceinline__ unsigned line_hash(unsigned h) {
-    h ^= h >> 16;
-    h *= 0x85ebca6bu;
-    h ^= h >> 13;
-    h *= 0xc2b2ae35u;
-    h ^= h >> 16;
-    return h;
-}
+// (kernels/amg/line_gs.py, line_priority): MurmurHash3's 32-bit finalizer of its index
+// (hashing.cuh); a line precedes another of equal hash when its index is smaller.
+#include "hashing.cuh"
 
 #define LINE_COLOUR_WORDS 8  // colours 0..255 in a bit set of 32-bit words
 
@@ -390,7 +383,7 @@ __global__ void line_colour_round(const I n_lines, const I* __restrict__ line_st
     if (warp >= (size_t)n_lines) return;  // the whole warp
     const I line = (I)warp;
     if (colour[line] >= 0) return;
-    const unsigned mine = line_hash((unsigned)line);
+    const unsigned mine = fmix32((unsigned)line);
     unsigned taken[LINE_COLOUR_WORDS];
     for (int w = 0; w < LINE_COLOUR_WORDS; ++w) taken[w] = 0u;
     bool wait = false, over = false;
@@ -408,7 +401,7 @@ __global__ void line_colour_round(const I n_lines, const I* __restrict__ line_st
                     if (c < 32 * LINE_COLOUR_WORDS) taken[c >> 5] |= 1u << (c & 31);
                     else over = true;
                 } else {
-                    const unsigned theirs = line_hash((unsigned)other);
+                    const unsigned theirs = fmix32((unsigned)other);
                     if (theirs > mine || (theirs == mine && other < line)) {
                         wait = true;
                         break;
