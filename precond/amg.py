@@ -16,9 +16,9 @@ from typing import NamedTuple
 import numpy as np
 
 from kernels.amg.cycle import (CYCLES, Cycle, CycleGraph, DenseCoarseSolver, JacobiSmoother, LevelOperator,
-                               RelaxationCoarseSolver, RichardsonSmoother, cycle_work, damping,
-                               fewest_work_steps, krylov_factor, measured_cycle_work, richardson_damping,
-                               ritz_values, spectral_radius, stationary_factor, stream_is_capturing)
+                               RelaxationCoarseSolver, RichardsonSmoother, cycle_work, damping, krylov_factor,
+                               krylov_work, least_work_choice, measured_cycle_work, richardson_damping, ritz_values,
+                               spectral_radius, stream_is_capturing)
 from kernels.amg.hierarchy import from_pyamg, pairwise_hierarchy, pyamg_hierarchy
 from kernels.amg.line_gs import GaussSeidelSmoother, LineGaussSeidel
 from kernels.backend import get_array_module, sparse_module, to_host, zero_pool
@@ -58,12 +58,10 @@ PYAMG_MAX_COARSE = 500
 #: that stalls, or ``max_levels`` reached) is smoothed ``COARSE_SWEEPS`` times instead.
 MAX_DENSE = 8192
 COARSE_SWEEPS = 8
-#: The smoothing-step counts the set-up chooses from for ``presmooth="auto"`` (the first
-#: is kept unless another saves work; see :func:`amg`), and the cycles each count's
-#: convergence factor is measured over.
+#: The smoothing-step counts the set-up chooses from for ``presmooth="auto"`` (see :func:`amg`).
 AUTO_STEPS = (1, 2)
-AUTO_CYCLES = 5
-#: The BiCGStab iterations with each cycle by which ``relaxation="auto"`` chooses.
+#: The BiCGStab iterations with each cycle by which ``presmooth="auto"`` and
+#: ``relaxation="auto"`` choose.
 AUTO_KRYLOV = 4
 
 
@@ -287,10 +285,12 @@ class AMGPrecond(Preconditioner):
     finest first, the coarsest last), ``operator_complexity``, ``grid_complexity``,
     ``symmetric`` (whether the cycle is a symmetric operator for a symmetric matrix),
     ``ml`` (the pyamg solver the hierarchy came from, or None), ``presmooth`` and
-    ``postsmooth`` (as chosen), ``relaxation`` (as chosen) and ``relaxation_measurements``
-    (``(relaxation, BiCGStab residual factor per iteration, work per iteration)`` of each
-    the set-up tried), ``step_measurements`` (``(steps, convergence factor,
-    work)`` of each smoothing-step count the set-up tried, empty when they were given),
+    ``postsmooth`` (as chosen), ``relaxation`` (as chosen), ``cycle_measurements``
+    (``(relaxation, steps, BiCGStab residual factor per iteration, work per iteration)``
+    of each cycle the set-up tried), ``relaxation_measurements`` (``(relaxation, factor,
+    work)`` of those with the chosen steps, empty unless ``relaxation="auto"``),
+    ``step_measurements`` (``(steps, factor, work)`` of those with the chosen relaxation,
+    empty when the steps were given),
     ``setup_time`` by phase ("hierarchy", "smoothers", "coarse solver", "smoothing
     steps" and "relaxation" when chosen).
     """
@@ -347,18 +347,23 @@ class AMGPrecond(Preconditioner):
                 self.coarse_solver = RelaxationCoarseSolver(
                     level, _build_smoother(level.A, name, options, _symmetric_level(level.A)), COARSE_SWEEPS)
             clock.mark("coarse solver")
-            #: (relaxation, convergence factor, work) of each relaxation the set-up measured
-            self.relaxation_measurements = []
+            #: (relaxation, steps, BiCGStab factor, work) of each cycle the set-up measured
+            self.cycle_measurements = []
             self.relaxation = candidates[0]
-            if len(candidates) > 1:
-                self.relaxation = self._fewest_work_relaxation(A, cycle, trials)
-                clock.mark("relaxation")
+            auto_steps = self.presmooth is None
+            if len(candidates) > 1 or auto_steps:
+                self.relaxation, steps = self._least_work_cycle(A, cycle, trials, auto_steps)
+                if auto_steps:
+                    self.presmooth = self.postsmooth = steps
+                clock.mark(" and ".join(phase for phase, chosen in (("relaxation", len(candidates) > 1),
+                                                                     ("smoothing steps", auto_steps)) if chosen))
             self.smoothers = smoothers = trials[self.relaxation]
-            #: (steps, convergence factor, work) of each count the set-up measured
-            self.step_measurements = []
-            if self.presmooth is None:
-                self.presmooth = self.postsmooth = self._fewest_work_steps(A, cycle)
-                clock.mark("smoothing steps")
+            #: (relaxation, factor, work) of the measured cycles with the chosen steps
+            self.relaxation_measurements = [(r, f, w) for r, k, f, w in self.cycle_measurements
+                                            if len(candidates) > 1 and k == self.presmooth]
+            #: (steps, factor, work) of the measured cycles with the chosen relaxation
+            self.step_measurements = [(k, f, w) for r, k, f, w in self.cycle_measurements
+                                      if auto_steps and r == self.relaxation]
         self.symmetric = self.presmooth == self.postsmooth if symmetric is None else symmetric
         self._cycle = Cycle(self.hierarchy.levels, smoothers, self.coarse_solver, presmooth=self.presmooth,
                             postsmooth=self.postsmooth, kind=cycle)
@@ -366,42 +371,38 @@ class AMGPrecond(Preconditioner):
         self._graph_requested = bool(cuda_graph)
         self._graph, self._warm = None, False
 
-    def _fewest_work_relaxation(self, A, kind, trials):
-        """The relaxation (a key of ``trials``: the smoothers of each, the first preferred)
-        whose cycle needs the least work per digit in BiCGStab: :data:`AUTO_KRYLOV`
-        iterations preconditioned by either cycle (with the given step counts, or one step
-        where the set-up chooses them too) from a fixed right-hand side, the digits of
-        residual reduction per iteration against two cycles' work
-        (:func:`kernels.amg.cycle.krylov_factor`), the work by the memory-traffic model on
-        the CPU and as measured time on the GPU (:func:`kernels.amg.cycle.measured_cycle_work`:
-        launches count there). The Krylov method's own reduction, not
-        the cycle's as a stationary iteration: a symmetric Gauss-Seidel cycle's spectrum
-        lies in (0, 1] and clusters, which Krylov methods exploit and a stationary factor
-        does not show (bcsstk25: stationary factors 0.44 against Richardson's 0.24, but 39
-        BiCGStab iterations against 64)."""
-        steps = self.presmooth if self.presmooth is not None else AUTO_STEPS[0]
-        post = self.postsmooth if self.postsmooth is not None else steps
-        for relaxation, smoothers in trials.items():
-            trial = Cycle(self.hierarchy.levels, smoothers, self.coarse_solver, presmooth=steps, postsmooth=post,
-                          kind=kind)
-            factor = krylov_factor(A, trial, bicgstab, AUTO_KRYLOV)
-            work = measured_cycle_work(A, trial) if self.on_gpu else cycle_work(trial)
-            self.relaxation_measurements.append((relaxation, factor, 2 * work))
-        return fewest_work_steps(self.relaxation_measurements)
-
-    def _fewest_work_steps(self, A, kind):
-        """The smoothing-step count (pre and post alike) of :data:`AUTO_STEPS` whose cycle
-        needs the least work per digit of convergence: each count's stationary convergence
-        factor measured over :data:`AUTO_CYCLES` cycles from a fixed start, its work by the
-        cycle's memory-traffic model (:func:`kernels.amg.cycle.fewest_work_steps`). A
-        hierarchy without levels (the matrix solved directly) needs no smoothing."""
+    def _least_work_cycle(self, A, kind, trials, auto_steps):
+        """``(relaxation, steps)`` of the cycle (the relaxations are the keys of ``trials``,
+        each with its smoothers, the first preferred; the step counts :data:`AUTO_STEPS`
+        where ``auto_steps``, else the given ones) with which BiCGStab reaches a tolerance
+        with the least work (:func:`kernels.amg.cycle.least_work_choice`: the least work per
+        digit, near ties within 10% going to the cycle with the fewer iterations). Each
+        cycle preconditions :data:`AUTO_KRYLOV` BiCGStab iterations from a fixed
+        right-hand side (:func:`kernels.amg.cycle.krylov_factor`: the Krylov method's own
+        reduction, not the cycle's as a stationary iteration: a symmetric Gauss-Seidel
+        cycle's spectrum lies in (0, 1] and clusters, which Krylov methods exploit and a
+        stationary factor does not show: bcsstk25, stationary factors 0.44 against
+        Richardson's 0.24, but 39 BiCGStab iterations against 64). The work of an
+        iteration is two cycles and BiCGStab's own SpMVs and vector updates
+        (:func:`kernels.amg.cycle.krylov_work`); a cycle's work is its memory traffic (a
+        model, :func:`kernels.amg.cycle.cycle_work`), and on the GPU, where relaxations are
+        compared, its measured time (:func:`kernels.amg.cycle.measured_cycle_work`: the
+        launches of a Gauss-Seidel sweep's colours count there); step counts alone are
+        compared by the model on both backends, so that the CPU and the GPU choose alike.
+        A hierarchy without levels (the matrix solved directly) needs no smoothing."""
         if not self.hierarchy.levels:
-            return AUTO_STEPS[0]
-        for steps in AUTO_STEPS:
-            trial = Cycle(self.hierarchy.levels, self.smoothers, self.coarse_solver, presmooth=steps,
-                          postsmooth=steps, kind=kind)
-            self.step_measurements.append((steps, stationary_factor(A, trial, AUTO_CYCLES), cycle_work(trial)))
-        return fewest_work_steps(self.step_measurements)
+            return next(iter(trials)), AUTO_STEPS[0] if auto_steps else self.presmooth
+        counts = [(k, k) for k in AUTO_STEPS] if auto_steps else [(self.presmooth, self.postsmooth)]
+        measured = self.on_gpu and len(trials) > 1
+        overhead = krylov_work(A)
+        for relaxation, smoothers in trials.items():
+            for pre, post in counts:
+                trial = Cycle(self.hierarchy.levels, smoothers, self.coarse_solver, presmooth=pre, postsmooth=post,
+                              kind=kind)
+                factor = krylov_factor(A, trial, bicgstab, AUTO_KRYLOV)
+                work = measured_cycle_work(A, trial) if measured else cycle_work(trial)
+                self.cycle_measurements.append((relaxation, pre, factor, 2 * work + overhead))
+        return least_work_choice([((r, k), f, w) for r, k, f, w in self.cycle_measurements])
 
     # ------------------------------------------------------------------ apply
     def cycle(self, b, x=None):
@@ -509,13 +510,16 @@ def amg(A, *, smoother="algebraic_tridiagonal", coarsening="smoothed_aggregation
           out go onto its diagonal); a symmetric sweep visits the colours forward, then
           backward. The same cycle work; fewer iterations on some matrices (bcsstk21,
           pde2961, swang1, ANISO), more on others (rotated anisotropy). ``"auto"``: the
-          set-up builds both and keeps the one with which BiCGStab gains more digits per
-          unit of work (four iterations with each from a fixed right-hand side; Richardson
-          unless Gauss-Seidel saves more than 10% of the work per digit), in
-          ``relaxation_measurements``. The work of a cycle is its memory traffic (a model)
-          on the CPU, and its measured time on the GPU (CUDA events, the cycle captured
-          into a CUDA graph, in SpMVs of the finest matrix), where a Gauss-Seidel cycle's
-          three kernel launches per colour and level cost more than its traffic says;
+          set-up builds both and keeps the one with which BiCGStab reaches a tolerance
+          with less work (four iterations with each from a fixed right-hand side: the
+          least work per digit, where the two are within 10% of each other the one
+          with fewer iterations; with ``presmooth="auto"`` the step counts are chosen
+          with it), in ``relaxation_measurements``. The work of an iteration is two
+          cycles and BiCGStab's own SpMVs and vector updates; that of a cycle its
+          memory traffic (a model) on the CPU, and its measured time on the GPU (CUDA
+          events, the cycle captured into a CUDA graph, in SpMVs of the finest matrix),
+          where a Gauss-Seidel cycle's three kernel launches per colour and level cost
+          more than its traffic says;
         - ``iterations``, ``m``, ``k_m``, ``p``, ``seed``: of the [0,2]-factor
           (:func:`precond.algebraic_tridiagonal`).
     coarsening : str or pyamg.multilevel.MultilevelSolver
@@ -532,13 +536,17 @@ def amg(A, *, smoother="algebraic_tridiagonal", coarsening="smoothed_aggregation
         the factor's parameters). A pyamg solver: its hierarchy, reused.
     presmooth : int or "auto"
         Smoothing steps before the coarse-grid correction (default 1). ``"auto"``: the
-        set-up chooses one or two steps, before and after alike, by work per digit of
-        convergence: it measures the cycle's convergence factor as a stationary
-        iteration with either count (five cycles from a fixed start vector) and the work
-        of either cycle (a memory-traffic model, in nonzeros of the finest matrix), and
-        takes two only where they need at least 10% less work per digit (the
-        measurements are in ``step_measurements``). The ten cycles cost about 5% of a
-        set-up on the CPU and more on the GPU, where the set-up is cheaper.
+        set-up chooses one or two steps, before and after alike, as ``relaxation="auto"``
+        chooses the relaxation (and with it, where both are "auto"): four BiCGStab
+        iterations preconditioned by either cycle from a fixed right-hand side, the
+        work of an iteration by the cycle's memory-traffic model (in nonzeros of the
+        finest matrix, on either backend) plus BiCGStab's own; the least work per
+        digit, and where two counts are within 10% of each other, the one with fewer
+        iterations (the measurements are in ``step_measurements``). Where the coarse
+        solve and the transfers are a large share of a cycle (small matrices: a dense
+        coarse inverse of a few hundred rows) a second step costs little and the choice
+        is often two (bcsstk21, cage9, pde2961, swang1); on ANISO one. The trials are
+        eight preconditioned BiCGStab iterations (sixteen with ``relaxation="auto"``).
     postsmooth : int, optional
         Smoothing steps after it; default: as ``presmooth``.
     cycle : {"V", "W", "F"}

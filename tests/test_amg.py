@@ -581,8 +581,10 @@ def test_gpu_auto_steps_measure_as_the_cpu(coarsening):
     cpu = amg(A, coarsening=coarsening, presmooth="auto")
     gpu = amg(to_device(A), coarsening=coarsening, presmooth="auto")
     assert gpu.presmooth == cpu.presmooth
+    assert len(gpu.step_measurements) == 2
     for (sc, fc, wc), (sg, fg, wg) in zip(cpu.step_measurements, gpu.step_measurements):
-        assert sc == sg and wc == pytest.approx(wg) and fg == pytest.approx(fc, rel=1e-6)
+        # the same work model on both backends; BiCGStab's factors up to rounding
+        assert sc == sg and wc == pytest.approx(wg) and fg == pytest.approx(fc, rel=1e-3)
     b = A @ np.sin(np.arange(A.shape[0]))
     bd = cupy.asarray(b)
     gpu.matvec(bd)
@@ -827,19 +829,30 @@ def test_stationary_factor_of_a_known_iteration():
     assert stationary_factor(A, lambda r: np.full_like(r, np.nan)) == float("inf")
 
 
-def test_fewest_work_steps_rule():
-    from kernels.amg.cycle import fewest_work_steps
+def test_least_work_choice_rule():
+    from kernels.amg.cycle import least_work_choice
 
     # per digit: 10 / 0.301 = 33.2 against 18 / 0.699 = 25.8
-    assert fewest_work_steps([(1, 0.5, 10.0), (2, 0.2, 18.0)]) == 2
+    assert least_work_choice([(1, 0.5, 10.0), (2, 0.2, 18.0)]) == 2
     # 10 / 1 = 10 against 18 / 1.3 = 13.8
-    assert fewest_work_steps([(1, 0.1, 10.0), (2, 0.05, 18.0)]) == 1
-    # a saving under the margin keeps the first: 33.2 against 31.9 (4%)
-    assert fewest_work_steps([(1, 0.5, 10.0), (2, 0.3, 16.7)]) == 1
-    assert fewest_work_steps([(1, 0.5, 10.0), (2, 0.3, 16.7)], margin=0.0) == 2
-    # no stationary convergence with one step, convergence with two
-    assert fewest_work_steps([(1, 1.2, 10.0), (2, 0.5, 18.0)]) == 2
-    assert fewest_work_steps([(1, 1.2, 10.0), (2, 1.1, 18.0)]) == 1
+    assert least_work_choice([(1, 0.1, 10.0), (2, 0.05, 18.0)]) == 1
+    # within the margin the fewer iterations: 33.2 against 31.9 (4%), and 10.0 against 10.6
+    assert least_work_choice([(1, 0.5, 10.0), (2, 0.3, 16.7)]) == 2
+    assert least_work_choice([(1, 0.1, 10.0), (2, 0.02, 18.0)]) == 2
+    assert least_work_choice([(1, 0.1, 10.0), (2, 0.02, 18.0)], margin=0.0) == 1
+    # equal factors: the first; no convergence with one, convergence with the other
+    assert least_work_choice([("a", 0.3, 10.0), ("b", 0.3, 10.0)]) == "a"
+    assert least_work_choice([(1, 1.2, 10.0), (2, 0.5, 18.0)]) == 2
+    assert least_work_choice([(1, 1.2, 10.0), (2, 1.1, 18.0)]) == 1
+    # a cycle that solved the trial exactly (factor 0) costs its work over 16 digits
+    assert least_work_choice([(1, 0.01, 10.0), (2, 0.0, 70.0)]) == 2  # 5.0 against 4.4
+
+
+def test_krylov_work_counts_spmvs_and_vector_passes():
+    from kernels.amg.cycle import KRYLOV_VECTOR_PASSES, krylov_work
+
+    A = matrices.poisson2d(16)  # 5 nonzeros a row but at the boundary
+    assert krylov_work(A) == pytest.approx(2 + KRYLOV_VECTOR_PASSES * A.shape[0] / A.nnz)
 
 
 def test_cycle_work_counts_smoothing_and_visits():
@@ -858,22 +871,54 @@ def test_cycle_work_counts_smoothing_and_visits():
 
 
 def test_auto_steps_choose_the_count_with_less_work_per_digit():
-    from kernels.amg.cycle import fewest_work_steps
+    from kernels.amg.cycle import krylov_factor, least_work_choice
 
     A = matrices.aniso2(48)
     M = amg(A, presmooth="auto")
     assert [s for s, _, _ in M.step_measurements] == [1, 2]
+    assert [m[:2] for m in M.cycle_measurements] == [("richardson", 1), ("richardson", 2)]
+    assert M.relaxation_measurements == []
     factors = {s: f for s, f, _ in M.step_measurements}
-    assert factors[2] < factors[1] < 1
-    assert M.presmooth == M.postsmooth == fewest_work_steps(M.step_measurements)
+    work = {s: w for s, _, w in M.step_measurements}
+    assert factors[2] < factors[1] < 1 and work[2] > work[1]
+    assert M.presmooth == M.postsmooth == least_work_choice(M.step_measurements)
     assert M.symmetric and "smoothing steps" in M.setup_time
-    # the chosen cycle is the one measured: its factor from a random start is no worse
-    assert convergence_factor(M, A) <= 1.5 * factors[M.presmooth]
+    # the chosen cycle is the one measured
+    assert krylov_factor(A, M.matvec, precond.bicgstab) == pytest.approx(factors[M.presmooth], rel=1e-9)
     # given counts are not measured; one given count is both
     G = amg(A, presmooth=2)
-    assert (G.presmooth, G.postsmooth, G.step_measurements) == (2, 2, [])
+    assert (G.presmooth, G.postsmooth, G.step_measurements, G.cycle_measurements) == (2, 2, [], [])
     with pytest.raises(ValueError, match="auto"):
         amg(A, presmooth="auto", postsmooth=2)
+
+
+@pytest.mark.parametrize("name, steps", [("cage9", 2), ("bcsstk21", 2), ("aniso1", 1)])
+def test_auto_steps_take_a_second_step_where_it_costs_no_more_per_digit(name, steps):
+    """On small matrices the dense coarse inverse and the transfers are a large share of a
+    cycle, so that a second smoothing step costs little more per digit (cage9: less) and
+    saves iterations: 2 instead of 3 on cage9, 13 instead of 18 on bcsstk21 (pyamg's
+    smoothed aggregation with Gauss-Seidel: 2 and 15). On ANISO1 one step is cheaper."""
+    A = matrices.aniso1(64) if name == "aniso1" else _real_matrix(name)
+    M = amg(A, presmooth="auto")
+    assert M.presmooth == steps
+    b = A @ np.sin(np.arange(A.shape[0]))
+    auto = precond.solve(A, b, M, rtol=1e-8)
+    one = precond.solve(A, b, amg(A), rtol=1e-8)
+    assert auto.converged and auto.iterations <= one.iterations
+
+
+def test_auto_relaxation_and_steps_are_chosen_together():
+    from kernels.amg.cycle import least_work_choice
+
+    A = _real_matrix("pde2961")
+    M = amg(A, presmooth="auto", smoother=("algebraic_tridiagonal", {"relaxation": "auto"}))
+    assert [m[:2] for m in M.cycle_measurements] == [("richardson", 1), ("richardson", 2), ("gauss_seidel", 1),
+                                                     ("gauss_seidel", 2)]
+    chosen = least_work_choice([((r, k), f, w) for r, k, f, w in M.cycle_measurements])
+    assert (M.relaxation, M.presmooth) == chosen == ("gauss_seidel", 1)
+    assert [m[0] for m in M.relaxation_measurements] == ["richardson", "gauss_seidel"]
+    assert [m[0] for m in M.step_measurements] == [1, 2]
+    assert "relaxation and smoothing steps" in M.setup_time
 
 
 # ------------------------------------------------------------ multicolour line Gauss-Seidel
@@ -1115,12 +1160,37 @@ def test_gpu_line_gauss_seidel_sweep_is_the_cpus(name, dtype):
 
 
 @pytest.mark.gpu
+def test_gpu_auto_relaxation_and_steps_measure_as_the_cpu():
+    """Both "auto" on the GPU: the four cycles' BiCGStab factors as on the CPU, their
+    work as measured time, the choice by the same rule; the chosen cycle converges as the
+    CPU's choice does where the two choose alike."""
+    import cupy
+
+    from kernels.amg.cycle import least_work_choice
+    from kernels.backend import to_device
+
+    A = _real_matrix("cage9")
+    opts = dict(presmooth="auto", smoother=("algebraic_tridiagonal", {"relaxation": "auto"}))
+    cpu, gpu = amg(A, **opts), amg(to_device(A), **opts)
+    assert [m[:2] for m in gpu.cycle_measurements] == [m[:2] for m in cpu.cycle_measurements]
+    for (_, _, fc, _), (_, _, fg, wg) in zip(cpu.cycle_measurements, gpu.cycle_measurements):
+        assert fg == pytest.approx(fc, rel=1e-3, abs=1e-9) and 0 < wg < np.inf
+    assert (gpu.relaxation, gpu.presmooth) == least_work_choice(
+        [((r, k), f, w) for r, k, f, w in gpu.cycle_measurements])
+    b = A @ np.sin(np.arange(A.shape[0]))
+    res = precond.solve(to_device(A), cupy.asarray(b), gpu, rtol=1e-8)
+    assert res.converged
+    if (gpu.relaxation, gpu.presmooth) == (cpu.relaxation, cpu.presmooth):
+        assert abs(res.iterations - precond.solve(A, b, cpu, rtol=1e-8).iterations) <= 1
+
+
+@pytest.mark.gpu
 def test_gpu_auto_relaxation_measures_time():
     """On the GPU relaxation="auto" takes the cycles' Krylov factors as the CPU does, and
     their work as measured time (in SpMVs of the finest matrix, launches included):
     a Gauss-Seidel cycle measures slower than its memory traffic says, and the choice is
     the one with the least measured time per digit."""
-    from kernels.amg.cycle import fewest_work_steps
+    from kernels.amg.cycle import least_work_choice
     from kernels.backend import to_device
 
     for A, max_coarse in ((matrices.rotated_anisotropic2d(48), 40), (_real_matrix("pde2961"), 500)):
@@ -1132,4 +1202,4 @@ def test_gpu_auto_relaxation_measures_time():
         (_, _, w_rich), (_, _, w_gs) = gpu.relaxation_measurements
         (_, _, m_rich), (_, _, m_gs) = cpu.relaxation_measurements
         assert w_gs / w_rich > m_gs / m_rich  # the launches of the colours count on the device
-        assert gpu.relaxation == fewest_work_steps(gpu.relaxation_measurements)
+        assert gpu.relaxation == least_work_choice(gpu.relaxation_measurements)

@@ -20,7 +20,8 @@ from ..spmv import spmv, spmv_lanes
 __all__ = ["LevelOperator", "Smoother", "RichardsonSmoother", "JacobiSmoother", "DenseCoarseSolver",
            "RelaxationCoarseSolver", "Cycle", "stream_is_capturing",
            "CycleGraph", "spectral_radius", "ritz_values", "richardson_damping", "damping", "CYCLES",
-           "stationary_factor", "krylov_factor", "cycle_work", "measured_cycle_work", "fewest_work_steps"]
+           "stationary_factor", "krylov_factor", "cycle_work", "measured_cycle_work", "krylov_work",
+           "least_work_choice", "KRYLOV_VECTOR_PASSES"]
 
 CYCLES = ("V", "W", "F")
 _THREADS = 256
@@ -388,34 +389,52 @@ def measured_cycle_work(A, cycle, repeat=5):
     return seconds / max(gpu_time(lambda: spmv(A, b), repeat=repeat, warmup=1), 1e-9)
 
 
-def fewest_work_steps(candidates, margin=0.1):
-    """The smoothing-step count, among ``candidates`` (``(steps, factor, work)`` triples,
-    the preferred first: :func:`stationary_factor`, :func:`cycle_work`), whose cycle
-    needs the least work per digit of convergence, ``work / -log10(factor)``; another
-    than the first only where it saves more than ``margin`` of the first's work (a near
-    tie is no reason to change, and keeps the choice of the CPU and the GPU, which
-    measure the factors up to rounding, the same). A factor of 1 or more (no
-    convergence as a stationary iteration) counts as infinite work.
+#: Vector passes of one BiCGStab iteration outside its two SpMVs and two preconditioner
+#: applications (five inner products, two reads each; four vector updates, three or four
+#: passes each): the Krylov method's own work that :func:`krylov_work` adds to its cycles'.
+KRYLOV_VECTOR_PASSES = 24
+
+
+def krylov_work(A):
+    """The work of one BiCGStab iteration besides its two preconditioner applications, in
+    nonzeros of ``A`` (the unit of :func:`cycle_work`, about one SpMV of ``A``, also that of
+    :func:`measured_cycle_work`): two SpMVs and :data:`KRYLOV_VECTOR_PASSES` passes over a
+    vector. A stronger cycle saves these with every iteration it saves."""
+    n, nnz = A.shape[0], max(int(A.nnz), 1)
+    return 2.0 + KRYLOV_VECTOR_PASSES * n / nnz
+
+
+def least_work_choice(candidates, margin=0.1):
+    """The cycle, among ``candidates`` (``(key, factor, work)`` triples: the residual
+    reduction per iteration, :func:`krylov_factor`, and the work of an iteration), that
+    reaches a tolerance with about the least work: the least work per digit, ``work /
+    -log10(factor)``, or, among the candidates within ``margin`` of the least, the one
+    with the smallest factor (the fewest iterations; the first of equal ones). A near tie
+    in work is decided by the iterations: each costs inner products (global
+    synchronizations on the GPU and across processes) that the work leaves out, and the
+    choice of the CPU and the GPU, which measure factors up to rounding, stays the same.
+    A factor of 1 or more (no convergence) counts as infinite work. Returns the key.
 
     Examples
     --------
-    >>> fewest_work_steps([(1, 0.5, 10.0), (2, 0.2, 18.0)])   # 33 against 26 per digit
+    >>> least_work_choice([(1, 0.5, 10.0), (2, 0.2, 18.0)])   # 33 against 26 per digit
     2
-    >>> fewest_work_steps([(1, 0.1, 10.0), (2, 0.05, 18.0)])  # 10 against 14
+    >>> least_work_choice([(1, 0.1, 10.0), (2, 0.05, 18.0)])  # 10 against 14
     1
+    >>> least_work_choice([(1, 0.1, 10.0), (2, 0.02, 18.0)])  # 10 against 10.6: fewer iterations
+    2
     """
     def per_digit(factor, work):
         if not factor < 1.0:
             return float("inf")
         return work / -np.log10(max(factor, 1e-16))
 
-    best_steps, best = candidates[0][0], per_digit(*candidates[0][1:])
-    first = best
-    for steps, factor, work in candidates[1:]:
-        cost = per_digit(factor, work)
-        if cost < best and cost < (1.0 - margin) * first:
-            best_steps, best = steps, cost
-    return best_steps
+    costs = [per_digit(factor, work) for _, factor, work in candidates]
+    least = min(costs)
+    if least == float("inf"):
+        return candidates[0][0]
+    near = [k for k, cost in enumerate(costs) if cost <= (1.0 + margin) * least]
+    return candidates[min(near, key=lambda k: (candidates[k][1], k))][0]
 
 
 class Smoother:
