@@ -59,12 +59,16 @@ AMG_VARIANTS = [
     ("amg pairwise, line Gauss-Seidel", dict(coarsening="pairwise", smoother=("algebraic_tridiagonal",
                                                                              {"relaxation": "gauss_seidel"}))),
     ("amg SA, line", dict()),
-    # multicolour line Gauss-Seidel (multiplicative), and the set-up's measured choice
+    # one or two smoothing steps by the set-up's measured choice
+    ("amg SA, line auto steps", dict(presmooth="auto")),
+    # multicolour line Gauss-Seidel (multiplicative), and the set-up's measured choice of the
+    # relaxation and the steps
     ("amg SA, line Gauss-Seidel", dict(smoother=("algebraic_tridiagonal", {"relaxation": "gauss_seidel"}))),
-    ("amg SA, line auto relaxation", dict(smoother=("algebraic_tridiagonal", {"relaxation": "auto"}))),
+    ("amg SA, line auto", dict(presmooth="auto", smoother=("algebraic_tridiagonal", {"relaxation": "auto"}))),
     ("amg SA, Jacobi", dict(smoother="jacobi")),
 ]
-CPU_TWINS = ["amg pairwise, line", "amg SA, line", "amg SA, line Gauss-Seidel", "amg SA, line auto relaxation"]
+CPU_TWINS = ["amg pairwise, line", "amg SA, line", "amg SA, line auto steps", "amg SA, line Gauss-Seidel",
+             "amg SA, line auto"]
 
 
 def matrix_list(large, small, real=True):
@@ -153,8 +157,16 @@ def cpu_rows(spec, n, twins=True, progress=None):
         setup = time.perf_counter() - t0
         it, solve, ok = _solve(A, b, M, np)
         emit(dict(method=label.replace("amg", "amg (CPU)"), where="cpu", setup=setup, solve=solve, iterations=it,
-                  converged=ok, done=True, levels=len(M.levels), complexity=M.operator_complexity))
+                  converged=ok, done=True, levels=len(M.levels), complexity=M.operator_complexity,
+                  choice=_choice(M)))
     return rows
+
+
+def _choice(M):
+    """The relaxation (R: Richardson, G: Gauss-Seidel) and steps an "auto" set-up chose, or None."""
+    if not M.cycle_measurements:
+        return None
+    return f"{'G' if M.relaxation == 'gauss_seidel' else 'R'}{M.presmooth}"
 
 
 def _worker(argv):
@@ -227,7 +239,8 @@ def amg_gpu_row(A, b, options):
     apply = gpu_time(lambda: M.matvec(b), repeat=20)
     return dict(setup=setup, solve=solve, iterations=it, converged=ok, done=True, cycle=cycle, apply=apply,
                 phases=M.setup_time, levels=len(M.levels), complexity=M.operator_complexity, relaxation=M.relaxation,
-                relaxation_measurements=M.relaxation_measurements)
+                relaxation_measurements=M.relaxation_measurements, choice=_choice(M),
+                cycle_measurements=M.cycle_measurements)
 
 
 # ------------------------------------------------------------------ report
@@ -269,6 +282,8 @@ def markdown(results, device, host):
                 continue
             done = r.get("done", False)
             it = f"{r.get('iterations', '')}" + ("" if r.get("converged", True) else "*") if done else "unfinished"
+            if done and r.get("choice"):
+                it += f" {r['choice']}"
             if not done and "bound" in r:
                 step = r["unfinished"]
                 r = dict(r, **{step: None})
