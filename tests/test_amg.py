@@ -817,18 +817,6 @@ def test_too_dense_smoothed_level_is_not_formed(monkeypatch):
 
 
 # ------------------------------------------------- automatic smoothing steps
-def test_stationary_factor_of_a_known_iteration():
-    from kernels.amg.cycle import stationary_factor
-
-    A = matrices.poisson2d(8).tocsr()
-    inverse = np.linalg.inv(A.toarray())
-    # M = 0.7 A^{-1}: the error shrinks by exactly 0.3 per iteration
-    assert stationary_factor(A, lambda r: 0.7 * (inverse @ r), cycles=4) == pytest.approx(0.3, rel=1e-9)
-    assert stationary_factor(A, lambda r: inverse @ r) < 1e-6  # an exact M: only rounding is left
-    assert stationary_factor(A, lambda r: 0 * r) == pytest.approx(1.0)
-    assert stationary_factor(A, lambda r: np.full_like(r, np.nan)) == float("inf")
-
-
 def test_least_work_choice_rule():
     from kernels.amg.cycle import least_work_choice
 

@@ -20,7 +20,7 @@ from ..spmv import spmv, spmv_lanes
 __all__ = ["LevelOperator", "Smoother", "RichardsonSmoother", "JacobiSmoother", "DenseCoarseSolver",
            "RelaxationCoarseSolver", "Cycle", "stream_is_capturing",
            "CycleGraph", "spectral_radius", "ritz_values", "richardson_damping", "damping", "CYCLES",
-           "stationary_factor", "krylov_factor", "cycle_work", "measured_cycle_work", "krylov_work",
+           "krylov_factor", "cycle_work", "measured_cycle_work", "krylov_work",
            "least_work_choice", "KRYLOV_VECTOR_PASSES"]
 
 CYCLES = ("V", "W", "F")
@@ -279,27 +279,6 @@ def damping(rho, factor, dtype):
     rho = xp.asarray(rho, dtype=np.float64)
     good = xp.isfinite(rho) & (rho > 0)
     return xp.where(good, factor / xp.where(good, rho, 1.0), factor).astype(dtype).reshape(1)
-
-
-def stationary_factor(A, apply, cycles=5):
-    """The convergence factor of the stationary iteration ``e <- e - M A e`` (``apply(r)``
-    = ``M r``, one multigrid cycle from zero), estimated from ``cycles`` iterations from a
-    fixed start vector: the geometric mean of the residual reductions after the first
-    (which removes the start's easily damped components), a host float. ``0.0`` when the
-    residual vanishes (an exact ``M``), ``inf`` when it is not finite. One host read per
-    iteration."""
-    xp = get_array_module(A)
-    e = _start_vector(A.shape[0], np.dtype(A.dtype), xp)
-    cycles = max(int(cycles), 2)
-    norms = []
-    for _ in range(cycles):
-        e = e - apply(A @ e)
-        norms.append(float(xp.linalg.norm(A @ e)))
-    if not np.isfinite(norms).all():
-        return float("inf")
-    if norms[0] <= 0.0 or norms[-1] <= 0.0:
-        return 0.0
-    return (norms[-1] / norms[0]) ** (1.0 / (cycles - 1))
 
 
 def krylov_factor(A, apply, krylov, iterations=4):
