@@ -305,6 +305,14 @@ class _Blocks:
                           f"{': ' + str(error) if error else ''}); launching the kernels one by one",
                           RuntimeWarning, stacklevel=4)
 
+    def release(self):
+        """Destroy the graph (the replay count stays). NCCL's communicator destroy waits
+        until every CUDA graph that captured its kernels is gone, so the graph must not
+        outlive the solve that made it (``ops`` and the blocks refer to each other: without
+        this, only the cycle collector would free it)."""
+        self.graph = None
+        self.step = None
+
     def run(self, block, done):
         if self.enabled and done > 0 and block == self.check_every:
             self._capture(block)
@@ -353,28 +361,31 @@ def _bicgstab_resident(A, r, rho0, x, tol, maxiter, precondition, check_every, h
     blocks = _Blocks(A, ops, step, st, ("v",), check_every, cuda_graph)
     ops.blocks = blocks
     info, done = maxiter, 0
-    while done < maxiter:
-        block = min(check_every, maxiter - done)
-        blocks.run(block, done)
-        done += block
-        rows = ops.rows(block)
-        history.extend(rows[:, 0].tolist())
-        est, ss = rows[-1, 0], rows[-1, 4]
-        if not np.isfinite(rows[:, :4]).all():
-            info = -10
-            break
-        if est <= 2.0 * tol or est * est < 64 * eps * ss * ss:  # near the answer, or cancelled: measure
-            true = float(np.sqrt(max(_real(ops.reduce((r, r))[0].item()), 0.0)))
-            history[-1] = true
-            if true <= tol:
-                info = 0
+    try:
+        while done < maxiter:
+            block = min(check_every, maxiter - done)
+            blocks.run(block, done)
+            done += block
+            rows = ops.rows(block)
+            history.extend(rows[:, 0].tolist())
+            est, ss = rows[-1, 0], rows[-1, 4]
+            if not np.isfinite(rows[:, :4]).all():
+                info = -10
                 break
-        if (rows[:, 1] < tiny).any() or (rows[:, 2] < tiny).any():
-            info = -10
-            break
-        if ((rows[:, 3] < tiny) & (rows[:, 0] > tol)).any():
-            info = -11
-            break
+            if est <= 2.0 * tol or est * est < 64 * eps * ss * ss:  # near the answer, or cancelled: measure
+                true = float(np.sqrt(max(_real(ops.reduce((r, r))[0].item()), 0.0)))
+                history[-1] = true
+                if true <= tol:
+                    info = 0
+                    break
+            if (rows[:, 1] < tiny).any() or (rows[:, 2] < tiny).any():
+                info = -10
+                break
+            if ((rows[:, 3] < tiny) & (rows[:, 0] > tol)).any():
+                info = -11
+                break
+    finally:
+        blocks.release()
     return x, info, ops
 
 
@@ -416,18 +427,21 @@ def _cg_resident(A, r, z, rz0, x, tol, maxiter, precondition, check_every, histo
 
     blocks = _Blocks(A, ops, step, st, ("rz",), check_every, cuda_graph)
     ops.blocks = blocks
-    while done < maxiter:
-        block = min(check_every, maxiter - done)
-        blocks.run(block, done)
-        done += block
-        rows = (hist[:block].get() if ops.gpu else hist[:block].copy()).astype(np.float64)
-        history.extend(np.sqrt(np.maximum(rows[:, 0], 0.0)).tolist())
-        if not (rows[:, 1] > 0).all() or not np.isfinite(rows).all():
-            info = -10
-            break
-        if history[-1] <= tol:
-            info = 0
-            break
+    try:
+        while done < maxiter:
+            block = min(check_every, maxiter - done)
+            blocks.run(block, done)
+            done += block
+            rows = (hist[:block].get() if ops.gpu else hist[:block].copy()).astype(np.float64)
+            history.extend(np.sqrt(np.maximum(rows[:, 0], 0.0)).tolist())
+            if not (rows[:, 1] > 0).all() or not np.isfinite(rows).all():
+                info = -10
+                break
+            if history[-1] <= tol:
+                info = 0
+                break
+    finally:
+        blocks.release()
     return x, info, ops
 
 
