@@ -288,6 +288,33 @@ def test_bicgstab_gpu_stops_at_the_first_iteration_that_meets_the_criterion(dtyp
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("short", [False, True])
+def test_bicgstab_gpu_default_checks_give_the_same_solve(short, monkeypatch):
+    """The default schedule of checks (two iterations, then blocks shortened to the
+    predicted rest where iterations are slow: forced here for every block with
+    ``short``) gives the iterate, history and count of a check after every iteration."""
+    import cupy
+    import cupyx.scipy.sparse.linalg as cspla
+
+    import precond.krylov as K
+    from kernels.backend import to_device
+    from kernels.spmv import spmv
+
+    monkeypatch.setattr(K, "SHORT_BLOCKS_FROM", 0.0 if short else 1e9)
+    Ad = to_device(matrices.aniso2(60))
+    op = cspla.LinearOperator(Ad.shape, matvec=lambda v: spmv(Ad, v), dtype=Ad.dtype)
+    bd = Ad @ cupy.asarray(true_solution(Ad.shape[0], np.float64))
+    for M in (precond.jacobi(Ad), precond.amg(Ad, coarsening="pairwise")):
+        for kw in ({"rtol": 1e-8}, {"rtol": 1e-30, "maxiter": 11}):
+            h1, h = [], []
+            x1, info1 = precond.bicgstab(op, bd, M=M, check_every=1, cuda_graph=False, residuals=h1, **kw)
+            x, info = precond.bicgstab(op, bd, M=M, residuals=h, **kw)
+            assert info == info1 and len(h) == len(h1)
+            np.testing.assert_allclose(h, h1, rtol=1e-9)
+            assert float(cupy.linalg.norm(x - x1)) <= 1e-9 * float(cupy.linalg.norm(x1))
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_spmv_matches_cusparse(dtype):
     import cupy
