@@ -95,6 +95,38 @@ def _symmetric_level(A) -> bool:
     return float(xp.abs(difference.data).max()) <= SYMMETRY_EPSILONS * eps * float(xp.abs(A.data).max())
 
 
+def _cycle_dtype(dtype):
+    """``cycle_dtype`` checked: float32 or float64."""
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        dt = None
+    if dt not in (np.float32, np.float64):
+        raise ValueError(f"cycle_dtype must be None, float32 or float64, got {dtype!r}")
+    return dt
+
+
+def _cast_hierarchy(hierarchy, dtype):
+    """A :class:`kernels.amg.hierarchy.Hierarchy` with the operators and transfers of
+    ``hierarchy`` cast to ``dtype`` (aggregates and the damping estimates kept)."""
+    levels = []
+    for level in hierarchy.levels:
+        cast = LevelOperator(_cast_matrix(level.A, dtype),
+                             P=None if level.P is None else _cast_matrix(level.P, dtype),
+                             R=None if level.R is None else _cast_matrix(level.R, dtype),
+                             aggregates=level.aggregates, members=level.members)
+        cast.jacobi_rho = level.jacobi_rho
+        levels.append(cast)
+    return type(hierarchy)(levels, _cast_matrix(hierarchy.coarse, dtype))
+
+
+def _cast_matrix(M, dtype):
+    """A canonical CSR ``M`` in ``dtype`` (canonical still)."""
+    out = M.astype(dtype)
+    out.has_canonical_format = True
+    return out
+
+
 class AMGLevel(NamedTuple):
     """One level of an :class:`AMGPrecond`: its rows, nonzeros and smoother."""
 
@@ -189,13 +221,14 @@ def _line_solvers(A, M, l1, adjoint):
     return solver.solve, transposed
 
 
-def _build_smoother(A, name, options, symmetric_matrix, adjoint=False, jacobi_rho=None):
+def _build_smoother(A, name, options, symmetric_matrix, adjoint=False, jacobi_rho=None, cast=False):
     """The :class:`kernels.amg.cycle.Smoother` ``name`` of the level operator ``A``
     (``symmetric_matrix``: whether ``A`` is symmetric; ``adjoint``: build the line
     smoother's adjoint solve, for a symmetric cycle of an unsymmetric ``A``;
     ``jacobi_rho``: the hierarchy's estimate of the spectral radius of ``D^{-1} A``, which
     a float64 Jacobi smoother with the default estimate takes instead of making the same
-    one again)."""
+    one again; ``cast``: ``A`` is a float64 level cast to ``cycle_dtype``, whose estimate
+    in float64 a Jacobi smoother also takes)."""
     if options["relaxation"] == "gauss_seidel":
         return _gauss_seidel_smoother(A, name, options, symmetric_matrix, adjoint)
     if name == "jacobi":
@@ -203,7 +236,7 @@ def _build_smoother(A, name, options, symmetric_matrix, adjoint=False, jacobi_rh
             warnings.simplefilter("ignore")  # a zero diagonal entry: 1 is used there (jacobi's rule)
             dinv = jacobi(A).inv_diag.astype(A.dtype, copy=False)
         same_estimate = (jacobi_rho is not None and symmetric_matrix and options["omega"] is None
-                         and np.dtype(A.dtype) == np.float64 and (options["eig_iterations"] or 10) == 10)
+                         and (np.dtype(A.dtype) == np.float64 or cast) and (options["eig_iterations"] or 10) == 10)
         omega = (damping(jacobi_rho, options["omega_factor"], A.dtype) if same_estimate
                  else _omega(A, lambda r: dinv * r, options, symmetric_matrix))
         return JacobiSmoother(dinv, omega, sweep=options["sweep"])
@@ -296,7 +329,7 @@ class AMGPrecond(Preconditioner):
     """
 
     def __init__(self, A, *, smoother="algebraic_tridiagonal", coarsening="smoothed_aggregation", presmooth=1,
-                 postsmooth=None, cycle="V", symmetric=None, cuda_graph=None, **hierarchy_options):
+                 postsmooth=None, cycle="V", symmetric=None, cuda_graph=None, cycle_dtype=None, **hierarchy_options):
         A = validate_matrix(A, what="amg")
         if np.dtype(A.dtype) not in (np.float32, np.float64):
             raise TypeError(f"amg supports float32 and float64 matrices, got {A.dtype}")
@@ -316,7 +349,12 @@ class AMGPrecond(Preconditioner):
             raise ValueError(f"a symmetric cycle needs presmooth == postsmooth, got {presmooth} and {postsmooth}")
         if cuda_graph not in (None, True, False):
             raise ValueError(f"cuda_graph must be None, True or False, got {cuda_graph!r}")
+        cycle_dtype = np.dtype(A.dtype) if cycle_dtype is None else _cycle_dtype(cycle_dtype)
         super().__init__(A)
+        #: The dtype the cycle runs in (its levels, smoothers and vectors); the apply takes
+        #: and returns vectors of ``dtype``.
+        self.cycle_dtype = cycle_dtype
+        cast = cycle_dtype != self.dtype
         if cuda_graph and not self.on_gpu:
             raise ValueError("cuda_graph needs a GPU matrix")
         clock = self._clock
@@ -326,19 +364,22 @@ class AMGPrecond(Preconditioner):
             self.hierarchy, self.ml = _hierarchy(A, coarsening, hierarchy_options)
             clock.mark("hierarchy")
             symmetric_levels = [_symmetric_level(level.A) for level in self.hierarchy.levels]
+            coarse_exact = self.hierarchy.coarse  # the dense inverse is computed from A's own dtype
+            if cast:
+                self.hierarchy = _cast_hierarchy(self.hierarchy, cycle_dtype)
             adjoints = [bool(symmetric) and not s for s in symmetric_levels]
             candidates = [options["relaxation"]]
             if candidates == ["auto"]:  # Gauss-Seidel has no adjoint sweep of an unsymmetric level
                 candidates = ["richardson"] + ([] if any(adjoints) else ["gauss_seidel"])
             trials = {relaxation: [_build_smoother(level.A, name, {**options, "relaxation": relaxation}, sym, adjoint,
-                                                   jacobi_rho=level.jacobi_rho)
+                                                   jacobi_rho=level.jacobi_rho, cast=cast)
                                    for level, sym, adjoint in zip(self.hierarchy.levels, symmetric_levels, adjoints)]
                       for relaxation in candidates}
             clock.mark("smoothers")
             options = {**options, "relaxation": candidates[0]}  # (the coarse level's, if smoothed)
             coarse = self.hierarchy.coarse
             if coarse.shape[0] <= MAX_DENSE:
-                self.coarse_solver = DenseCoarseSolver(coarse)
+                self.coarse_solver = DenseCoarseSolver(coarse_exact, dtype=cycle_dtype)
             else:
                 warnings.warn(f"amg: the coarsest level has {coarse.shape[0]} rows (more than {MAX_DENSE}): it is "
                               f"smoothed {COARSE_SWEEPS} times instead of solved; coarsen further (max_levels, "
@@ -371,6 +412,12 @@ class AMGPrecond(Preconditioner):
         self._graph_requested = bool(cuda_graph)
         self._graph, self._warm = None, False
 
+    def _in_dtype(self, run):
+        """``run`` (a cycle in :attr:`cycle_dtype`) as a map of vectors of :attr:`dtype`."""
+        if self.cycle_dtype == self.dtype:
+            return run
+        return lambda b: run(b.astype(self.cycle_dtype)).astype(self.dtype)
+
     def _least_work_cycle(self, A, kind, trials, auto_steps):
         """``(relaxation, steps)`` of the cycle (the relaxations are the keys of ``trials``,
         each with its smoothers, the first preferred; the step counts :data:`AUTO_STEPS`
@@ -399,8 +446,8 @@ class AMGPrecond(Preconditioner):
             for pre, post in counts:
                 trial = Cycle(self.hierarchy.levels, smoothers, self.coarse_solver, presmooth=pre, postsmooth=post,
                               kind=kind)
-                factor = krylov_factor(A, trial, bicgstab, AUTO_KRYLOV)
-                work = measured_cycle_work(A, trial) if measured else cycle_work(trial)
+                factor = krylov_factor(A, self._in_dtype(trial), bicgstab, AUTO_KRYLOV)
+                work = measured_cycle_work(A, self._in_dtype(trial)) if measured else cycle_work(trial)
                 self.cycle_measurements.append((relaxation, pre, factor, 2 * work + overhead))
         return least_work_choice([((r, k), f, w) for r, k, f, w in self.cycle_measurements])
 
@@ -409,11 +456,11 @@ class AMGPrecond(Preconditioner):
         """One cycle for ``A x = b`` from ``x`` (None: zero); returns the new iterate as a
         new array (``x`` is left as it was)."""
         self._check_vector(b)
-        b = self.xp.ascontiguousarray(b, dtype=self.dtype)
+        b = self.xp.ascontiguousarray(b, dtype=self.cycle_dtype)
         if x is not None:
             self._check_vector(x)
-            x = self.xp.array(x, dtype=self.dtype, copy=True)
-        return self._cycle(b, x)
+            x = self.xp.array(x, dtype=self.cycle_dtype, copy=True)
+        return self._cycle(b, x).astype(self.dtype, copy=False)
 
     def matvec(self, x):
         """One cycle from a zero initial guess for the right-hand side ``x``: the
@@ -422,22 +469,23 @@ class AMGPrecond(Preconditioner):
         self._check_vector(x)
         if x.ndim == 2:
             return self.xp.stack([self.matvec(x[:, k]) for k in range(x.shape[1])], axis=1)
-        x = self.xp.ascontiguousarray(x, dtype=self.dtype)
+        x = self.xp.ascontiguousarray(x, dtype=self.cycle_dtype)
         if not self._graph_wanted or stream_is_capturing():
-            return self._cycle(x)  # inside a caller's capture, its graph takes the kernels
+            # inside a caller's capture, its graph takes the kernels
+            return self._cycle(x).astype(self.dtype, copy=False)
         if self._graph is None:
             if not self._warm:  # compiles the kernels and makes the launch arguments
                 self._warm = True
-                return self._cycle(x)
+                return self._cycle(x).astype(self.dtype, copy=False)
             try:
-                self._graph = CycleGraph(self._cycle, self.shape[0], self.dtype)
+                self._graph = CycleGraph(self._cycle, self.shape[0], self.cycle_dtype)
             except Exception as exc:  # noqa: BLE001 - something in the cycle cannot be captured
                 self._graph_wanted = False
                 if self._graph_requested:
                     warnings.warn(f"amg: CUDA graph capture failed ({type(exc).__name__}: {exc}); launching the "
                                   "kernels one by one", RuntimeWarning, stacklevel=2)
-                return self._cycle(x)
-        return self._graph(x)
+                return self._cycle(x).astype(self.dtype, copy=False)
+        return self._graph(x).astype(self.dtype, copy=False)
 
     # -------------------------------------------------------------- describe
     @property
@@ -462,11 +510,12 @@ class AMGPrecond(Preconditioner):
         sizes = " -> ".join(str(s) for s in self.hierarchy.sizes)
         return (f"{self.coarsening}, {len(self.hierarchy.sizes)} levels ({sizes}), operator complexity "
                 f"{self.operator_complexity:.2f}, {self.cycle_kind}({self.presmooth},{self.postsmooth}) "
-                f"{self.smoother_name}{' (Gauss-Seidel)' if self.relaxation == 'gauss_seidel' else ''}")
+                f"{self.smoother_name}{' (Gauss-Seidel)' if self.relaxation == 'gauss_seidel' else ''}"
+                f"{'' if self.cycle_dtype == self.dtype else f', cycle in {self.cycle_dtype}'}")
 
 
 def amg(A, *, smoother="algebraic_tridiagonal", coarsening="smoothed_aggregation", presmooth=1, postsmooth=None,
-        cycle="V", symmetric=None, cuda_graph=None, **hierarchy_options) -> AMGPrecond:
+        cycle="V", symmetric=None, cuda_graph=None, cycle_dtype=None, **hierarchy_options) -> AMGPrecond:
     """Algebraic multigrid preconditioner with algebraic line smoothing (SciPy in: the CPU;
     cupyx in: the GPU).
 
@@ -559,6 +608,19 @@ def amg(A, *, smoother="algebraic_tridiagonal", coarsening="smoothed_aggregation
         GPU only: capture the cycle into a CUDA graph after its first apply and replay it
         (default yes). Inside a caller's capture (:func:`precond.bicgstab`'s) the cycle's
         kernels join that graph instead.
+    cycle_dtype : {None, "float32", "float64"}
+        The precision of the cycle (default: ``A``'s). ``"float32"`` for a float64 ``A``:
+        the hierarchy is built in float64 as always (the same levels), then its operators
+        and transfers are cast to float32, the smoothers are built from the cast levels
+        and the coarsest level's dense inverse is computed in float64 and stored in
+        float32; the apply takes and returns float64 vectors. A cycle reads the levels'
+        matrices, which dominate its time, in two thirds of the bytes (values of 4 bytes
+        and 4-byte indices instead of 8 + 4) and its vectors in half. The Krylov method
+        around it keeps float64: :func:`precond.bicgstab` with right preconditioning
+        multiplies ``A`` by the very vector it adds to ``x``, so the rounding of a float32
+        cycle (a relative 1e-7) costs no accuracy in ``x``, only the preconditioner's
+        quality at that level (mixed-precision AMG as in AmgX's "dDFI" mode). The cycle
+        is then a linear operator up to float32 rounding (symmetric up to it).
     **hierarchy_options
         See ``coarsening``.
 
@@ -590,7 +652,8 @@ def amg(A, *, smoother="algebraic_tridiagonal", coarsening="smoothed_aggregation
     (4096, True)
     """
     return AMGPrecond(A, smoother=smoother, coarsening=coarsening, presmooth=presmooth, postsmooth=postsmooth,
-                      cycle=cycle, symmetric=symmetric, cuda_graph=cuda_graph, **hierarchy_options)
+                      cycle=cycle, symmetric=symmetric, cuda_graph=cuda_graph, cycle_dtype=cycle_dtype,
+                      **hierarchy_options)
 
 
 def change_smoothers(ml, smoother="algebraic_tridiagonal", *, presmooth=1, postsmooth=1):

@@ -443,6 +443,30 @@ def test_restriction_twin_matches_matrices(rng):
 
 
 # ----------------------------------------------------------------- bad input
+@pytest.mark.parametrize("smoother", ["algebraic_tridiagonal", "jacobi"])
+@pytest.mark.parametrize("coarsening", ["smoothed_aggregation", "pairwise"])
+def test_float32_cycle_of_a_float64_matrix(smoother, coarsening, rng):
+    """cycle_dtype="float32": the float64 hierarchy's levels cast (the same sizes), the
+    cycle in float32 (a fixed operator, symmetric and linear up to float32 rounding), the
+    apply in float64, and BiCGStab still reaches 1e-8 in the float64 cycle's count."""
+    A = matrices.random_diffusion2d(40, contrast=2.0)
+    b = A @ np.sin(np.arange(A.shape[0]))
+    exact = amg(A, smoother=smoother, coarsening=coarsening, max_coarse=50)
+    M = amg(A, smoother=smoother, coarsening=coarsening, max_coarse=50, cycle_dtype="float32")
+    assert M.cycle_dtype == np.float32 and M.dtype == np.float64 and "float32" in repr(M)
+    assert M.hierarchy.sizes == exact.hierarchy.sizes and M.hierarchy.nonzeros == exact.hierarchy.nonzeros
+    assert all(level.A.dtype == np.float32 for level in M.hierarchy.levels)
+    assert M.coarse_solver.inverse.dtype == np.float32
+    x, y = rng.standard_normal((2, A.shape[0]))
+    Mx, My = M.matvec(x), M.matvec(y)
+    assert Mx.dtype == np.float64 and M.cycle(x).dtype == np.float64
+    np.testing.assert_array_equal(M.matvec(x), Mx)
+    np.testing.assert_allclose(Mx, exact.matvec(x), atol=1e-5 * np.abs(Mx).max())
+    assert abs(y @ Mx - x @ My) <= 1e-5 * abs(x @ Mx)
+    runs = [precond.solve(A, b, P, rtol=1e-8) for P in (exact, M)]
+    assert all(r.converged for r in runs) and runs[1].iterations <= runs[0].iterations + 1
+
+
 def test_bad_input_rejected():
     A = matrices.poisson2d(8)
     with pytest.raises(ValueError, match="square"):
@@ -475,6 +499,10 @@ def test_bad_input_rejected():
         amg(A, cycle="K")
     with pytest.raises(ValueError, match="cuda_graph"):
         amg(A, cuda_graph=True)
+    with pytest.raises(ValueError, match="cycle_dtype"):
+        amg(A, cycle_dtype=np.float16)
+    with pytest.raises(ValueError, match="cycle_dtype"):
+        amg(A, cycle_dtype="half")
     M = amg(matrices.poisson2d(20))
     with pytest.raises(ValueError, match="length"):
         M.matvec(np.ones(3))
@@ -547,6 +575,32 @@ def test_gpu_cycle_matches_cpu_and_graph(kw):
     np.testing.assert_allclose(graphed.get(), eager.get(), atol=1e-12 * scale)
     np.testing.assert_allclose(again.get(), graphed.get(), atol=0)
     assert again.data.ptr != graphed.data.ptr  # a new array every apply
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("smoother", ["algebraic_tridiagonal", "jacobi"])
+def test_gpu_float32_cycle_matches_cpu_and_graph(smoother):
+    """cycle_dtype="float32" on the GPU: the CPU's float32 cycle up to rounding, eager ==
+    captured, float64 out, and inside BiCGStab's graph the float64 cycle's count."""
+    import cupy
+
+    from kernels.backend import to_device
+
+    A = matrices.aniso2(64)
+    b = A @ np.sin(np.arange(A.shape[0]))
+    kw = dict(coarsening="pairwise", smoother=smoother, max_coarse=40, cycle_dtype="float32")
+    cpu, gpu = amg(A, **kw), amg(to_device(A), **kw)
+    bd = cupy.asarray(b)
+    eager = gpu.matvec(bd)
+    graphed = gpu.matvec(bd)
+    assert gpu._graph is not None and graphed.dtype == np.float64
+    ref = cpu.matvec(b)
+    scale = np.abs(ref).max()
+    np.testing.assert_allclose(eager.get(), ref, atol=1e-4 * scale)
+    np.testing.assert_allclose(graphed.get(), eager.get(), atol=1e-6 * scale)
+    exact = precond.solve(to_device(A), bd, amg(to_device(A), **{**kw, "cycle_dtype": None}), rtol=1e-8)
+    mixed = precond.solve(to_device(A), bd, gpu, rtol=1e-8)
+    assert exact.converged and mixed.converged and mixed.iterations <= exact.iterations + 1
 
 
 @pytest.mark.gpu

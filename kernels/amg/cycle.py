@@ -532,14 +532,15 @@ class DenseCoarseSolver:
     """The coarsest level solved exactly by a dense inverse, computed once on the backend
     of ``A`` (in float64, from an LU factorization; the pseudo-inverse when ``A`` is
     singular, as pyamg's default coarse solver) and applied as one matrix-vector product
-    (on the GPU the ``dense_gemv`` kernel, which a CUDA graph can capture)."""
+    (on the GPU the ``dense_gemv`` kernel, which a CUDA graph can capture). ``dtype``: of
+    the stored inverse and the solves (default ``A``'s)."""
 
-    def __init__(self, A):
+    def __init__(self, A, dtype=None):
         xp = get_array_module(A)
         self.xp, self.gpu = xp, is_device_array(A)
-        self.A = A
         self.n = A.shape[0]
-        self.dtype = np.dtype(A.dtype)
+        self.dtype = np.dtype(A.dtype if dtype is None else dtype)
+        self.A = A if self.dtype == A.dtype else A.astype(self.dtype)
         dense = A.toarray().astype(np.float64)
         self.pseudo = False
         with warnings.catch_warnings():
