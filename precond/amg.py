@@ -19,7 +19,7 @@ from kernels.amg.cycle import (CYCLES, Cycle, CycleGraph, DenseCoarseSolver, Jac
                                RelaxationCoarseSolver, RichardsonSmoother, cycle_work, damping, krylov_factor,
                                krylov_work, least_work_choice, measured_cycle_work, richardson_damping, ritz_values,
                                spectral_radius, stream_is_capturing)
-from kernels.amg.hierarchy import from_pyamg, pairwise_hierarchy, pyamg_hierarchy
+from kernels.amg.hierarchy import from_pyamg, inverse_diagonal, pairwise_hierarchy, pyamg_hierarchy
 from kernels.amg.line_gs import GaussSeidelSmoother, LineGaussSeidel
 from kernels.backend import get_array_module, sparse_module, to_host, zero_pool
 from kernels.graph import is_symmetric
@@ -29,7 +29,7 @@ from kernels.tridiag import TridiagonalSolver, extract_tridiagonal, partner_entr
 from kernels.validation import validate_matrix
 
 from .krylov import bicgstab
-from .preconditioners import Preconditioner, algebraic_block_tridiagonal, algebraic_tridiagonal, jacobi
+from .preconditioners import Preconditioner, algebraic_block_tridiagonal, algebraic_tridiagonal
 
 __all__ = ["AMGPrecond", "AMGLevel", "amg", "change_smoothers", "SMOOTHERS", "COARSENINGS"]
 
@@ -125,6 +125,20 @@ def _cast_matrix(M, dtype):
     out = M.astype(dtype)
     out.has_canonical_format = True
     return out
+
+
+def _symmetric_levels(hierarchy, galerkin):
+    """Whether each level's operator is symmetric (:func:`_symmetric_level`). ``galerkin``:
+    every coarse operator is ``P^T A P`` of the level above (the pairwise hierarchy's),
+    symmetric wherever the finest is (up to the rounding that test allows): only the
+    finest is tested then, saving a transpose and a host read per level on the GPU."""
+    levels = hierarchy.levels
+    if not levels:
+        return []
+    first = _symmetric_level(levels[0].A)
+    if galerkin and first:
+        return [True] * len(levels)
+    return [first] + [_symmetric_level(level.A) for level in levels[1:]]
 
 
 class AMGLevel(NamedTuple):
@@ -232,9 +246,7 @@ def _build_smoother(A, name, options, symmetric_matrix, adjoint=False, jacobi_rh
     if options["relaxation"] == "gauss_seidel":
         return _gauss_seidel_smoother(A, name, options, symmetric_matrix, adjoint)
     if name == "jacobi":
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # a zero diagonal entry: 1 is used there (jacobi's rule)
-            dinv = jacobi(A).inv_diag.astype(A.dtype, copy=False)
+        dinv = inverse_diagonal(A, A.dtype)  # 1 where a_ii = 0 (jacobi's rule), no host read
         same_estimate = (jacobi_rho is not None and symmetric_matrix and options["omega"] is None
                          and (np.dtype(A.dtype) == np.float64 or cast) and (options["eig_iterations"] or 10) == 10)
         omega = (damping(jacobi_rho, options["omega_factor"], A.dtype) if same_estimate
@@ -363,7 +375,7 @@ class AMGPrecond(Preconditioner):
         with zero_pool(self.on_gpu):
             self.hierarchy, self.ml = _hierarchy(A, coarsening, hierarchy_options)
             clock.mark("hierarchy")
-            symmetric_levels = [_symmetric_level(level.A) for level in self.hierarchy.levels]
+            symmetric_levels = _symmetric_levels(self.hierarchy, self.coarsening == "pairwise")
             coarse_exact = self.hierarchy.coarse  # the dense inverse is computed from A's own dtype
             if cast:
                 self.hierarchy = _cast_hierarchy(self.hierarchy, cycle_dtype)

@@ -13,7 +13,7 @@ from .aggregation import pairwise_level
 from .cycle import LevelOperator
 from .product import ordered_product
 
-__all__ = ["Hierarchy", "pyamg_hierarchy", "pairwise_hierarchy", "smoothed_prolongator", "from_pyamg",
+__all__ = ["Hierarchy", "pyamg_hierarchy", "pairwise_hierarchy", "smoothed_prolongator", "from_pyamg", "inverse_diagonal",
            "PYAMG_SMOOTHER_OPTIONS", "PYAMG_SEED"]
 
 #: pyamg options that configure pyamg's own cycle, not the hierarchy: refused, since the
@@ -124,8 +124,9 @@ def pyamg_hierarchy(A, coarsening, options):
 DAMPING_BITS = 20
 
 
-def _inverse_diagonal(A, dtype):
-    """``1 / a_ii`` in ``dtype`` (1 where ``a_ii`` is 0)."""
+def inverse_diagonal(A, dtype):
+    """``1 / a_ii`` in ``dtype`` (1 where ``a_ii`` is 0: :func:`precond.jacobi`'s rule for a
+    finite matrix), on the backend of ``A``, with no host read."""
     xp = get_array_module(A)
     diag = A.diagonal().astype(dtype, copy=False)
     return xp.where(diag != 0, 1 / xp.where(diag != 0, diag, 1), 1).astype(dtype, copy=False)
@@ -157,10 +158,10 @@ def smoothed_prolongator(A, aggregates, n_coarse, omega_factor=4.0 / 3.0, iterat
     sps = sparse_module(xp)
     dtype = np.dtype(A.dtype)
     A64 = A if dtype == np.float64 else A.astype(np.float64)
-    dinv64 = _inverse_diagonal(A64, np.float64)
+    dinv64 = inverse_diagonal(A64, np.float64)
     rho = spectral_radius(A64, lambda r: dinv64 * r, iterations)
     omega = _truncated(float(damping(rho, omega_factor, np.float64)[0]), DAMPING_BITS)
-    dinv = _inverse_diagonal(A, dtype)
+    dinv = inverse_diagonal(A, dtype)
     scaled = sps.csr_matrix((A.data * dinv[row_indices(A)], A.indices, A.indptr), shape=A.shape)
     X = ordered_product(scaled, prolongator(aggregates, n_coarse, dtype))
     Y = sps.csr_matrix((X.data * dtype.type(omega), X.indices, X.indptr), shape=X.shape)  # exact: omega has 20 bits
