@@ -52,6 +52,11 @@ AMG_VARIANTS = [
                                                                               {"sweep": "forward"}))),
     ("amg pairwise, Jacobi", dict(coarsening="pairwise", smoother="jacobi")),
     ("amg pairwise, Jacobi forward sweep", dict(coarsening="pairwise", smoother=("jacobi", {"sweep": "forward"}))),
+    # the same hierarchies, the cycle in float32 (float64 vectors in and out)
+    ("amg pairwise, line, float32 cycle", dict(coarsening="pairwise", cycle_dtype="float32")),
+    ("amg pairwise, Jacobi, float32 cycle", dict(coarsening="pairwise", smoother="jacobi", cycle_dtype="float32")),
+    ("amg pairwise, line forward sweep, float32 cycle", dict(coarsening="pairwise", cycle_dtype="float32",
+                                                              smoother=("algebraic_tridiagonal", {"sweep": "forward"}))),
     # unsmoothed aggregates of up to 8 (no Galerkin product with a smoothed prolongator:
     # the cheapest set-up), a W-cycle for the weaker coarse spaces
     ("amg pairwise plain W, line forward sweep", dict(coarsening="pairwise", smooth=None, cycle="W",
