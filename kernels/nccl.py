@@ -129,6 +129,15 @@ class NcclComm:
             nccl.groupEnd()
 
     def destroy(self):
+        """Free this rank's communicator (local: no messages). The device is synchronized
+        first, so every call enqueued on it has completed; then ``ncclCommAbort`` frees the
+        resources. ``ncclCommDestroy`` would first flush and wait for outstanding work,
+        including work that CUDA graphs captured, and it hung on two H200 ranks after
+        solves that had replayed graphs; with nothing left in flight, abort frees the same
+        resources without waiting."""
         if self.comm is not None:
-            self.comm.destroy()
+            import cupy
+
+            cupy.cuda.Device().synchronize()
+            self.comm.abort()
             self.comm = None

@@ -493,9 +493,10 @@ def case_gpu_two(tmp):
         st = {}
         x, info = solver(D, D.local_vector(b), rtol=1e-10, stats=st, M=dist.block_jacobi(D, precond_name),
                          maxiter=3000)
-        full = D.gather(x)
+        full = D.gather(x)  # on rank 0
         assert info == 0 and st["resident"] and st["cuda_graph"] and st["iterations"] > 8, (solver, st)
-        assert np.linalg.norm(b - A @ full) <= 1.5e-10 * np.linalg.norm(b), solver
+        if full is not None:
+            assert np.linalg.norm(b - A @ full) <= 1.5e-10 * np.linalg.norm(b), solver
     t0 = time.perf_counter()
     D.free()
     assert time.perf_counter() - t0 < 10 and D.nccl is None
