@@ -601,12 +601,14 @@ def amg(A, *, smoother="algebraic_tridiagonal", coarsening="smoothed_aggregation
         chooses the relaxation (and with it, where both are "auto"): four BiCGStab
         iterations preconditioned by either cycle from a fixed right-hand side, the
         work of an iteration by the cycle's memory-traffic model (in nonzeros of the
-        finest matrix, on either backend) plus BiCGStab's own; the least work per
-        digit, and where two counts are within 10% of each other, the one with fewer
-        iterations (the measurements are in ``step_measurements``). Where the coarse
-        solve and the transfers are a large share of a cycle (small matrices: a dense
-        coarse inverse of a few hundred rows) a second step costs little and the choice
-        is often two (bcsstk21, cage9, pde2961, swang1); on ANISO one. The trials are
+        finest matrix, on either backend, so that both choose alike; with
+        ``relaxation="auto"`` on the GPU its measured time) plus BiCGStab's own; the
+        least work per digit, and where two counts are within 10% of each other, the one
+        with fewer iterations (the measurements are in ``step_measurements``). Where the
+        coarse solve and the transfers are a large share of a cycle (small matrices: a
+        dense coarse inverse of a few hundred rows) a second step costs little and the
+        choice is often two (bcsstk21, cage9, pde2961, swang1); on most larger problems
+        one (ANISO1/2, random diffusion, rotated anisotropy, elasticity). The trials are
         eight preconditioned BiCGStab iterations (sixteen with ``relaxation="auto"``).
     postsmooth : int, optional
         Smoothing steps after it; default: as ``presmooth``.
