@@ -259,10 +259,12 @@ def _graph_capturable(A):
 
 
 # Rows per rank up to which the default replays a CUDA graph. Measured on H200s (ANISO2,
-# block-Jacobi AlgTriScal, NCCL, one and two ranks): a replay beat the kernels launched one
-# by one at 250,000 rows per rank (0.31 against 0.39 ms per iteration on one rank, 0.64
-# against 0.77 on two) and lost from 1M rows on (0.47 against 0.40 ms; 1.73 against 1.63
-# at 6.25M), where launches no longer bound the iteration.
+# block-Jacobi AlgTriScal, NCCL, one and two ranks, 40-iteration solves, the capture
+# included): replays beat the kernels launched one by one at 250,000 rows per rank (0.31
+# against 0.39 ms per iteration on one rank, 0.64 against 0.77 on two) and lost from 1M rows
+# on (0.47 against 0.40 ms; 1.73 against 1.63 at 6.25M), where launches no longer bound the
+# iteration; 200-iteration solves at 6.25M rows gained 1%, less than one capture costs a
+# short solve.
 GRAPH_MAX_LOCAL_ROWS = 500_000
 
 
