@@ -637,8 +637,9 @@ def test_gpu_auto_steps_measure_as_the_cpu(coarsening):
     assert gpu.presmooth == cpu.presmooth
     assert len(gpu.step_measurements) == 2
     for (sc, fc, wc), (sg, fg, wg) in zip(cpu.step_measurements, gpu.step_measurements):
-        # the same work model on both backends; BiCGStab's factors up to rounding
-        assert sc == sg and wc == pytest.approx(wg) and fg == pytest.approx(fc, rel=1e-2)
+        # the same work model on both backends; BiCGStab's factors up to rounding (a trial
+        # that reaches 1e-10 stops; that deep, rounding may move the stop by an iteration)
+        assert sc == sg and wc == pytest.approx(wg) and (fg == pytest.approx(fc, rel=1e-2) or max(fc, fg) < 1e-3)
     b = A @ np.sin(np.arange(A.shape[0]))
     bd = cupy.asarray(b)
     gpu.matvec(bd)
