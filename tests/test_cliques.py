@@ -117,6 +117,43 @@ def test_maximum_clique_small(name):
     assert graphkit.is_clique(H, res.vertices)
 
 
+@pytest.mark.parametrize("name", ["gnp_mid", "gnp_dense", "moon_moser", "complete", "edgeless",
+                                  "single", "disconnected", "wide_bitsets"])
+def test_dense_clique_search_equals_networkx(name):
+    """The whole-graph bitset branch and bound: the clique number of the graph and of its
+    complement, in slices of a few nodes too, and deciding (a clique above a size, or none)."""
+    from kernels.cliques.maxclique_dense import DenseCliqueSearch
+
+    H = GRAPHS[name]()
+    G = graphkit.as_graph(H)
+    for complement in (False, True):
+        R = nx.complement(H) if complement else H
+        omega = max((len(c) for c in nx.find_cliques(R)), default=0)
+        s = DenseCliqueSearch(G.indptr, G.indices, complement=complement, greedy=False)
+        assert s.solve() and s.size == omega and len(s.best) == omega and graphkit.is_clique(R, s.best.tolist())
+        sliced = DenseCliqueSearch(G.indptr, G.indices, complement=complement, greedy=False)
+        while not sliced.solve(node_cap=3):
+            pass
+        assert sliced.size == omega and sliced.nodes == s.nodes
+        found = DenseCliqueSearch(G.indptr, G.indices, complement=complement, lower=omega - 1, upper=omega)
+        assert found.solve() and found.size == omega and graphkit.is_clique(R, found.best.tolist())
+        none = DenseCliqueSearch(G.indptr, G.indices, complement=complement, lower=omega)
+        assert none.solve() and len(none.best) == 0 and none.size == omega
+        assert graphkit.is_clique(R, none.greedy_clique.tolist())
+
+
+def test_dense_clique_search_takes_a_clique_found_elsewhere():
+    from kernels.cliques.maxclique_dense import DenseCliqueSearch
+
+    H = nx.gnp_random_graph(90, 0.5, seed=8)
+    G = graphkit.as_graph(H)
+    omega = max(len(c) for c in nx.find_cliques(H))
+    best = max(nx.find_cliques(H), key=len)
+    s = DenseCliqueSearch(G.indptr, G.indices, greedy=False)
+    assert s.raise_lower(best) and not s.raise_lower(best[:-1])
+    assert s.solve() and s.size == omega and sorted(s.best.tolist()) == sorted(best)
+
+
 def _answers(shared_data):
     with open(shared_data / "graphs" / "answers.csv") as fh:
         return {r["name"]: int(r["answer"]) for r in csv.DictReader(fh) if r["set"] == "dimacs"}

@@ -77,6 +77,13 @@ def complement_csr(indptr, indices):
 class ComplementCliqueSearch:
     """Maximum independent set of a graph as a maximum clique of its complement.
 
+    On the CPU the search is :class:`kernels.cliques.maxclique_dense.DenseCliqueSearch`
+    on the complement's bitsets (built straight from the graph), resumable: each slice
+    goes on where the last one stopped. On the GPU a slice is a run of
+    :func:`kernels.cliques.maxclique_gpu.max_clique_gpu` from the best set so far (it is
+    not resumable; slices double, so at most about half of the GPU time is repeated);
+    its sets raise the CPU search's bound.
+
     Parameters
     ----------
     indptr, indices : array_like
@@ -85,13 +92,16 @@ class ComplementCliqueSearch:
     initial : array_like of int, optional
         A known independent set (the search looks for larger ones only).
     larger_than : int, optional
-        Look only for sets of more than this many vertices (``initial`` omitted).
+        Look only for sets of more than this many vertices (``initial`` omitted), and
+        stop at the first one (the decision version).
     upper : int, optional
         A proven upper bound on the independent sets: the search is over once the best
         set reaches it.
     device : {"cpu", "gpu"}
-        Where the clique search runs (:func:`kernels.cliques.maxclique_cpu.max_clique_cpu`
-        or :func:`kernels.cliques.maxclique_gpu.max_clique_gpu`).
+        Where the long slices run (short ones, ``node_cap > 0``, always run on the CPU).
+    search : DenseCliqueSearch, optional
+        A CPU search of the same graph's complement already under way (with the same
+        ``larger_than``): it goes on from where it stopped.
 
     Examples
     --------
@@ -103,86 +113,104 @@ class ComplementCliqueSearch:
 
     References
     ----------
-    E. Tomita and T. Seki, "An efficient branch-and-bound algorithm for finding a maximum
-    clique", Proc. DMTCS 2003, LNCS 2731, 278-289.
+    P. San Segundo, D. Rodriguez-Losada and A. Jimenez, "An exact bit-parallel algorithm
+    for the maximum clique problem", Computers & Operations Research 38(2), 2011, 571-581.
     """
 
-    def __init__(self, indptr, indices, initial=None, larger_than=None, upper=None, device="cpu"):
-        indptr = np.ascontiguousarray(indptr, dtype=np.int64)
-        indices = np.ascontiguousarray(indices, dtype=np.int64)
-        self.n = n = len(indptr) - 1
-        self.cp, self.ci = complement_csr(indptr, indices)
+    def __init__(self, indptr, indices, initial=None, larger_than=None, upper=None, device="cpu", search=None):
+        from kernels.cliques.maxclique_dense import DenseCliqueSearch
+
+        self._indptr = np.ascontiguousarray(indptr, dtype=np.int64)
+        self._indices = np.ascontiguousarray(indices, dtype=np.int64)
+        self.n = n = len(self._indptr) - 1
         self.device = device
-        self.best = np.sort(np.asarray(initial, dtype=np.int64)) if initial is not None else np.zeros(0, np.int64)
-        self._size = len(self.best) if initial is not None else int(larger_than or 0)
-        self._initial_size = self._size
+        self._cp = None  # the complement's CSR, for the GPU search (built on first use)
+        lower = int(larger_than or 0)
+        stop_at = None if larger_than is None else lower + 1  # deciding: the first larger set answers
+        if search is None:
+            search = DenseCliqueSearch(self._indptr, self._indices, complement=True, lower=lower, initial=initial,
+                                       upper=stop_at)
+        elif initial is not None:
+            search.raise_lower(initial)
+        self._s = search
+        self._initial_size = len(initial) if initial is not None else lower
+        self._stop_at = stop_at
+        self._upper = n
         self.upper = n if upper is None else int(upper)
-        self.finished = n == 0 or self._size >= self.upper
-        self.nodes = 0
         self.gpu_launches = 0
-        self.overshoot = 0.0  # seconds the latest search ran past its deadline
+        self.overshoot = 0.0  # seconds the latest GPU search ran past its deadline
+
+    @property
+    def upper(self) -> int:
+        """The proven upper bound on the independent sets (the search ends when met)."""
+        return self._upper
+
+    @upper.setter
+    def upper(self, value):
+        self._upper = int(value)
+        self._s.upper = min(self._upper, self._stop_at if self._stop_at is not None else self.n)
+        self._s.finished = self._s.finished or self._s.size >= min(self._s.upper, self._s.bound)
+
+    @property
+    def finished(self) -> bool:
+        return bool(self._s.finished)
+
+    @property
+    def nodes(self) -> int:
+        return self._s.nodes + self._gpu_nodes
+
+    _gpu_nodes = 0
 
     def solve(self, deadline=None, clock=time.perf_counter, node_cap=0):
         """Search until finished (True) or until ``clock()`` passes ``deadline`` (False).
         ``node_cap > 0``: a short search on the CPU of about that many tree nodes (easy
         instances end there, before a GPU launch would pay)."""
-        if self.finished:
+        if self._s.finished:
             return True
-        # the clique searches take a time.perf_counter() deadline (0: none). They look at
-        # the clock inside sub-problems only, so a run over many small ones ends late: the
-        # latest end seen so far is taken off the next deadline
-        until = 0.0
+        # the searches take a time.perf_counter() deadline (0: none)
+        until = None
         if deadline is not None:
             left = deadline - self.overshoot - clock()
             if left <= 0:
                 return False
             until = time.perf_counter() + left
-        verts = None
         if self.device == "gpu" and node_cap <= 0:
             from kernels.cliques.maxclique_gpu import GpuCapacityError, max_clique_gpu
 
+            if self._cp is None:
+                self._cp, self._ci = complement_csr(self._indptr, self._indices)
             # the GPU search takes its bound as a clique; with only a size (decision
             # version) it starts from nothing and may return a set below the bound
-            lower = self.best if len(self.best) == self._size else None
+            lower = self._s.best if len(self._s.best) == self._s.size else None
             try:
-                verts, done, nodes = max_clique_gpu(self.cp, self.ci, lower_clique=lower, deadline=until)
+                verts, done, nodes = max_clique_gpu(self._cp, self._ci, lower_clique=lower,
+                                                    deadline=0.0 if until is None else until)
                 self.gpu_launches += 1
+                self._gpu_nodes += int(nodes)
+                if deadline is not None:
+                    self.overshoot = max(self.overshoot, clock() - deadline)
+                if len(verts) > self._s.size:
+                    self._s.raise_lower(verts)
+                if done:
+                    self._s.finished = True
+                return self._s.finished
             except GpuCapacityError:  # too large for the GPU kernel: the CPU from now on
                 self.device = "cpu"
-        if verts is None:
-            from kernels.cliques.maxclique_cpu import max_clique_cpu
-
-            verts, done, nodes = max_clique_cpu(self.cp, self.ci, lower=self._size, deadline=until,
-                                                node_cap=node_cap)
-        self.nodes += int(nodes)
-        if deadline is not None:
-            self.overshoot = max(self.overshoot, clock() - deadline)
-        if len(verts) > self._size:
-            self.best = np.sort(np.asarray(verts, dtype=np.int64))
-            self._size = len(self.best)
-        self.finished = bool(done) or self._size >= self.upper
-        return self.finished
+        return self._s.solve(deadline=until, node_cap=node_cap)
 
     def raise_bound(self, independent_set):
         """Use a larger independent set found elsewhere as the best."""
-        iset = np.asarray(independent_set, dtype=np.int64)
-        if len(iset) <= self._size:
-            return False
-        self.best = np.sort(iset)
-        self._size = len(iset)
-        self._initial_size = max(self._initial_size, self._size)
-        self.finished = self.finished or self._size >= self.upper
-        return True
+        return self._s.raise_lower(independent_set)
 
     @property
     def size(self) -> int:
-        return self._size
+        return self._s.size
 
     @property
     def improved(self) -> bool:
         """Whether the search found a set larger than the initial one (or bound)."""
-        return self._size > self._initial_size
+        return self._s.size > self._initial_size
 
     def independent_set(self):
         """Vertex ids of the best independent set found."""
-        return self.best
+        return self._s.best

@@ -96,9 +96,11 @@ LS_WEIGHT_CLIQUES = 4.0
 TV_SHARE_CLIQUES = 0.03125
 EXACT_WEIGHT_CLIQUES = 0.125
 #: tree nodes of the first, CPU-only clique search on a dense kernel, and the local search
-#: steps that precede it when deciding
+#: steps that precede it when deciding and the greedy clique does not answer
 QUICK_NODES = 20_000
-FRONT_LS_STEPS = 2000
+FRONT_LS_STEPS = 500
+#: deciding, tree nodes of the clique search on a dense input before that local search
+FRONT_DECIDE_NODES = 1024
 #: a dense input goes to the clique search before the reductions when every vertex has at
 #: least this degree
 FRONT_MIN_DEGREE = 3
@@ -138,31 +140,39 @@ def _from_kernel_cover(bnr, nk, kcover, nodes, bound, solved_by):
 def _quick_dense_input(indptr, indices, bound, deadline, clock):
     """A dense input graph, before any reduction (they rarely remove anything from one,
     and their LP pass costs more than the whole search of an easy instance): a short CPU
-    clique search on the complement (deciding, after a greedy cover, which may already be
-    within the budget). Returns the result when that decided the question, else None."""
-    from .paper import greedy_cover_cpu
+    clique search on the complement's bitsets, built straight from the graph (deciding,
+    it stops at the first independent set that answers). Returns ``(result, search)``:
+    the result when that decided the question (else None), and the search, which the
+    pipeline continues when the reductions leave the graph as it is."""
+    from kernels.cliques.maxclique_dense import DenseCliqueSearch
 
     n = len(indptr) - 1
-    greedy = None
-    if bound is not None:
-        _, gdeg = greedy_cover_cpu(indptr, indices, np.diff(indptr).astype(np.int32), 0)
-        greedy = np.flatnonzero(np.asarray(gdeg) < 0)
-        if len(greedy) >= bound:  # a few local search steps often close the last gap
-            ls = NuMVC(indptr, indices)
-            if ls.run(FRONT_LS_STEPS, bound - 1) < bound:
-                greedy = ls.cover()
-        if len(greedy) < bound:
-            return ExactResult(greedy, len(greedy), True, 0, n, 0, "local_search", {"dense_kernel": True})
-        s = ComplementCliqueSearch(indptr, indices, larger_than=n - bound)
-    else:
-        s = ComplementCliqueSearch(indptr, indices)
-    if not s.solve(deadline=deadline, clock=clock, node_cap=QUICK_NODES):
-        return None
-    # the maximum independent set, or deciding, one above the bound if there is one
-    cover = np.setdiff1d(np.arange(n), s.independent_set()) if bound is None or s.improved else greedy
+    if bound is None:
+        s = DenseCliqueSearch(indptr, indices, complement=True)
+    else:  # a cover below the bound is an independent set of more than n - bound vertices
+        lower = max(n - bound, 0)
+        s = DenseCliqueSearch(indptr, indices, complement=True, lower=lower, upper=lower + 1)
+    until = None if deadline is None else time.perf_counter() + (deadline - clock())
+    done = s.solve(deadline=until, node_cap=FRONT_DECIDE_NODES if bound is not None else QUICK_NODES)
+    if not done and bound is not None:
+        # deciding, a short search did not answer: a few local search steps from the greedy
+        # clique's cover often find a cover within the budget
+        init = np.ones(n, dtype=bool)
+        init[s.greedy_clique] = False
+        ls = NuMVC(indptr, indices, init=init)
+        if ls.run(FRONT_LS_STEPS, bound - 1) < bound:
+            cover = ls.cover()
+            return ExactResult(cover, len(cover), True, 0, n, s.nodes, "local_search", {"dense_kernel": True}), s
+        done = s.solve(deadline=until, node_cap=QUICK_NODES)
+    if not done:
+        return None, s
+    if bound is None or s.size > n - bound:
+        cover = np.setdiff1d(np.arange(n), s.best)
+    else:  # deciding, and no cover below the bound: the greedy set's cover (not below it)
+        cover = np.setdiff1d(np.arange(n), s.greedy_clique)
     size = len(cover)
     lb = size if bound is None else (0 if size < bound else bound)
-    return ExactResult(cover, size, True, lb, n, s.nodes, "clique_branch_and_bound", {"dense_kernel": True})
+    return ExactResult(cover, size, True, lb, n, s.nodes, "clique_branch_and_bound", {"dense_kernel": True}), s
 
 
 def _quick_hybrid(kp, ki, bound, decided, deadline, clock):
@@ -320,9 +330,9 @@ def solve(indptr, indices, time_limit=None, *, bound=None, progress=None, clock=
     # (vertices of degree two or less: the reductions shrink the graph, they go first)
     front = (use_mis and 0 < n <= DENSE_MAX_VERTICES and edge_density(indptr) >= DENSE
              and np.diff(indptr).min() >= FRONT_MIN_DEGREE)
+    front_search = None
     if front:
-        # (int64 ids: the types the kernel-side searches are compiled for)
-        r = _quick_dense_input(indptr, indices.astype(np.int64), bound, deadline, clock)
+        r, front_search = _quick_dense_input(indptr, indices, bound, deadline, clock)
         if r is not None:
             return r
     bnr = BranchAndReduce(indptr, indices)
@@ -348,12 +358,15 @@ def solve(indptr, indices, time_limit=None, *, bound=None, progress=None, clock=
         # a small dense kernel: its independent sets are cliques of its sparse complement,
         # which the bitset colouring search handles far better than the list-based one;
         # a short run on the CPU settles the easy ones before anything else is set up
+        # (when the reductions left the input as it was, the search on it goes on)
+        same = front_search is not None and nk == n and np.array_equal(ids, np.arange(n))
+        search = front_search if same else None
         if bound is None:
-            quick = ComplementCliqueSearch(kp, ki, initial=np.setdiff1d(np.arange(nk), ls.cover()), device=device)
+            quick = ComplementCliqueSearch(kp, ki, initial=np.setdiff1d(np.arange(nk), ls.cover()), device=device,
+                                           search=search)
         else:
-            quick = ComplementCliqueSearch(kp, ki, larger_than=larger_than, device=device)
-        # (skipped when the same search already ran on the input, which was the kernel)
-        if not (front and nk == n) and quick.solve(deadline=deadline, clock=clock, node_cap=QUICK_NODES):
+            quick = ComplementCliqueSearch(kp, ki, larger_than=larger_than, device=device, search=search)
+        if not same and quick.solve(deadline=deadline, clock=clock, node_cap=QUICK_NODES):
             kc = np.setdiff1d(np.arange(nk), quick.independent_set())
             return _from_kernel_cover(bnr, nk, kc, quick.nodes, bound, "clique_branch_and_bound")
     elif device == "gpu" and nk <= GPU_HYBRID_MAX_VERTICES:
