@@ -154,6 +154,26 @@ def test_dense_clique_search_takes_a_clique_found_elsewhere():
     assert s.solve() and s.size == omega and sorted(s.best.tolist()) == sorted(best)
 
 
+@pytest.mark.gpu
+def test_gpu_clique_run_stops_when_asked():
+    """A launch left running (no deadline) ends soon after stop(), with a valid clique and
+    optimal=False; done() never waits."""
+    import time
+
+    from kernels.cliques.maxclique_gpu import GpuCliqueRun
+
+    H = nx.gnp_random_graph(300, 0.9, seed=1)  # far beyond a second of search
+    G = graphkit.as_graph(H)
+    run = GpuCliqueRun(G.indptr, G.indices, cancellable=True)
+    t0 = time.perf_counter()
+    assert not run.done() and time.perf_counter() - t0 < 0.05
+    time.sleep(0.1)
+    run.stop()
+    verts, optimal, nodes = run.result()
+    assert time.perf_counter() - t0 < 5 and not optimal and nodes > 0
+    assert len(verts) > 1 and graphkit.is_clique(H, verts.tolist())
+
+
 def _answers(shared_data):
     with open(shared_data / "graphs" / "answers.csv") as fh:
         return {r["name"]: int(r["answer"]) for r in csv.DictReader(fh) if r["set"] == "dimacs"}

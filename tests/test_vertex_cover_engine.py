@@ -256,6 +256,57 @@ def test_complement_clique_search_equals_brute_force():
         assert start.solve() and not start.improved and start.size == n - opt
 
 
+class _FakeGpuRun:
+    """Stands in for kernels.cliques.maxclique_gpu.GpuCliqueRun in the race (CPU tests):
+    finishes after ``polls`` looks with ``answer``, or never until stopped."""
+
+    polls, answer, stopped = 0, None, []
+
+    def __init__(self, cp, ci, lower_clique=None, lower=0, deadline=0.0, cancellable=False):
+        self.lower_clique = np.zeros(0, np.int64) if lower_clique is None else lower_clique
+        self.launched, self.left = True, type(self).polls
+
+    def done(self):
+        self.left -= 1
+        return self.answer is not None and self.left < 0
+
+    def stop(self):
+        type(self).stopped.append(True)
+
+    def result(self):
+        if self.answer is not None and self.left < 0:
+            return self.answer, True, 10
+        return self.lower_clique, False, 5
+
+
+def test_race_takes_the_first_to_finish(monkeypatch):
+    """device="gpu": the GPU run and the CPU search race; a GPU that finishes first ends
+    the search with its set, a CPU that finishes first stops the GPU."""
+    import kernels.cliques.maxclique_gpu as mg
+
+    monkeypatch.setattr(mg, "GpuCliqueRun", _FakeGpuRun)
+    rng = np.random.default_rng(5)
+    n = 90
+    edges = [(u, v) for u in range(n) for v in range(u + 1, n) if rng.random() < 0.3]
+    indptr, indices = csr(n, edges)
+    ref = ComplementCliqueSearch(indptr, indices)
+    assert ref.solve()
+    # the GPU first: its set is the answer
+    monkeypatch.setattr(_FakeGpuRun, "answer", ref.independent_set())
+    monkeypatch.setattr(_FakeGpuRun, "polls", 0)
+    g = ComplementCliqueSearch(indptr, indices, device="gpu")
+    assert g.solve() and g.size == ref.size and g.gpu_launches == 1
+    # the CPU first: the GPU is told to stop, the CPU's set is the answer
+    monkeypatch.setattr(_FakeGpuRun, "answer", None)
+    _FakeGpuRun.stopped = []
+    c = ComplementCliqueSearch(indptr, indices, device="gpu")
+    assert c.solve() and c.size == ref.size and not c.gpu_won
+    assert c.gpu_launches == 1 or c.finished and c.gpu_launches == 0
+    iset = set(c.independent_set().tolist())
+    assert not any(u in iset and v in iset for u, v in edges)
+    assert _FakeGpuRun.stopped or c.gpu_launches == 0
+
+
 def test_pipeline_hands_dense_kernels_to_the_clique_search():
     """Dense random graphs (the reductions leave them whole): the clique search on the
     complement proves them, also in the decision version, and agrees with the list-based

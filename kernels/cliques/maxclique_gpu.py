@@ -19,7 +19,7 @@ from ..nvrtc import get_kernel
 from .degeneracy import ONE, ZERO
 from .maxclique_cpu import BBSetup, bb_candidate, bb_candidates, bb_rows, colour_sort
 
-__all__ = ["max_clique_gpu", "GpuCapacityError"]
+__all__ = ["max_clique_gpu", "GpuCliqueRun", "GpuCapacityError"]
 
 
 class GpuCapacityError(ValueError):
@@ -94,70 +94,132 @@ def _bb_gpu_plan(indptr, indices, order, rank, core, lower, pmark, Pv, rows, SP,
     return sub_v, sub_k, sub_row_off, sub_pv_off, rows_all, pv_all, item_sub[:ni], item_j[:ni], item_col[:ni]
 
 
-def max_clique_gpu(indptr, indices, lower_clique=None, deadline=0.0, mem_fraction=0.25):
+#: the time budget of a cancellable launch without a deadline (ns): it turns on the warps'
+#: looks at the stop flag inside items
+_NO_DEADLINE_NS = 1 << 62
+
+
+class GpuCliqueRun:
+    """One launch of the GPU branch and bound, started at construction and left running
+    while the host works: :meth:`done` asks the device without waiting (a CUDA event),
+    :meth:`stop` asks the warps to stop (a flag they read every 256 tree nodes, written on
+    a stream of its own while the kernel runs), :meth:`result` waits and reads.
+
+    Parameters are those of :func:`max_clique_gpu`; ``lower`` (a size) also bounds the
+    search when no clique of that size is known (the decision version).
+    """
+
+    def __init__(self, indptr, indices, lower_clique=None, deadline=0.0, mem_fraction=0.25, lower=0,
+                 cancellable=False):
+        import time
+
+        import cupy
+
+        self.lower_clique = np.sort(np.asarray(lower_clique if lower_clique is not None else [], dtype=np.int64))
+        self.launched = False
+        self._answer = None
+        if len(indptr) <= 1:
+            self._answer = (self.lower_clique, True, 0)
+            return
+        if len(indptr) - 1 >= 2 ** 31 - 1:
+            raise ValueError("the GPU maximum clique needs fewer than 2**31 vertices")
+        b = BBSetup(indptr, indices)
+        lo = max(len(self.lower_clique), int(lower), 1)
+        if len(self.lower_clique) == 0 and lo == 1:  # any vertex is a clique of size 1
+            self.lower_clique = np.zeros(1, np.int64)
+        plan = _bb_gpu_plan(b.indptr, b.indices, b.order, b.rank, b.core, lo, b.pmark, b.Pv, b.rows, b.SP, b.L, b.C)
+        sub_v, sub_k, sub_row_off, sub_pv_off, rows_all, pv_all, item_sub, item_j, item_col = plan
+        nitems = len(item_sub)
+        if nitems == 0:
+            self._answer = (self.lower_clique, True, 0)
+            return
+        K = int(sub_k.max())
+        Wm = (K + 63) // 64
+        dev = cupy.cuda.Device()
+        attrs = device_attributes()
+        warps_per_block = 4
+        smem = warps_per_block * 2 * Wm * 8
+        depths = K + 3
+        per_warp = 8 * depths * Wm + 4 * (2 * depths * K + 2 * depths) + 4 * (K + 2)
+        budget = dev.mem_info[0] * mem_fraction
+        if smem > attrs["MaxSharedMemoryPerBlock"] or per_warp > budget:
+            raise GpuCapacityError(f"a sub-problem of {K} candidates is too large for the GPU branch and bound "
+                                   f"({per_warp / 2**20:.0f} MiB of scratch per warp)")
+        max_warps = attrs["MultiProcessorCount"] * (attrs["MaxThreadsPerMultiProcessor"] // 32)
+        nwarps = int(max(1, min(nitems, max_warps, budget // per_warp)))
+        d = {name: cupy.asarray(a) for name, a in
+             dict(rows_all=rows_all, pv_all=pv_all, sub_v=sub_v, sub_k=sub_k, sub_row_off=sub_row_off,
+                  sub_pv_off=sub_pv_off, item_sub=item_sub, item_j=item_j, item_col=item_col).items()}
+        queue = cupy.zeros(1, np.uint64)
+        self._best_packed = cupy.full(1, (lo << 32) | 0xFFFFFFFF, np.uint64)
+        self._slots = cupy.empty(nwarps * (K + 2), np.int32)
+        wbits = cupy.empty(nwarps * depths * Wm, np.uint64)
+        wints = cupy.empty(nwarps * (2 * depths * K + 2 * depths), np.int32)
+        self._nodes = cupy.zeros(1, np.uint64)
+        self._stop = cupy.zeros(1, np.int32)
+        self._K = K
+        budget_ns = 0
+        if deadline > 0:
+            budget_ns = max(1, int((deadline - time.perf_counter()) * 1e9))
+        elif cancellable:
+            budget_ns = _NO_DEADLINE_NS
+        threads = 32 * warps_per_block
+        blocks = (nwarps + warps_per_block - 1) // warps_per_block
+        get_kernel("maxclique", "max_clique_kernel")(
+            (blocks,), (threads,),
+            (d["rows_all"], d["pv_all"], d["sub_v"], d["sub_k"], d["sub_row_off"], d["sub_pv_off"], d["item_sub"],
+             d["item_j"], d["item_col"], np.int64(nitems), queue, self._best_packed, self._slots, wbits, wints,
+             np.int32(Wm), np.int32(K), np.int32(nwarps), self._nodes, self._stop, np.int64(budget_ns)),
+            shared_mem=smem)
+        self._keep = (d, queue, wbits, wints)  # alive until the kernel is done
+        self._event = cupy.cuda.Event(block=False, disable_timing=True)
+        self._event.record()
+        self.launched = True
+
+    def done(self) -> bool:
+        """Whether the launch has finished (never waits)."""
+        return self._answer is not None or self._event.done
+
+    def stop(self):
+        """Ask the warps to stop (they end within 256 tree nodes each); returns at once."""
+        if self._answer is not None or self._event.done:
+            return
+        import cupy
+
+        # (pinned host memory and a non-blocking stream: the copy does not wait for the
+        # kernel, which runs on the default stream)
+        side = cupy.cuda.Stream(non_blocking=True)
+        pinned = cupy.cuda.alloc_pinned_memory(4)
+        one = np.frombuffer(pinned, np.int32, 1)
+        one[0] = 1
+        cupy.cuda.runtime.memcpyAsync(self._stop.data.ptr, one.ctypes.data, 4,
+                                      cupy.cuda.runtime.memcpyHostToDevice, side.ptr)
+        side.synchronize()
+
+    def result(self):
+        """Wait for the launch; ``(vertices, optimal, nodes)`` as :func:`max_clique_gpu`."""
+        if self._answer is None:
+            self._event.synchronize()
+            packed = int(self._best_packed.get()[0])
+            size, winner = packed >> 32, packed & 0xFFFFFFFF
+            optimal = int(self._stop.get()[0]) == 0
+            nodes = int(self._nodes.get()[0])
+            self._keep = None
+            if winner == 0xFFFFFFFF:
+                self._answer = (self.lower_clique, optimal, nodes)
+            else:
+                K = self._K
+                verts = self._slots[winner * (K + 2): winner * (K + 2) + size].get().astype(np.int64)
+                self._answer = (np.sort(verts), optimal, nodes)
+        return self._answer
+
+
+def max_clique_gpu(indptr, indices, lower_clique=None, deadline=0.0, mem_fraction=0.25, lower=0):
     """Maximum clique by colouring branch and bound on the GPU (one warp per work item).
 
     ``lower_clique`` (a known clique, e.g. from a short CPU run) sets the initial bound and
-    is returned when nothing larger exists. Returns ``(vertices, optimal, nodes)``.
+    is returned when nothing larger exists; ``lower`` (a size) bounds the search the same
+    way without a clique (the result is then empty when no clique is larger). Returns
+    ``(vertices, optimal, nodes)``.
     """
-    import time
-
-    import cupy
-
-    lower = np.sort(np.asarray(lower_clique if lower_clique is not None else [], dtype=np.int64))
-    if len(indptr) <= 1:
-        return lower, True, 0
-    if len(indptr) - 1 >= 2 ** 31 - 1:
-        raise ValueError("the GPU maximum clique needs fewer than 2**31 vertices")
-    b = BBSetup(indptr, indices)
-    lo = max(len(lower), 1)
-    if len(lower) == 0:  # any vertex is a clique of size 1
-        lower = np.zeros(1, np.int64)
-    plan = _bb_gpu_plan(b.indptr, b.indices, b.order, b.rank, b.core, lo, b.pmark, b.Pv, b.rows, b.SP, b.L, b.C)
-    sub_v, sub_k, sub_row_off, sub_pv_off, rows_all, pv_all, item_sub, item_j, item_col = plan
-    nitems = len(item_sub)
-    if nitems == 0:
-        return lower, True, 0
-    K = int(sub_k.max())
-    Wm = (K + 63) // 64
-    dev = cupy.cuda.Device()
-    attrs = device_attributes()
-    warps_per_block = 4
-    smem = warps_per_block * 2 * Wm * 8
-    depths = K + 3
-    per_warp = 8 * depths * Wm + 4 * (2 * depths * K + 2 * depths) + 4 * (K + 2)
-    budget = dev.mem_info[0] * mem_fraction
-    if smem > attrs["MaxSharedMemoryPerBlock"] or per_warp > budget:
-        raise GpuCapacityError(f"a sub-problem of {K} candidates is too large for the GPU branch and bound "
-                               f"({per_warp / 2**20:.0f} MiB of scratch per warp)")
-    max_warps = attrs["MultiProcessorCount"] * (attrs["MaxThreadsPerMultiProcessor"] // 32)
-    nwarps = int(max(1, min(nitems, max_warps, budget // per_warp)))
-    d = {name: cupy.asarray(a) for name, a in
-         dict(rows_all=rows_all, pv_all=pv_all, sub_v=sub_v, sub_k=sub_k, sub_row_off=sub_row_off,
-              sub_pv_off=sub_pv_off, item_sub=item_sub, item_j=item_j, item_col=item_col).items()}
-    queue = cupy.zeros(1, np.uint64)
-    best_packed = cupy.full(1, (lo << 32) | 0xFFFFFFFF, np.uint64)
-    slots = cupy.empty(nwarps * (K + 2), np.int32)
-    wbits = cupy.empty(nwarps * depths * Wm, np.uint64)
-    wints = cupy.empty(nwarps * (2 * depths * K + 2 * depths), np.int32)
-    nodes = cupy.zeros(1, np.uint64)
-    stop = cupy.zeros(1, np.int32)
-    budget_ns = 0
-    if deadline > 0:
-        budget_ns = max(1, int((deadline - time.perf_counter()) * 1e9))
-    threads = 32 * warps_per_block
-    blocks = (nwarps + warps_per_block - 1) // warps_per_block
-    get_kernel("maxclique", "max_clique_kernel")(
-        (blocks,), (threads,),
-        (d["rows_all"], d["pv_all"], d["sub_v"], d["sub_k"], d["sub_row_off"], d["sub_pv_off"], d["item_sub"],
-         d["item_j"], d["item_col"], np.int64(nitems), queue, best_packed, slots, wbits, wints, np.int32(Wm),
-         np.int32(K), np.int32(nwarps), nodes, stop, np.int64(budget_ns)),
-        shared_mem=smem)
-    packed = int(best_packed.get()[0])
-    size, winner = packed >> 32, packed & 0xFFFFFFFF
-    optimal = int(stop.get()[0]) == 0
-    nodes = int(nodes.get()[0])
-    if winner == 0xFFFFFFFF:
-        return lower, optimal, nodes
-    verts = slots[winner * (K + 2): winner * (K + 2) + size].get().astype(np.int64)
-    return np.sort(verts), optimal, nodes
+    return GpuCliqueRun(indptr, indices, lower_clique, deadline, mem_fraction, lower).result()

@@ -37,6 +37,8 @@ __all__ = ["ComplementCliqueSearch", "complement_csr", "edge_density", "DENSE", 
 DENSE = 0.09
 #: and at most this many vertices (the colouring search keeps bitsets of the complement)
 DENSE_MAX_VERTICES = 2000
+#: seconds of CPU search between two looks at a racing GPU search
+RACE_SLICE = 0.002
 
 
 def edge_density(indptr) -> float:
@@ -138,7 +140,8 @@ class ComplementCliqueSearch:
         self._upper = n
         self.upper = n if upper is None else int(upper)
         self.gpu_launches = 0
-        self.overshoot = 0.0  # seconds the latest GPU search ran past its deadline
+        self.gpu_won = False  # the GPU finished a race first
+        self.overshoot = 0.0  # seconds the latest search ran past its deadline
 
     @property
     def upper(self) -> int:
@@ -175,28 +178,49 @@ class ComplementCliqueSearch:
                 return False
             until = time.perf_counter() + left
         if self.device == "gpu" and node_cap <= 0:
-            from kernels.cliques.maxclique_gpu import GpuCapacityError, max_clique_gpu
+            from kernels.cliques.maxclique_gpu import GpuCapacityError
 
-            if self._cp is None:
-                self._cp, self._ci = complement_csr(self._indptr, self._indices)
-            # the GPU search takes its bound as a clique; with only a size (decision
-            # version) it starts from nothing and may return a set below the bound
-            lower = self._s.best if len(self._s.best) == self._s.size else None
             try:
-                verts, done, nodes = max_clique_gpu(self._cp, self._ci, lower_clique=lower,
-                                                    deadline=0.0 if until is None else until)
-                self.gpu_launches += 1
-                self._gpu_nodes += int(nodes)
+                done = self._race(until)
                 if deadline is not None:
                     self.overshoot = max(self.overshoot, clock() - deadline)
-                if len(verts) > self._s.size:
-                    self._s.raise_lower(verts)
-                if done:
-                    self._s.finished = True
-                return self._s.finished
+                return done
             except GpuCapacityError:  # too large for the GPU kernel: the CPU from now on
                 self.device = "cpu"
         return self._s.solve(deadline=until, node_cap=node_cap)
+
+    def _race(self, until):
+        """A GPU run from the best set so far, while the CPU search goes on in short slices
+        between looks at the GPU (a CUDA event, no waiting): the first to finish decides,
+        the other stops (the GPU within a few hundred of its tree nodes). Returns whether
+        the search is over."""
+        from kernels.cliques.maxclique_gpu import GpuCliqueRun
+
+        if self._cp is None:
+            self._cp, self._ci = complement_csr(self._indptr, self._indices)
+        # the GPU search takes the best set as a clique, or (deciding, none known yet) the
+        # size to beat
+        lower = self._s.best if len(self._s.best) == self._s.size else None
+        run = GpuCliqueRun(self._cp, self._ci, lower_clique=lower, lower=self._s.size,
+                           deadline=0.0 if until is None else until, cancellable=True)
+        self.gpu_launches += int(run.launched)
+        while not run.done():
+            end = time.perf_counter() + RACE_SLICE
+            if until is not None:
+                end = min(end, until)
+            if self._s.solve(deadline=end):
+                run.stop()
+                break
+            if until is not None and time.perf_counter() >= until:
+                break  # the GPU stops at the same deadline
+        verts, done, nodes = run.result()
+        self._gpu_nodes += int(nodes)
+        if len(verts) > self._s.size:
+            self._s.raise_lower(verts)
+        if done and not self._s.finished:
+            self._s.finished = True
+            self.gpu_won = True
+        return self._s.finished
 
     def raise_bound(self, independent_set):
         """Use a larger independent set found elsewhere as the best."""
