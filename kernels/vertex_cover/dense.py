@@ -238,3 +238,9 @@ class ComplementCliqueSearch:
     def independent_set(self):
         """Vertex ids of the best independent set found."""
         return self._s.best
+
+    @property
+    def greedy_set(self):
+        """The independent set of the greedy passes at the start (it may be no larger than
+        ``larger_than``)."""
+        return self._s.greedy_clique

@@ -101,6 +101,9 @@ QUICK_NODES = 20_000
 FRONT_LS_STEPS = 500
 #: deciding, tree nodes of the clique search on a dense input before that local search
 FRONT_DECIDE_NODES = 1024
+#: with a GPU, seconds of the first race of the GPU clique search against the CPU's on a
+#: dense input (before the reductions and the local search set up the pipeline)
+FRONT_RACE_SECONDS = 0.25
 #: a dense input goes to the clique search before the reductions when every vertex has at
 #: least this degree
 FRONT_MIN_DEGREE = 3
@@ -137,42 +140,43 @@ def _from_kernel_cover(bnr, nk, kcover, nodes, bound, solved_by):
     return ExactResult(cover, size, True, lb, nk, int(nodes), solved_by, bnr.stats())
 
 
-def _quick_dense_input(indptr, indices, bound, deadline, clock):
+def _quick_dense_input(indptr, indices, bound, deadline, clock, device):
     """A dense input graph, before any reduction (they rarely remove anything from one,
     and their LP pass costs more than the whole search of an easy instance): a short CPU
     clique search on the complement's bitsets, built straight from the graph (deciding,
-    it stops at the first independent set that answers). Returns ``(result, search)``:
-    the result when that decided the question (else None), and the search, which the
-    pipeline continues when the reductions leave the graph as it is."""
-    from kernels.cliques.maxclique_dense import DenseCliqueSearch
-
+    it stops at the first independent set that answers); with ``device="gpu"`` then a
+    race of the GPU search against the CPU search of up to ``FRONT_RACE_SECONDS``.
+    Returns ``(result, search)``: the result when that decided the question (else None),
+    and the search (a :class:`~kernels.vertex_cover.dense.ComplementCliqueSearch`), which
+    the pipeline continues when the reductions leave the graph as it is."""
     n = len(indptr) - 1
-    if bound is None:
-        s = DenseCliqueSearch(indptr, indices, complement=True)
-    else:  # a cover below the bound is an independent set of more than n - bound vertices
-        lower = max(n - bound, 0)
-        s = DenseCliqueSearch(indptr, indices, complement=True, lower=lower, upper=lower + 1)
-    until = None if deadline is None else time.perf_counter() + (deadline - clock())
-    done = s.solve(deadline=until, node_cap=FRONT_DECIDE_NODES if bound is not None else QUICK_NODES)
+    # deciding, a cover below the bound is an independent set of more than n - bound vertices
+    lower = None if bound is None else max(n - bound, 0)
+    s = ComplementCliqueSearch(indptr, indices, larger_than=lower, device=device)
+    done = s.solve(deadline=deadline, clock=clock, node_cap=FRONT_DECIDE_NODES if bound is not None else QUICK_NODES)
     if not done and bound is not None:
         # deciding, a short search did not answer: a few local search steps from the greedy
         # clique's cover often find a cover within the budget
         init = np.ones(n, dtype=bool)
-        init[s.greedy_clique] = False
+        init[s.greedy_set] = False
         ls = NuMVC(indptr, indices, init=init)
         if ls.run(FRONT_LS_STEPS, bound - 1) < bound:
             cover = ls.cover()
             return ExactResult(cover, len(cover), True, 0, n, s.nodes, "local_search", {"dense_kernel": True}), s
-        done = s.solve(deadline=until, node_cap=QUICK_NODES)
+        done = s.solve(deadline=deadline, clock=clock, node_cap=QUICK_NODES)
+    if not done and device == "gpu":
+        end = clock() + FRONT_RACE_SECONDS
+        done = s.solve(deadline=end if deadline is None else min(end, deadline), clock=clock)
     if not done:
         return None, s
-    if bound is None or s.size > n - bound:
-        cover = np.setdiff1d(np.arange(n), s.best)
+    if bound is None or s.improved:
+        cover = np.setdiff1d(np.arange(n), s.independent_set())
     else:  # deciding, and no cover below the bound: the greedy set's cover (not below it)
-        cover = np.setdiff1d(np.arange(n), s.greedy_clique)
+        cover = np.setdiff1d(np.arange(n), s.greedy_set)
     size = len(cover)
     lb = size if bound is None else (0 if size < bound else bound)
-    return ExactResult(cover, size, True, lb, n, s.nodes, "clique_branch_and_bound", {"dense_kernel": True}), s
+    stats = {"dense_kernel": True, "gpu_launches": s.gpu_launches}
+    return ExactResult(cover, size, True, lb, n, s.nodes, "clique_branch_and_bound", stats), s
 
 
 def _quick_hybrid(kp, ki, bound, decided, deadline, clock):
@@ -332,7 +336,7 @@ def solve(indptr, indices, time_limit=None, *, bound=None, progress=None, clock=
              and np.diff(indptr).min() >= FRONT_MIN_DEGREE)
     front_search = None
     if front:
-        r, front_search = _quick_dense_input(indptr, indices, bound, deadline, clock)
+        r, front_search = _quick_dense_input(indptr, indices, bound, deadline, clock, device)
         if r is not None:
             return r
     bnr = BranchAndReduce(indptr, indices)
@@ -360,12 +364,14 @@ def solve(indptr, indices, time_limit=None, *, bound=None, progress=None, clock=
         # a short run on the CPU settles the easy ones before anything else is set up
         # (when the reductions left the input as it was, the search on it goes on)
         same = front_search is not None and nk == n and np.array_equal(ids, np.arange(n))
-        search = front_search if same else None
-        if bound is None:
-            quick = ComplementCliqueSearch(kp, ki, initial=np.setdiff1d(np.arange(nk), ls.cover()), device=device,
-                                           search=search)
+        if same:
+            quick = front_search
+            if bound is None:
+                quick.raise_bound(np.setdiff1d(np.arange(nk), ls.cover()))
+        elif bound is None:
+            quick = ComplementCliqueSearch(kp, ki, initial=np.setdiff1d(np.arange(nk), ls.cover()), device=device)
         else:
-            quick = ComplementCliqueSearch(kp, ki, larger_than=larger_than, device=device, search=search)
+            quick = ComplementCliqueSearch(kp, ki, larger_than=larger_than, device=device)
         if not same and quick.solve(deadline=deadline, clock=clock, node_cap=QUICK_NODES):
             kc = np.setdiff1d(np.arange(nk), quick.independent_set())
             return _from_kernel_cover(bnr, nk, kc, quick.nodes, bound, "clique_branch_and_bound")
