@@ -95,12 +95,8 @@ LS_SHARE_CLIQUES = 0.95
 LS_WEIGHT_CLIQUES = 4.0
 TV_SHARE_CLIQUES = 0.03125
 EXACT_WEIGHT_CLIQUES = 0.125
-#: tree nodes of the first, CPU-only clique search on a dense kernel, and the local search
-#: steps that precede it when deciding and the greedy clique does not answer
+#: tree nodes of the first, CPU-only clique search on a dense kernel
 QUICK_NODES = 20_000
-FRONT_LS_STEPS = 500
-#: deciding, tree nodes of the clique search on a dense input before that local search
-FRONT_DECIDE_NODES = 1024
 #: with a GPU, seconds of the first race of the GPU clique search against the CPU's on a
 #: dense input (before the reductions and the local search set up the pipeline)
 FRONT_RACE_SECONDS = 0.25
@@ -143,8 +139,9 @@ def _from_kernel_cover(bnr, nk, kcover, nodes, bound, solved_by):
 def _quick_dense_input(indptr, indices, bound, deadline, clock, device):
     """A dense input graph, before any reduction (they rarely remove anything from one,
     and their LP pass costs more than the whole search of an easy instance): a short CPU
-    clique search on the complement's bitsets, built straight from the graph (deciding,
-    it stops at the first independent set that answers); with ``device="gpu"`` then a
+    clique search on the complement's bitsets, built straight from the graph, after its
+    greedy and local searches (deciding, it stops at the first independent set that
+    answers); with ``device="gpu"`` then a
     race of the GPU search against the CPU search of up to ``FRONT_RACE_SECONDS``.
     Returns ``(result, search)``: the result when that decided the question (else None),
     and the search (a :class:`~kernels.vertex_cover.dense.ComplementCliqueSearch`), which
@@ -153,26 +150,16 @@ def _quick_dense_input(indptr, indices, bound, deadline, clock, device):
     # deciding, a cover below the bound is an independent set of more than n - bound vertices
     lower = None if bound is None else max(n - bound, 0)
     s = ComplementCliqueSearch(indptr, indices, larger_than=lower, device=device)
-    done = s.solve(deadline=deadline, clock=clock, node_cap=FRONT_DECIDE_NODES if bound is not None else QUICK_NODES)
-    if not done and bound is not None:
-        # deciding, a short search did not answer: a few local search steps from the greedy
-        # clique's cover often find a cover within the budget
-        init = np.ones(n, dtype=bool)
-        init[s.greedy_set] = False
-        ls = NuMVC(indptr, indices, init=init)
-        if ls.run(FRONT_LS_STEPS, bound - 1) < bound:
-            cover = ls.cover()
-            return ExactResult(cover, len(cover), True, 0, n, s.nodes, "local_search", {"dense_kernel": True}), s
-        done = s.solve(deadline=deadline, clock=clock, node_cap=QUICK_NODES)
+    done = s.solve(deadline=deadline, clock=clock, node_cap=QUICK_NODES)
     if not done and device == "gpu":
         end = clock() + FRONT_RACE_SECONDS
         done = s.solve(deadline=end if deadline is None else min(end, deadline), clock=clock)
     if not done:
         return None, s
-    if bound is None or s.improved:
-        cover = np.setdiff1d(np.arange(n), s.independent_set())
-    else:  # deciding, and no cover below the bound: the greedy set's cover (not below it)
-        cover = np.setdiff1d(np.arange(n), s.greedy_set)
+    keep = np.ones(n, dtype=bool)
+    # deciding, and no cover below the bound: the greedy set's cover (not below it)
+    keep[s.independent_set() if bound is None or s.improved else s.greedy_set] = False
+    cover = np.flatnonzero(keep)
     size = len(cover)
     lb = size if bound is None else (0 if size < bound else bound)
     stats = {"dense_kernel": True, "gpu_launches": s.gpu_launches}
