@@ -103,8 +103,9 @@ FRONT_RACE_SECONDS = 0.25
 #: a dense input goes to the clique search before the reductions when every vertex has at
 #: least this degree
 FRONT_MIN_DEGREE = 3
-#: sparse kernels of at most this many vertices first get a short run of the GPU paper's
-#: Hybrid search (``device="gpu"``), of at most ``QUICK_GPU_SECONDS``
+#: sparse inputs (or, from larger inputs, kernels) of at most this many vertices first get
+#: a short run of the GPU paper's Hybrid search (``device="gpu"``), of at most
+#: ``QUICK_GPU_SECONDS``
 GPU_HYBRID_MAX_VERTICES = 400
 QUICK_GPU_SECONDS = 0.01
 
@@ -326,6 +327,20 @@ def solve(indptr, indices, time_limit=None, *, bound=None, progress=None, clock=
         r, front_search = _quick_dense_input(indptr, indices, bound, deadline, clock, device)
         if r is not None:
             return r
+    gpu_launches = 0
+    # a small sparse input: a short run of the GPU paper's Hybrid search on the whole graph
+    # before the reductions (it proves small hard cores such as MANN_a27's complement in
+    # milliseconds, faster whole than after the folds)
+    input_hybrid = device == "gpu" and not front and 0 < n <= GPU_HYBRID_MAX_VERTICES and indptr[-1] > 0
+    if input_hybrid:
+        # (int64 ids: the types the kernel-side searches are compiled for)
+        cover, nodes, launched = _quick_hybrid(indptr, indices.astype(np.int64), bound, 0, deadline, clock)
+        gpu_launches = int(launched)
+        if cover is not None:
+            size = len(cover)
+            lb = size if bound is None else (0 if size < bound else bound)
+            return ExactResult(cover, size, True, lb, n, nodes, "gpu" if launched else "local_search",
+                               {"gpu_launches": gpu_launches})
     bnr = BranchAndReduce(indptr, indices)
     bnr.reduce_root()
     kp, ki, ids = bnr.kernel()
@@ -339,7 +354,6 @@ def solve(indptr, indices, time_limit=None, *, bound=None, progress=None, clock=
     larger_than = None if bound is None else nk - (bound - decided)
     dense = use_mis and nk <= DENSE_MAX_VERTICES and edge_density(kp) >= DENSE
     quick = None
-    gpu_launches = 0
     # a short local search: deciding, it often finds a cover within the budget at once;
     # else its cover is the first bound of the searches
     ls = NuMVC(kp, ki)
@@ -362,9 +376,9 @@ def solve(indptr, indices, time_limit=None, *, bound=None, progress=None, clock=
         if not same and quick.solve(deadline=deadline, clock=clock, node_cap=QUICK_NODES):
             kc = np.setdiff1d(np.arange(nk), quick.independent_set())
             return _from_kernel_cover(bnr, nk, kc, quick.nodes, bound, "clique_branch_and_bound")
-    elif device == "gpu" and nk <= GPU_HYBRID_MAX_VERTICES:
+    elif device == "gpu" and nk <= GPU_HYBRID_MAX_VERTICES and not input_hybrid:
         # a sparse kernel small enough for the GPU paper's Hybrid search: a short run
-        # there (it proves small hard cores such as MANN_a27's in milliseconds)
+        # there
         kc, nodes, launched = _quick_hybrid(kp, ki, bound, decided, deadline, clock)
         gpu_launches = int(launched)
         if kc is not None:
