@@ -287,7 +287,7 @@ def fmt(sec, finished, limit):
         return "-"
     if not finished:
         return f">{limit:g}"
-    return f"{sec:.3f}"
+    return f"{sec:.4f}" if sec < 0.01 else f"{sec:.3f}"
 
 
 def mvc_times_panel(ax, mvc_rows, engines):
@@ -541,7 +541,9 @@ def table1_markdown(paths):
     def t(r, key, limit):
         if r.get(f"{key}_time") is None:
             return "-"
-        return f"{r[f'{key}_time']:.3f}" if r.get(f"{key}_finished") else f">{limit:g}"
+        sec = r[f"{key}_time"]
+        # (a millisecond row keeps two significant digits)
+        return (f"{sec:.4f}" if sec < 0.01 else f"{sec:.3f}") if r.get(f"{key}_finished") else f">{limit:g}"
 
     lines = ["| complement of | problem | StackOnly | Hybrid | GPU route | route x kernels | CPU pipeline | "
              "route x CPU | paper Hybrid (V100) | same answer |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
