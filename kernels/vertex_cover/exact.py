@@ -628,6 +628,9 @@ def warm_up(device="cpu"):
         from .paper import search_gpu
 
         search_gpu(indptr, indices, np.diff(indptr).astype(np.int32), 0, n, method="hybrid")
+        # the route's own paths: a small sparse input (the Hybrid try on the whole graph)
+        solve(sp, si, 5.0, device="gpu")
+        solve(sp, si, 5.0, bound=60, device="gpu")
         ComplementCliqueSearch(indptr, indices, device="gpu").solve()
         cp, ci = complement_csr(indptr, indices)
         max_clique_gpu(cp, ci)
