@@ -140,6 +140,7 @@ class ComplementCliqueSearch:
         self._upper = n
         self.upper = n if upper is None else int(upper)
         self.gpu_launches = 0
+        self._gpu_nodes = 0  # tree nodes of the GPU runs
         self.gpu_won = False  # the GPU finished a race first
         self.overshoot = 0.0  # seconds the latest search ran past its deadline
 
@@ -161,8 +162,6 @@ class ComplementCliqueSearch:
     @property
     def nodes(self) -> int:
         return self._s.nodes + self._gpu_nodes
-
-    _gpu_nodes = 0
 
     def solve(self, deadline=None, clock=time.perf_counter, node_cap=0):
         """Search until finished (True) or until ``clock()`` passes ``deadline`` (False).

@@ -317,10 +317,10 @@ class _Blocks:
                           RuntimeWarning, stacklevel=4)
 
     def release(self):
-        """Destroy the graph (the replay count stays). NCCL's communicator destroy waits
-        until every CUDA graph that captured its kernels is gone, so the graph must not
-        outlive the solve that made it (``ops`` and the blocks refer to each other: without
-        this, only the cycle collector would free it)."""
+        """Destroy the graph and its memory pool when the solve ends (the replay count
+        stays): ``ops`` and the blocks refer to each other, so without this only the cycle
+        collector would free them, holding device memory and NCCL's captured work past
+        the solve."""
         self.graph = None
         self.step = None
 
